@@ -1,0 +1,119 @@
+// Positioned JSON: every config file is parsed once with jsonc-parser, keeping the syntax tree so that
+// any diagnostic can point at the exact key or value that caused it.
+import { findNodeAtLocation, getNodeValue, parseTree, printParseErrorCode, type JSONPath, type Node, type ParseError } from 'jsonc-parser';
+
+export type { JSONPath, Node as JsonNode } from 'jsonc-parser';
+
+export interface Position { line: number; character: number }
+export interface Range { start: Position; end: Position }
+
+/** A text file of the app, with a line index for offset → position conversion. */
+export class TextFile {
+  private lineStarts: number[] | undefined;
+  constructor(
+    /** Absolute path on disk (or in the injected file system). */
+    readonly path: string,
+    /** Path relative to the app root, with forward slashes: `graphql/custom_resolvers/x.json`. */
+    readonly relPath: string,
+    readonly text: string,
+  ) {}
+
+  positionAt(offset: number): Position {
+    const starts = (this.lineStarts ??= computeLineStarts(this.text));
+    offset = Math.max(0, Math.min(offset, this.text.length));
+    let lo = 0, hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= offset) lo = mid; else hi = mid - 1;
+    }
+    return { line: lo, character: offset - starts[lo] };
+  }
+
+  offsetAt(position: Position): number {
+    const starts = (this.lineStarts ??= computeLineStarts(this.text));
+    if (position.line >= starts.length) return this.text.length;
+    if (position.line < 0) return 0;
+    return Math.min(starts[position.line] + position.character, position.line + 1 < starts.length ? starts[position.line + 1] : this.text.length);
+  }
+
+  rangeOf(offset: number, length: number): Range {
+    return { start: this.positionAt(offset), end: this.positionAt(offset + length) };
+  }
+
+  /** The range of the whole first line: where file-level problems are reported. */
+  get startRange(): Range {
+    const firstLineEnd = this.text.search(/\r?\n/);
+    return this.rangeOf(0, firstLineEnd < 0 ? this.text.length : firstLineEnd);
+  }
+}
+
+function computeLineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 13 /* \r */) {
+      if (text.charCodeAt(i + 1) === 10) i++;
+      starts.push(i + 1);
+    } else if (ch === 10 /* \n */) starts.push(i + 1);
+  }
+  return starts;
+}
+
+export interface JsonSyntaxError { message: string; offset: number; length: number }
+
+/** A parsed JSON config file. `value` is undefined when the text holds no JSON value at all. */
+export class JsonFile extends TextFile {
+  readonly root: Node | undefined;
+  readonly value: unknown;
+  readonly syntaxErrors: JsonSyntaxError[];
+
+  constructor(path: string, relPath: string, text: string) {
+    super(path, relPath, text);
+    const errors: ParseError[] = [];
+    this.root = parseTree(text, errors, { allowTrailingComma: false, disallowComments: false });
+    this.value = this.root ? getNodeValue(this.root) : undefined;
+    this.syntaxErrors = errors.map((e) => ({ message: describeParseError(e), offset: e.offset, length: Math.max(e.length, 1) }));
+  }
+
+  /** The node at a JSON path, if it exists. */
+  nodeAt(path: JSONPath): Node | undefined {
+    return this.root ? findNodeAtLocation(this.root, path) : undefined;
+  }
+
+  /**
+   * Range of the value at `path`, or of its property key when `target` is 'key'.
+   * Falls back to the nearest existing ancestor, then to the file start, so a diagnostic always has a place.
+   */
+  range(path: JSONPath, target: 'value' | 'key' = 'value'): Range {
+    for (let depth = path.length; depth >= 0; depth--) {
+      const node = this.nodeAt(path.slice(0, depth));
+      if (!node) continue;
+      if (depth === path.length && target === 'key' && node.parent?.type === 'property' && node.parent.children?.[0]) {
+        const key = node.parent.children[0];
+        return this.rangeOf(key.offset, key.length);
+      }
+      if (depth < path.length && node.type === 'object') {
+        // The property is missing: point at the key of the object itself (or its opening brace).
+        const keyNode = node.parent?.type === 'property' ? node.parent.children?.[0] : undefined;
+        return keyNode ? this.rangeOf(keyNode.offset, keyNode.length) : this.rangeOf(node.offset, 1);
+      }
+      return this.rangeOf(node.offset, node.length);
+    }
+    return this.startRange;
+  }
+}
+
+function describeParseError(e: ParseError): string {
+  const code = printParseErrorCode(e.error);
+  const words = code.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return `JSON syntax error: ${words}`;
+}
+
+/** Escapes a JSON path for messages: `properties.name.bsonType`. */
+export function formatPath(path: JSONPath): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('') || '(root)';
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

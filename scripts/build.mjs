@@ -1,0 +1,29 @@
+// Bundles the three entry points with esbuild: the extension client, the language server, the `asl` CLI.
+import * as esbuild from 'esbuild';
+
+const watch = process.argv.includes('--watch');
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  // The MongoDB driver is optional and loaded lazily; it stays in node_modules.
+  external: ['vscode', 'mongodb'],
+};
+const entries = [
+  { entryPoints: ['client/extension.ts'], outfile: 'dist/extension.js' },
+  { entryPoints: ['server/main.ts'], outfile: 'dist/server.js' },
+  { entryPoints: ['cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+];
+
+if (watch) {
+  for (const e of entries) {
+    const ctx = await esbuild.context({ ...common, ...e });
+    await ctx.watch();
+  }
+  console.log('esbuild: watching client, server and cli');
+} else {
+  await Promise.all(entries.map((e) => esbuild.build({ ...common, ...e })));
+}

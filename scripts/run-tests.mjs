@@ -1,0 +1,24 @@
+// Runs every *.test.ts under test/ (except the editor tests) with Node's built-in runner.
+// Node 20's --test takes no glob patterns, so the file list is collected here.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '..');
+const filter = process.argv.slice(2);
+const files = [];
+(function walk(dir) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'editor' && entry.name !== 'fixtures' && entry.name !== 'node_modules') walk(p);
+    } else if (entry.name.endsWith('.test.ts')) files.push(path.relative(root, p));
+  }
+})(path.join(root, 'test'));
+const selected = filter.length ? files.filter((f) => filter.some((x) => f.includes(x))) : files;
+selected.sort();
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...selected], {
+  cwd: root,
+  stdio: 'inherit',
+});
+process.exit(result.status ?? 1);
