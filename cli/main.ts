@@ -1,1 +1,48 @@
-process.exit(0);
+// `asl`: App Services Local without an editor. Argument parsing and output only; the work is in core/ and runtime/.
+import { nodeFileSystem } from '../core/fs';
+import { runCheck } from './check';
+import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
+
+const HELP = `Usage: asl <command> [options]
+
+Commands:
+  check [appDir] [--json]   check an app's configuration files and print the problems
+  help                      show this help
+
+Run "asl <command> --help" for a command's options.`;
+
+type Command = (argv: string[], io: CliIO) => Promise<number>;
+const COMMANDS: Record<string, Command> = { check: runCheck };
+
+export async function main(argv: string[], io: CliIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') { io.out(HELP + '\n'); return name === undefined ? EXIT_USAGE : EXIT_OK; }
+  if (name === '--version' || name === '-v') { io.out(`${typeof ASL_VERSION === 'string' ? ASL_VERSION : 'development build'}\n`); return EXIT_OK; }
+  const command = COMMANDS[name];
+  if (!command) { io.err(`asl: unknown command "${name}"\n\n${HELP}\n`); return EXIT_USAGE; }
+  try {
+    return await command(rest, io);
+  } catch (e) {
+    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`asl ${name}: ${(e as Error).message}\nRun "asl ${name} --help" for usage.\n`);
+      return EXIT_USAGE;
+    }
+    throw e;
+  }
+}
+
+declare const ASL_VERSION: string;
+
+if (require.main === module) {
+  const io: CliIO = {
+    cwd: process.cwd(),
+    fs: nodeFileSystem,
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    env: process.env,
+  };
+  main(process.argv.slice(2), io).then(
+    (code) => { process.exitCode = code; },
+    (e) => { process.stderr.write(`asl: internal error: ${(e as Error)?.stack ?? e}\n`); process.exitCode = 70; },
+  );
+}

@@ -1,5 +1,8 @@
 // Bundles the three entry points with esbuild: the extension client, the language server, the `asl` CLI.
 import * as esbuild from 'esbuild';
+import fs from 'node:fs';
+
+const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
 const watch = process.argv.includes('--watch');
 const common = {
@@ -11,6 +14,7 @@ const common = {
   logLevel: 'warning',
   // The MongoDB driver is optional and loaded lazily; it stays in node_modules.
   external: ['vscode', 'mongodb'],
+  define: { ASL_VERSION: JSON.stringify(version) },
 };
 const entries = [
   { entryPoints: ['client/extension.ts'], outfile: 'dist/extension.js' },

@@ -1,0 +1,13 @@
+// One entry point for "what is wrong with this app": the language server and `asl check` both call it.
+import { DiagnosticSink, sortDiagnostics, type Diagnostic } from './diagnostics';
+import type { AppModel } from './model';
+import { validateReferences } from './validate/references';
+import { validateStructure } from './validate/structure';
+
+export function checkApp(app: AppModel): Diagnostic[] {
+  const sink = new DiagnosticSink();
+  for (const d of app.loadDiagnostics) sink.add(d);
+  validateStructure(app.files.values(), sink);
+  validateReferences(app, sink);
+  return sortDiagnostics(sink.items);
+}

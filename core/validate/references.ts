@@ -1,0 +1,217 @@
+// Cross-file checks that a JSON Schema cannot express: names that must exist elsewhere in the app,
+// names that must be unique, and names that must agree with each other.
+//
+// Codes: auth/key-name-mismatch, auth/name-type-mismatch, auth/duplicate-custom-token, auth/unknown-function,
+// custom-user-data/unknown-service, custom-user-data/unknown-collection, custom-user-data/unknown-function,
+// function/duplicate-name, function/missing-source, resolver/unknown-function, resolver/duplicate-field,
+// relationship/bad-ref, relationship/unknown-target, relationship/unknown-source-key,
+// sync/unknown-service, sync/not-a-cluster, trigger/unknown-function, trigger/unknown-service,
+// endpoint/unknown-function, value/duplicate-name.
+import type { DiagnosticSink } from '../diagnostics';
+import { isObject, type JsonFile, type JSONPath } from '../json';
+import { isClusterSource, type AppModel, type AuthProvider } from '../model';
+
+/** Provider types whose `name` must equal their `type` (config-format §5.1). */
+const BUILT_IN_PROVIDER_TYPES = new Set(['anon-user', 'api-key', 'local-userpass', 'custom-token', 'custom-function', 'oauth2-google', 'oauth2-facebook', 'oauth2-apple']);
+
+export function validateReferences(app: AppModel, sink: DiagnosticSink): void {
+  checkProviders(app, sink);
+  checkCustomUserData(app, sink);
+  checkFunctions(app, sink);
+  checkResolvers(app, sink);
+  checkRelationships(app, sink);
+  checkSync(app, sink);
+  checkTriggers(app, sink);
+  checkEndpoints(app, sink);
+  checkValues(app, sink);
+}
+
+function functionMissing(app: AppModel, name: string): boolean {
+  return name !== '' && !app.functions.has(name);
+}
+
+function functionHint(app: AppModel, name: string): string {
+  const close = closestName(name, [...app.functions.keys()]);
+  return close ? ` Did you mean "${close}"?` : '';
+}
+
+function checkProviders(app: AppModel, sink: DiagnosticSink): void {
+  const customTokens: AuthProvider[] = [];
+  for (const p of app.authProviders) {
+    const { file, path } = p.source;
+    const key = path[0];
+    if (typeof key === 'string' && p.name !== key) {
+      sink.at(file, [...path, 'name'], 'error', 'auth/key-name-mismatch', `Provider "${key}" is stored under its name; "name" must be "${key}", found "${p.name}"`);
+    }
+    if (BUILT_IN_PROVIDER_TYPES.has(p.type) && p.name !== p.type) {
+      sink.at(file, [...path, 'name'], 'error', 'auth/name-type-mismatch', `The ${p.type} provider must be named "${p.type}" (built-in providers are named after their type); found "${p.name}"`,
+        { data: { expected: p.type } });
+    }
+    if (p.type === 'custom-token') customTokens.push(p);
+    const fnKeys: Array<[string, string | undefined]> = p.type === 'local-userpass'
+      ? [['confirmationFunctionName', p.config.runConfirmationFunction === true ? 'runConfirmationFunction' : undefined], ['resetFunctionName', p.config.runResetFunction === true ? 'runResetFunction' : undefined]]
+      : p.type === 'custom-function' ? [['authFunctionName', 'always']] : [];
+    for (const [configKey, requiredBy] of fnKeys) {
+      const name = p.config[configKey];
+      if (typeof name === 'string' && functionMissing(app, name)) {
+        sink.at(file, [...path, 'config', configKey], requiredBy ? 'error' : 'warning', 'auth/unknown-function',
+          `"${configKey}" names the function "${name}", which does not exist in functions/.${functionHint(app, name)}`, { data: { functionName: name } });
+      } else if (name === undefined && requiredBy && requiredBy !== 'always') {
+        sink.at(file, [...path, 'config', requiredBy], 'error', 'auth/missing-function', `"${requiredBy}" is true but no "${configKey}" is set`);
+      }
+    }
+  }
+  for (const extra of customTokens.slice(1)) {
+    sink.at(extra.source.file, [...extra.source.path, 'type'], 'error', 'auth/duplicate-custom-token', 'An app can have only one custom JWT (custom-token) provider');
+  }
+}
+
+function checkCustomUserData(app: AppModel, sink: DiagnosticSink): void {
+  const cud = app.customUserData;
+  if (!cud?.enabled) return;
+  const { file } = cud.source;
+  const ds = app.dataSources.find((d) => d.name === cud.serviceName);
+  if (cud.serviceName !== undefined && !ds) {
+    sink.at(file, ['mongo_service_name'], 'error', 'custom-user-data/unknown-service', `No data source named "${cud.serviceName}" (known: ${app.dataSources.map((d) => d.name).join(', ') || 'none'})`);
+  } else if (ds && cud.databaseName && cud.collectionName
+    && !ds.collections.some((c) => c.database === cud.databaseName && c.collection === cud.collectionName)) {
+    sink.at(file, ['collection_name'], 'warning', 'custom-user-data/unknown-collection',
+      `No collection ${cud.databaseName}.${cud.collectionName} is configured under data_sources/${ds.name}; custom user data will always be empty unless the runtime's store holds it`);
+  }
+  if (cud.onUserCreationFunctionName && functionMissing(app, cud.onUserCreationFunctionName)) {
+    sink.at(file, ['on_user_creation_function_name'], 'error', 'custom-user-data/unknown-function', `The function "${cud.onUserCreationFunctionName}" does not exist.${functionHint(app, cud.onUserCreationFunctionName)}`,
+      { data: { functionName: cud.onUserCreationFunctionName } });
+  }
+}
+
+function checkFunctions(app: AppModel, sink: DiagnosticSink): void {
+  const manifest = app.functionsManifest;
+  if (manifest && Array.isArray(manifest.value)) {
+    const seen = new Set<string>();
+    manifest.value.forEach((item, i) => {
+      if (!isObject(item) || typeof item.name !== 'string') return;
+      if (seen.has(item.name)) sink.at(manifest, [i, 'name'], 'error', 'function/duplicate-name', `The function "${item.name}" is listed twice in functions/config.json`);
+      seen.add(item.name);
+    });
+  }
+  for (const fn of app.functions.values()) {
+    if (fn.manifest && !fn.sourceFile) {
+      sink.at(fn.manifest.file, [...fn.manifest.path, 'name'], 'error', 'function/missing-source', `The function "${fn.name}" has no source file: expected functions/${fn.name}.js`, { data: { functionName: fn.name } });
+    }
+  }
+}
+
+function checkResolvers(app: AppModel, sink: DiagnosticSink): void {
+  const fields = new Map<string, JsonFile>();
+  for (const r of app.graphql.customResolvers) {
+    if (r.functionName && functionMissing(app, r.functionName)) {
+      const hasInput = r.inputTypeFormat !== '' && r.inputType !== undefined;
+      sink.at(r.file, ['function_name'], 'error', 'resolver/unknown-function',
+        `The resolver's function "${r.functionName}" does not exist in functions/.${functionHint(app, r.functionName)}`,
+        { data: { functionName: r.functionName, hasInput, computed: r.onType !== 'Query' && r.onType !== 'Mutation' } });
+    }
+    if (!r.onType || !r.fieldName) continue;
+    const key = `${r.onType}.${r.fieldName}`;
+    const first = fields.get(key);
+    if (first) sink.at(r.file, ['field_name'], 'error', 'resolver/duplicate-field', `${key} is already defined by ${first.relPath}; field names must be unique per parent type`);
+    else fields.set(key, r.file);
+  }
+}
+
+const REF_PATTERN = /^#\/relationship\/([^/]+)\/([^/]+)\/([^/]+)$/;
+
+function checkRelationships(app: AppModel, sink: DiagnosticSink): void {
+  for (const ds of app.dataSources) {
+    for (const coll of ds.collections) {
+      const file = coll.relationships;
+      if (!file || !isObject(file.value)) continue;
+      const properties = isObject(coll.schema?.value) && isObject(coll.schema.value.properties) ? coll.schema.value.properties : undefined;
+      for (const [field, rel] of Object.entries(file.value)) {
+        if (!isObject(rel)) continue;
+        const at: JSONPath = [field];
+        if (typeof rel.ref === 'string') {
+          const m = REF_PATTERN.exec(rel.ref);
+          if (!m) {
+            sink.at(file, [...at, 'ref'], 'error', 'relationship/bad-ref', `"ref" must look like "#/relationship/<data source>/<database>/<collection>"; found "${rel.ref}"`);
+          } else {
+            const [, svc, db, target] = m;
+            const targetDs = app.dataSources.find((d) => d.name === svc);
+            const exists = targetDs?.collections.some((c) => c.database === db && c.collection === target);
+            if (!exists) {
+              sink.at(file, [...at, 'ref'], 'error', 'relationship/unknown-target',
+                targetDs ? `No collection ${db}.${target} under data_sources/${svc}` : `No data source named "${svc}"`);
+            }
+          }
+        }
+        const sourceKey = typeof rel.source_key === 'string' ? rel.source_key : field;
+        if (properties && !(sourceKey in properties)) {
+          sink.at(file, typeof rel.source_key === 'string' ? [...at, 'source_key'] : at, 'error', 'relationship/unknown-source-key',
+            `The source field "${sourceKey}" is not a property of ${coll.database}.${coll.collection}'s schema`, { target: typeof rel.source_key === 'string' ? 'value' : 'key' });
+        }
+      }
+    }
+  }
+}
+
+function checkSync(app: AppModel, sink: DiagnosticSink): void {
+  const sync = app.sync;
+  if (!sync?.serviceName) return;
+  const ds = app.dataSources.find((d) => d.name === sync.serviceName);
+  if (!ds) {
+    sink.at(sync.file, ['service_name'], 'error', 'sync/unknown-service', `No data source named "${sync.serviceName}" (known: ${app.dataSources.map((d) => d.name).join(', ') || 'none'})`);
+  } else if (!isClusterSource(ds)) {
+    sink.at(sync.file, ['service_name'], 'error', 'sync/not-a-cluster', `"${ds.name}" is a ${ds.type || 'untyped'} data source; sync needs a linked cluster (mongodb-atlas), not a serverless or federated instance`);
+  }
+}
+
+function checkTriggers(app: AppModel, sink: DiagnosticSink): void {
+  for (const t of app.triggers) {
+    if (t.functionName && functionMissing(app, t.functionName)) {
+      const path = isObject(t.file.value) && isObject(t.file.value.event_processors) ? ['event_processors', 'FUNCTION', 'config', 'function_name'] : ['function_name'];
+      sink.at(t.file, path, 'error', 'trigger/unknown-function', `The trigger's function "${t.functionName}" does not exist.${functionHint(app, t.functionName)}`, { data: { functionName: t.functionName } });
+    }
+    const service = t.config.service_name;
+    if (t.type === 'DATABASE' && typeof service === 'string' && !app.dataSources.some((d) => d.name === service)) {
+      sink.at(t.file, ['config', 'service_name'], 'error', 'trigger/unknown-service', `No data source named "${service}"`);
+    }
+  }
+}
+
+function checkEndpoints(app: AppModel, sink: DiagnosticSink): void {
+  for (const e of app.endpoints) {
+    if (e.functionName && functionMissing(app, e.functionName)) {
+      sink.at(e.source.file, [...e.source.path, 'function_name'], 'error', 'endpoint/unknown-function', `The endpoint's function "${e.functionName}" does not exist.${functionHint(app, e.functionName)}`, { data: { functionName: e.functionName } });
+    }
+  }
+}
+
+function checkValues(app: AppModel, sink: DiagnosticSink): void {
+  const seen = new Map<string, JsonFile>();
+  for (const v of app.values) {
+    const first = seen.get(v.name);
+    if (first) sink.at(v.file, ['name'], 'error', 'value/duplicate-name', `The value "${v.name}" is already defined in ${first.relPath}`);
+    else seen.set(v.name, v.file);
+  }
+}
+
+/** The closest candidate within a small edit distance, for "did you mean" hints and quick fixes. */
+export function closestName(name: string, candidates: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const c of candidates) {
+    const d = editDistance(name.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) { best = c; bestDistance = d; }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 3) return Math.abs(a.length - b.length);
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}

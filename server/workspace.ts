@@ -1,0 +1,95 @@
+// The apps of an editor workspace: which apps exist, their loaded models, and their diagnostics.
+// Pure logic over an injected file system; the connection wiring lives in server.ts.
+import path from 'node:path';
+import { checkApp } from '../core/check';
+import type { Diagnostic } from '../core/diagnostics';
+import { overlayFileSystem, type AppFileSystem } from '../core/fs';
+import { findAppRoots, loadApp, ParseCache, ROOT_FILE_NAMES } from '../core/load';
+import type { AppModel } from '../core/model';
+
+export interface LoadedApp {
+  model: AppModel;
+  /** Diagnostics of the whole app, all files. */
+  diagnostics: Diagnostic[];
+}
+
+export class AppWorkspace {
+  private folders: string[] = [];
+  private readonly apps = new Map<string, LoadedApp>();
+  /** Unsaved editor buffers: absolute path → text. They win over the disk. */
+  private readonly openTexts = new Map<string, string>();
+  private readonly cache = new ParseCache();
+  private readonly fs: AppFileSystem;
+
+  constructor(diskFs: AppFileSystem) {
+    this.fs = overlayFileSystem(diskFs, this.openTexts);
+  }
+
+  get appCount(): number { return this.apps.size; }
+  allApps(): LoadedApp[] { return [...this.apps.values()]; }
+
+  /** Finds and loads every app in these folders (replacing what was known). */
+  async setFolders(folders: string[]): Promise<void> {
+    this.folders = folders.map((f) => path.resolve(f));
+    await this.rescan();
+  }
+
+  async rescan(): Promise<void> {
+    const roots = new Set<string>();
+    for (const folder of this.folders) for (const root of await findAppRoots(this.fs, folder)) roots.add(root);
+    for (const known of [...this.apps.keys()]) if (!roots.has(known)) this.apps.delete(known);
+    for (const root of roots) await this.reload(root);
+  }
+
+  async reload(root: string): Promise<LoadedApp> {
+    const model = await loadApp(this.fs, root, { cache: this.cache });
+    const loaded = { model, diagnostics: checkApp(model) };
+    this.apps.set(root, loaded);
+    return loaded;
+  }
+
+  /** The root of the app that owns this file, if any. */
+  appRootOf(file: string): string | undefined {
+    let best: string | undefined;
+    for (const root of this.apps.keys()) {
+      if ((file === root || file.startsWith(root + path.sep)) && (!best || root.length > best.length)) best = root;
+    }
+    return best;
+  }
+
+  appOf(file: string): LoadedApp | undefined {
+    const root = this.appRootOf(file);
+    return root ? this.apps.get(root) : undefined;
+  }
+
+  setOpenText(file: string, text: string): void { this.openTexts.set(file, text); }
+  closeText(file: string): void { this.openTexts.delete(file); }
+  openText(file: string): string | undefined { return this.openTexts.get(file); }
+
+  /**
+   * A file changed (edited, saved, created or deleted). Returns the roots whose model was rebuilt.
+   * Root files appearing or vanishing change which apps exist, so those trigger a rescan.
+   */
+  async fileChanged(file: string, kind: 'changed' | 'created' | 'deleted'): Promise<string[]> {
+    if (kind === 'deleted') this.cache.delete(file);
+    if (kind !== 'changed' && (ROOT_FILE_NAMES as readonly string[]).includes(path.basename(file))) {
+      const before = new Set(this.apps.keys());
+      await this.rescan();
+      return [...new Set([...before, ...this.apps.keys()])];
+    }
+    const root = this.appRootOf(file);
+    if (!root) return [];
+    await this.reload(root);
+    return [root];
+  }
+
+  /** Diagnostics grouped by file for one app (files without problems are absent). */
+  static byFile(diagnostics: Diagnostic[]): Map<string, Diagnostic[]> {
+    const map = new Map<string, Diagnostic[]>();
+    for (const d of diagnostics) {
+      const list = map.get(d.file);
+      if (list) list.push(d); else map.set(d.file, [d]);
+    }
+    return map;
+  }
+}
