@@ -10,6 +10,8 @@ const common = {
   platform: 'node',
   target: 'node20',
   format: 'cjs',
+  // jsonc-parser's UMD main breaks when bundled; its ESM build bundles cleanly.
+  mainFields: ['module', 'main'],
   sourcemap: 'linked',
   logLevel: 'warning',
   // The MongoDB driver is optional and loaded lazily; it stays in node_modules.

@@ -25,6 +25,7 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
   const pendingReloads = new Map<string, unknown>();
   let folders: string[] = [];
   let watchRegistration = false;
+  let workspaceFolderEvents = false;
 
   const safely = <A extends unknown[]>(what: string, fn: (...args: A) => Promise<void> | void) => async (...args: A) => {
     try { await fn(...args); } catch (e) { connection.console.error(`${what} failed: ${(e as Error)?.stack ?? e}`); }
@@ -87,6 +88,7 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
       if (root) folders = [root];
     }
     watchRegistration = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
+    workspaceFolderEvents = params.capabilities.workspace?.workspaceFolders === true;
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
@@ -100,11 +102,13 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     if (watchRegistration) {
       await connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.json' }, { globPattern: '**/*.js' }] });
     }
-    connection.workspace.onDidChangeWorkspaceFolders(safely('workspace folder change', async (event) => {
-      const removed = new Set(event.removed.map((f) => uriToPath(f.uri)));
-      folders = [...folders.filter((f) => !removed.has(f)), ...event.added.map((f) => uriToPath(f.uri)).filter((p): p is string => !!p)];
-      await rescanAll();
-    }));
+    if (workspaceFolderEvents) {
+      connection.workspace.onDidChangeWorkspaceFolders(safely('workspace folder change', async (event) => {
+        const removed = new Set(event.removed.map((f) => uriToPath(f.uri)));
+        folders = [...folders.filter((f) => !removed.has(f)), ...event.added.map((f) => uriToPath(f.uri)).filter((p): p is string => !!p)];
+        await rescanAll();
+      }));
+    }
     await rescanAll();
   }));
 

@@ -1,0 +1,9 @@
+// The rule expression language (rules-and-sync §1): analysis for the editor and `asl check`,
+// evaluation and query expansion for the runtime, and the tables completion and hover are built from.
+export * from './tables';
+export { analyzeExpression, MAX_EXPRESSION_DEPTH } from './analyze';
+export { checkExpansion, isExpansion, parseExpansion, type ExpansionCheck, type ParsedExpansion } from './expansion';
+export { bsonCompare, bsonEquals, CONVERSIONS } from './bsonValues';
+export { evaluateExpression, type EvaluationEnv, type EvaluationUser, type RuleEvaluationError } from './evaluate';
+export { expandExpressionToQuery, matchNothingQuery } from './query';
+export { completionsAt, describeRuleToken, type RuleCompletion, type RuleCompletionKind } from './completion';
