@@ -6,7 +6,7 @@
 // function/duplicate-name, function/missing-source, resolver/unknown-function, resolver/duplicate-field,
 // relationship/bad-ref, relationship/unknown-target, relationship/unknown-source-key,
 // sync/unknown-service, sync/not-a-cluster, trigger/unknown-function, trigger/unknown-service,
-// endpoint/unknown-function, value/duplicate-name.
+// endpoint/unknown-function, value/duplicate-name, secrets/invalid, secret/no-local-value.
 import type { DiagnosticSink } from '../diagnostics';
 import { isObject, type JsonFile, type JSONPath } from '../json';
 import { isClusterSource, type AppModel, type AuthProvider } from '../model';
@@ -24,6 +24,7 @@ export function validateReferences(app: AppModel, sink: DiagnosticSink): void {
   checkTriggers(app, sink);
   checkEndpoints(app, sink);
   checkValues(app, sink);
+  checkSecrets(app, sink);
 }
 
 function functionMissing(app: AppModel, name: string): boolean {
@@ -214,4 +215,35 @@ function editDistance(a: string, b: string): number {
     prev = cur;
   }
   return prev[b.length];
+}
+
+/**
+ * Exports carry secret names, never values; the runtime reads values from `secrets.json` at the app root
+ * or `asl serve --secret NAME=VALUE`. A secret nobody supplied locally is a warning saying how to supply it.
+ */
+function checkSecrets(app: AppModel, sink: DiagnosticSink): void {
+  const secretsFile = app.secretsFile;
+  const local = secretsFile && isObject(secretsFile.value) ? secretsFile.value : {};
+  if (secretsFile && secretsFile.value !== undefined) {
+    if (!isObject(secretsFile.value)) sink.at(secretsFile, [], 'error', 'secrets/invalid', 'secrets.json must be an object mapping secret names to their values');
+    else for (const [name, value] of Object.entries(secretsFile.value)) {
+      if (typeof value !== 'string') sink.at(secretsFile, [name], 'error', 'secrets/invalid', `The value of the secret "${name}" must be a string`);
+    }
+  }
+  const howTo = (name: string) => `add it to secrets.json at the app root ({"${name}": "..."}) or pass --secret ${name}=... to asl serve`;
+  for (const p of app.authProviders) {
+    const keys = p.secretConfig.signingKeys;
+    if (p.type !== 'custom-token' || p.config.useJWKURI === true || !Array.isArray(keys)) continue;
+    keys.forEach((name, i) => {
+      if (typeof name === 'string' && !(name in local)) {
+        sink.at(p.source.file, [...p.source.path, 'secret_config', 'signingKeys', i], 'warning', 'secret/no-local-value',
+          `The signing key secret "${name}" has no local value (exports never carry secret values); ${howTo(name)}`, { data: { secretName: name } });
+      }
+    });
+  }
+  for (const v of app.values) {
+    if (v.fromSecret && typeof v.value === 'string' && !(v.value in local)) {
+      sink.at(v.file, ['value'], 'warning', 'secret/no-local-value', `The value "${v.name}" reads the secret "${v.value}", which has no local value; ${howTo(v.value)}`, { data: { secretName: v.value } });
+    }
+  }
 }

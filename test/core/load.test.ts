@@ -205,3 +205,22 @@ describe('validateReferences', () => {
     assert.ok(codes.includes('sync/not-a-cluster'));
   });
 });
+
+describe('secrets', () => {
+  test('a signing key or value secret with no local value is a warning that says how to supply it', async () => {
+    const files = baseApp();
+    (files['auth/providers.json'] as Record<string, unknown>)['custom-token'] = {
+      name: 'custom-token', type: 'custom-token', config: { signingAlgorithm: 'HS256' }, secret_config: { signingKeys: ['jwtKey'] },
+    };
+    files['values/apiSecret.json'] = { name: 'apiSecret', from_secret: true, value: 'apiSecretValue' };
+    const sink = new DiagnosticSink();
+    validateReferences(await loadApp(appFs(files), APP_ROOT), sink);
+    const missing = sink.items.filter((d) => d.code === 'secret/no-local-value');
+    assert.equal(missing.length, 2);
+    assert.ok(missing.every((d) => d.severity === 'warning' && /secrets\.json/.test(d.message) && /--secret/.test(d.message)));
+    files['secrets.json'] = { jwtKey: 'x'.repeat(32), apiSecretValue: 'y' };
+    const sink2 = new DiagnosticSink();
+    validateReferences(await loadApp(appFs(files), APP_ROOT), sink2);
+    assert.deepEqual(sink2.items.filter((d) => d.code.startsWith('secret')), []);
+  });
+});

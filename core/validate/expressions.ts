@@ -1,0 +1,76 @@
+// Finds every rule expression of an app (sync permissions, data-access roles and filters, function
+// can_evaluate) and runs the expression analysis on it with the facts the app provides.
+import type { DiagnosticSink } from '../diagnostics';
+import { isObject, type JsonFile, type JSONPath } from '../json';
+import type { AppModel } from '../model';
+import { analyzeExpression, type ExpressionContext, type ExpressionFacts, type PartitionKeyType } from '../rules';
+
+const PARTITION_TYPES = new Set(['string', 'objectId', 'long', 'uuid']);
+
+export function validateExpressions(app: AppModel, sink: DiagnosticSink): void {
+  const facts = appFacts(app);
+  const check = (file: JsonFile, path: JSONPath, context: ExpressionContext) => analyzeExpression(file, path, context, facts, sink);
+
+  const sync = app.sync;
+  if (sync?.type === 'partition' && sync.partition) {
+    for (const which of ['read', 'write'] as const) {
+      if (sync.partition.permissions[which] !== undefined) check(sync.file, ['partition', 'permissions', which], 'partition-sync');
+    }
+  }
+  for (const ds of app.dataSources) {
+    if (ds.defaultRule) checkRuleFile(ds.defaultRule, check);
+    for (const coll of ds.collections) if (coll.rules) checkRuleFile(coll.rules, check);
+  }
+  const manifest = app.functionsManifest;
+  if (manifest && Array.isArray(manifest.value)) {
+    manifest.value.forEach((entry, i) => {
+      if (isObject(entry) && entry.can_evaluate !== undefined) check(manifest, [i, 'can_evaluate'], 'can-evaluate');
+    });
+  }
+}
+
+function checkRuleFile(file: JsonFile, check: (file: JsonFile, path: JSONPath, context: ExpressionContext) => void): void {
+  const rules = file.value;
+  if (!isObject(rules)) return;
+  const roles = Array.isArray(rules.roles) ? rules.roles : [];
+  roles.forEach((role, i) => {
+    if (!isObject(role)) return;
+    if (role.apply_when !== undefined) check(file, ['roles', i, 'apply_when'], 'data-rule');
+    for (const access of ['read', 'write'] as const) {
+      if (isObject(role[access])) check(file, ['roles', i, access], 'data-rule');
+      if (isObject(role.document_filters) && role.document_filters[access] !== undefined) check(file, ['roles', i, 'document_filters', access], 'filter');
+      if (isObject(role.additional_fields) && isObject(role.additional_fields[access])) check(file, ['roles', i, 'additional_fields', access], 'data-rule');
+    }
+    if (isObject(role.fields)) checkFieldRules(file, ['roles', i, 'fields'], role.fields, check);
+  });
+  const filters = Array.isArray(rules.filters) ? rules.filters : [];
+  filters.forEach((filter, i) => {
+    if (!isObject(filter)) return;
+    if (filter.apply_when !== undefined) check(file, ['filters', i, 'apply_when'], 'data-rule');
+    if (filter.query !== undefined) check(file, ['filters', i, 'query'], 'filter');
+  });
+}
+
+function checkFieldRules(file: JsonFile, at: JSONPath, fields: Record<string, unknown>, check: (file: JsonFile, path: JSONPath, context: ExpressionContext) => void): void {
+  for (const [name, rule] of Object.entries(fields)) {
+    if (!isObject(rule)) continue;
+    for (const access of ['read', 'write'] as const) if (isObject(rule[access])) check(file, [...at, name, access], 'data-rule');
+    if (isObject(rule.fields)) checkFieldRules(file, [...at, name, 'fields'], rule.fields, check);
+  }
+}
+
+/** What expression analysis needs to know about the app. */
+export function appFacts(app: AppModel): ExpressionFacts {
+  const partitionType = app.sync?.partition?.type;
+  const cud = app.customUserData;
+  const cudSchema = cud?.enabled
+    ? app.dataSources.find((d) => d.name === cud.serviceName)?.collections.find((c) => c.database === cud.databaseName && c.collection === cud.collectionName)?.schema?.value
+    : undefined;
+  return {
+    functionNames: app.functions.keys(),
+    partitionType: partitionType && PARTITION_TYPES.has(partitionType) ? (partitionType as PartitionKeyType) : undefined,
+    customDataFields: isObject(cudSchema) && isObject(cudSchema.properties) ? Object.keys(cudSchema.properties) : undefined,
+    valueNames: app.values.map((v) => v.name),
+    environmentValueNames: [...new Set(app.environments.flatMap((e) => Object.keys(e.values)))],
+  };
+}

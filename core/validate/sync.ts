@@ -1,0 +1,55 @@
+// Partition-based sync checks that span files: the partition key against every synced collection's
+// schema, and the consistency of the sync config's own settings.
+//
+// Codes: sync/partition-key-missing, sync/partition-key-not-in-schema, sync/partition-type-mismatch,
+// sync/partition-type-uuid, sync/dev-mode-needs-database.
+import type { DiagnosticSink } from '../diagnostics';
+import { isObject } from '../json';
+import type { AppModel } from '../model';
+
+/** bsonTypes a schema may declare for each `partition.type`. */
+const SCHEMA_TYPES_FOR_PARTITION: Record<string, string[]> = {
+  string: ['string'],
+  objectId: ['objectId'],
+  long: ['long', 'int'],
+  uuid: ['uuid', 'binData'],
+};
+
+export function validateSync(app: AppModel, sink: DiagnosticSink): void {
+  const sync = app.sync;
+  if (!sync || sync.type !== 'partition') return;
+  const file = sync.file;
+  if (sync.developmentModeEnabled && !sync.databaseName) {
+    sink.at(file, ['development_mode_enabled'], 'error', 'sync/dev-mode-needs-database', 'Development mode needs "database_name": the database where synced object types are stored');
+  }
+  const partition = sync.partition;
+  if (!partition?.key) return;
+  if (partition.type === 'uuid') {
+    sink.at(file, ['partition', 'type'], 'information', 'sync/partition-type-uuid', 'uuid partition keys work with current SDKs, though the product description lists only string, objectId and long');
+  }
+  const ds = app.dataSources.find((d) => d.name === sync.serviceName) ?? (sync.serviceName ? undefined : app.dataSources[0]);
+  if (!ds) return;
+  const schemas = ds.collections.filter((c) => isObject(c.schema?.value) && (!sync.developmentModeEnabled || !sync.databaseName || c.database === sync.databaseName));
+  let withKey = 0;
+  const expected = partition.type ? SCHEMA_TYPES_FOR_PARTITION[partition.type] : undefined;
+  for (const coll of schemas) {
+    const schema = coll.schema!;
+    const properties = isObject(schema.value) && isObject(schema.value.properties) ? schema.value.properties : {};
+    const field = properties[partition.key];
+    if (!isObject(field)) {
+      sink.at(schema, ['properties'], 'warning', 'sync/partition-key-not-in-schema',
+        `${coll.database}.${coll.collection} has no "${partition.key}" property, so it is not synced; add the partition key to sync it`, { target: 'key', data: { key: partition.key, type: partition.type } });
+      continue;
+    }
+    withKey++;
+    const declared = ([] as unknown[]).concat(field.bsonType).filter((t): t is string => typeof t === 'string' && t !== 'null');
+    if (expected && declared.length && !declared.every((t) => expected.includes(t))) {
+      sink.at(schema, ['properties', partition.key, 'bsonType'], 'error', 'sync/partition-type-mismatch',
+        `The partition key "${partition.key}" is ${declared.join('/')} here but sync/config.json says partition.type is "${partition.type}"; clients would fail to bind (ErrorIllegalDatabasePath)`,
+        { data: { schemaType: declared[0], partitionType: partition.type } });
+    }
+  }
+  if (schemas.length > 0 && withKey === 0) {
+    sink.at(file, ['partition', 'key'], 'error', 'sync/partition-key-missing', `No collection schema of "${ds.name}" defines the partition key "${partition.key}"; nothing would sync`);
+  }
+}

@@ -1,0 +1,104 @@
+// checkApp end to end over in-memory apps: expression analysis wired to the app's facts, sync checks,
+// and the robustness promise (broken input yields diagnostics, never an exception).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { checkApp } from '../../core/check';
+import { loadApp } from '../../core/load';
+import { APP_ROOT, appFs, baseApp } from '../helpers/app';
+
+const EXAMPLE = path.resolve(__dirname, '../../examples/todo-tracker');
+
+function partitionSync(permissions: Record<string, unknown>, type = 'string') {
+  return { type: 'partition', state: 'enabled', service_name: 'mongodb-atlas', database_name: 'todo', development_mode_enabled: false,
+    partition: { key: '_partition', type, permissions } };
+}
+
+async function check(files: Record<string, unknown>) {
+  return checkApp(await loadApp(appFs(files), APP_ROOT));
+}
+
+describe('checkApp', () => {
+  test('sync permissions are analysed with the app facts (unknown expansion, missing %function)', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = partitionSync({ read: { '%%usr.id': '%%partition' }, write: { '%%true': { '%function': { name: 'canWrite', arguments: ['%%partition'] } } } });
+    const schema = files['data_sources/mongodb-atlas/todo/Task/schema.json'] as { properties: Record<string, unknown> };
+    schema.properties._partition = { bsonType: 'string' };
+    const ds = await check(files);
+    const expansion = ds.find((d) => d.code === 'rule/unknown-expansion')!;
+    assert.ok(expansion, JSON.stringify(ds));
+    assert.equal(path.relative(APP_ROOT, expansion.file), path.join('sync', 'config.json'));
+    assert.ok(ds.some((d) => d.code === 'rule/unknown-function'));
+  });
+
+  test('a partition key whose schema type differs from partition.type is an error at the bsonType', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = partitionSync({ read: true, write: true }, 'objectId');
+    const schema = files['data_sources/mongodb-atlas/todo/Task/schema.json'] as { properties: Record<string, unknown> };
+    schema.properties._partition = { bsonType: 'string' };
+    const mismatch = (await check(files)).find((d) => d.code === 'sync/partition-type-mismatch')!;
+    assert.ok(mismatch);
+    assert.deepEqual(mismatch.data, { schemaType: 'string', partitionType: 'objectId' });
+  });
+
+  test('a partition key that no schema defines is an error', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = partitionSync({ read: true, write: true });
+    assert.ok((await check(files)).some((d) => d.code === 'sync/partition-key-missing'));
+  });
+
+  test('data-rule expressions in rules.json and can_evaluate are analysed', async () => {
+    const files = baseApp();
+    files['data_sources/mongodb-atlas/todo/Task/rules.json'] = { database: 'todo', collection: 'Task', roles: [{ name: 'r', apply_when: { '%%user.idd': 'x' }, read: true, write: true }] };
+    files['functions/config.json'] = [{ name: 'resetFunc', private: true, can_evaluate: { '%%partition': 'x' } }, { name: 'renameTask' }];
+    const codes = (await check(files)).map((d) => d.code);
+    assert.ok(codes.includes('rule/unknown-expansion'));
+    assert.ok(codes.includes('rule/partition-outside-sync'));
+  });
+
+  test('the example app has no errors or warnings', async () => {
+    const { nodeFileSystem } = await import('../../core/fs');
+    const ds = checkApp(await loadApp(nodeFileSystem, EXAMPLE));
+    assert.deepEqual(ds.filter((d) => d.severity === 'error' || d.severity === 'warning'), []);
+  });
+});
+
+describe('robustness: every config file of the example app, broken every way', () => {
+  const exampleFiles: Record<string, string> = {};
+  (function walk(dir: string) {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p); else exampleFiles[path.relative(EXAMPLE, p).split(path.sep).join('/')] = fs.readFileSync(p, 'utf8');
+    }
+  })(EXAMPLE);
+  const jsonFiles = Object.keys(exampleFiles).filter((f) => f.endsWith('.json'));
+
+  const variants: Array<[string, (text: string) => string]> = [
+    ['empty', () => ''],
+    ['truncated', (t) => t.slice(0, Math.floor(t.length / 2))],
+    ['wrong top-level type', (t) => (t.trim().startsWith('[') ? '{"a": 1}' : '[1, "two", null]')],
+    ['every value mistyped', (t) => JSON.stringify(JSON.parse(t), (_k, v) => (typeof v === 'string' ? 42 : typeof v === 'number' ? 'x' : typeof v === 'boolean' ? {} : v))],
+    ['null', () => 'null'],
+  ];
+
+  test(`${jsonFiles.length} files × ${variants.length} breakages give diagnostics on the broken file, never an exception`, async () => {
+    assert.ok(jsonFiles.length >= 25);
+    for (const rel of jsonFiles) {
+      for (const [name, breakIt] of variants) {
+        const files = { ...exampleFiles, [rel]: breakIt(exampleFiles[rel]) };
+        let diagnostics;
+        try {
+          diagnostics = checkApp(await loadApp(appFs(files), APP_ROOT));
+        } catch (e) {
+          assert.fail(`${rel} (${name}) threw: ${(e as Error).stack}`);
+        }
+        const here = diagnostics.filter((d) => d.file === path.join(APP_ROOT, rel));
+        // A mistyped file whose schema accepts strings-as-numbers may legitimately pass; every other breakage must be reported.
+        if (name !== 'every value mistyped' || /"[^"]+"\s*:\s*"/.test(exampleFiles[rel])) {
+          assert.ok(here.length > 0 || diagnostics.some((d) => d.severity === 'error'), `${rel} (${name}) produced no diagnostic`);
+        }
+      }
+    }
+  });
+});
