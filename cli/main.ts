@@ -1,18 +1,20 @@
 // `asl`: App Services Local without an editor. Argument parsing and output only; the work is in core/ and runtime/.
 import { nodeFileSystem } from '../core/fs';
 import { runCheck } from './check';
+import { runSchema } from './schema';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
 const HELP = `Usage: asl <command> [options]
 
 Commands:
   check [appDir] [--json]   check an app's configuration files and print the problems
+  schema [appDir]           print the app's generated GraphQL schema (SDL)
   help                      show this help
 
 Run "asl <command> --help" for a command's options.`;
 
 type Command = (argv: string[], io: CliIO) => Promise<number>;
-const COMMANDS: Record<string, Command> = { check: runCheck };
+const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema };
 
 export async function main(argv: string[], io: CliIO): Promise<number> {
   const [name, ...rest] = argv;

@@ -56,3 +56,16 @@ describe('asl check', () => {
     assert.match(asl(['--help'], os.tmpdir()).stdout, /check \[appDir\]/);
   });
 });
+
+describe('asl schema', () => {
+  test('prints SDL that graphql-js accepts, with the generated and custom fields', async () => {
+    const { buildSchema, validateSchema } = await import('graphql');
+    const root = writeApp(baseApp());
+    const r = asl(['schema', root], os.tmpdir());
+    assert.equal(r.code, 0, r.stderr);
+    const schema = buildSchema(r.stdout);
+    assert.deepEqual(validateSchema(schema), []);
+    assert.ok(schema.getQueryType()!.getFields().tasks);
+    assert.equal(String(schema.getMutationType()!.getFields().renameTask.type), 'Task');
+  });
+});
