@@ -22,6 +22,8 @@ const entries = [
   { entryPoints: ['client/extension.ts'], outfile: 'dist/extension.js' },
   { entryPoints: ['server/main.ts'], outfile: 'dist/server.js' },
   { entryPoints: ['cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  // App functions run in worker threads; the runner loads this file next to its own bundle.
+  { entryPoints: ['runtime/functions/worker.ts'], outfile: 'dist/function-worker.js' },
 ];
 
 if (watch) {

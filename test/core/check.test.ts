@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { checkApp } from '../../core/check';
+import { nodeFileSystem } from '../../core/fs';
 import { loadApp } from '../../core/load';
 import { APP_ROOT, appFs, baseApp } from '../helpers/app';
 
@@ -58,7 +59,6 @@ describe('checkApp', () => {
   });
 
   test('the example app has no errors or warnings', async () => {
-    const { nodeFileSystem } = await import('../../core/fs');
     const ds = checkApp(await loadApp(nodeFileSystem, EXAMPLE));
     assert.deepEqual(ds.filter((d) => d.severity === 'error' || d.severity === 'warning'), []);
   });

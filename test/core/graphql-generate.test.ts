@@ -886,7 +886,9 @@ describe('empty apps', () => {
 
 describe('with the loader', () => {
   test('an app loaded from files generates its schema and reports at the loaded files', async () => {
-    const app = await loadApp(appFs(baseApp()), APP_ROOT);
+    const files = baseApp();
+    delete files['data_sources/mongodb-atlas/todo/User/schema.json'];
+    const app = await loadApp(appFs(files), APP_ROOT);
     const generated = generateSchema(app);
     assert.deepEqual(generated.types.map((t) => t.typeName), ['Task']);
     assert.deepEqual(generated.resolvers.map((r) => `${r.parent}.${r.fieldName}`), ['Mutation.renameTask']);

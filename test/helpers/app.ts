@@ -29,6 +29,7 @@ export function baseApp(): Record<string, unknown> {
     'data_sources/mongodb-atlas/todo/Task/relationships.json': { assignee: { ref: '#/relationship/mongodb-atlas/todo/User', source_key: 'assignee', foreign_key: '_id', is_list: false } },
     'data_sources/mongodb-atlas/todo/Task/rules.json': { database: 'todo', collection: 'Task', roles: [], filters: [] },
     'data_sources/mongodb-atlas/todo/User/rules.json': { database: 'todo', collection: 'User', roles: [], filters: [] },
+    'data_sources/mongodb-atlas/todo/User/schema.json': { title: 'User', bsonType: 'object', properties: { _id: { bsonType: 'objectId' }, name: { bsonType: 'string' } } },
     'graphql/config.json': { use_natural_pluralization: true },
     'graphql/custom_resolvers/mutation_renameTask.json': {
       on_type: 'Mutation', field_name: 'renameTask', function_name: 'renameTask', input_type_format: 'custom',

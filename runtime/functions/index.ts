@@ -1,0 +1,11 @@
+// Function execution for the local runtime: the runner, its host contract and its typed errors.
+export {
+  createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS,
+  type FunctionCallContext, type FunctionCaller, type FunctionHost, type FunctionLog, type FunctionRunner,
+  type FunctionRunnerOptions, type FunctionSource, type FunctionUser,
+} from './runner';
+export {
+  ExecutionTimeLimitExceeded, FunctionError, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError,
+  type FunctionErrorCode, type SourcePosition,
+} from './errors';
+export type { LogLevel } from './protocol';

@@ -1,0 +1,319 @@
+// Runs app functions on a small pool of worker threads. A worker runs one call tree at a time (a top-level
+// call plus the functions it executes), so a call that exceeds its time limit is stopped by terminating its
+// worker without touching anyone else's call; a fresh worker takes its place. Data, values and nested
+// function calls are answered here, on the main thread, by the injected host.
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError } from './errors';
+import {
+  decodeValue, encodeValue,
+  type CallPayload, type Encoded, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
+} from './protocol';
+
+/** The platform's function time limit. */
+export const DEFAULT_FUNCTION_TIMEOUT_MS = 300_000;
+
+export interface FunctionSource { source: string; path: string }
+
+export interface FunctionUser {
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+  custom_data: Record<string, unknown>;
+  identities: unknown[];
+}
+
+/** Identifies a running call; see `FunctionCallContext.caller`. */
+export interface FunctionCaller { readonly functionName: string }
+
+export interface FunctionCallContext {
+  /** `context.user`; a system user when absent. */
+  user?: FunctionUser;
+  /** `context.request`: HTTP metadata of the incoming request. */
+  request?: Record<string, unknown>;
+  runAsSystem?: boolean;
+  /**
+   * Set by the runner on the context it hands to `host.executeFunction`. Keep it (spread the context) when
+   * calling `run()` for that nested call: it then runs on the caller's worker instead of waiting for a free one,
+   * which could otherwise deadlock a saturated pool.
+   */
+  caller?: FunctionCaller;
+  /** Anything else the host wants back in `serviceAction`/`executeFunction`. */
+  [key: string]: unknown;
+}
+
+export interface FunctionHost {
+  /** One data action, shaped like the client API's (client-api.md §8): `args` holds `database`, `collection` and the action's keys. */
+  serviceAction(service: string, action: string, args: Record<string, unknown>, ctx: FunctionCallContext): unknown;
+  values: { get(name: string): unknown };
+  readonly environment: { tag: string; values: Record<string, unknown> };
+  /** `context.functions.execute(name, ...args)`. */
+  executeFunction(name: string, args: unknown[], ctx: FunctionCallContext): Promise<unknown>;
+}
+
+export type FunctionLog = (functionName: string, level: LogLevel, text: string) => void;
+
+export interface FunctionRunnerOptions {
+  loadSource(name: string): FunctionSource | undefined | Promise<FunctionSource | undefined>;
+  host: FunctionHost;
+  timeoutMs?: number;
+  poolSize?: number;
+  log?: FunctionLog;
+  /** The app's `functions/node_modules`; without it functions can require only the allowed Node built-ins. */
+  packagesDir?: string;
+}
+
+export interface FunctionRunner {
+  run(name: string, args: unknown[], ctx?: FunctionCallContext): Promise<unknown>;
+  /** Forget loaded sources (they changed on disk); calls already running finish with the old code. */
+  reload(): void;
+  close(): Promise<void>;
+}
+
+interface LoadedSource { id: number; text: string; path: string }
+
+interface WorkerSlot {
+  worker: Worker;
+  syncPort: MessagePort;
+  ready: boolean;
+  alive: boolean;
+  calls: Map<number, CallRecord>;
+  knownSources: Set<number>;
+}
+
+interface CallRecord {
+  id: number;
+  name: string;
+  source: LoadedSource;
+  payload: Encoded;
+  ctx: FunctionCallContext;
+  caller: FunctionCaller;
+  slot?: WorkerSlot;
+  timer?: NodeJS.Timeout;
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The bundle ships the worker as dist/function-worker.js beside the code that loads it; from sources it is compiled by tsx. */
+function startWorker(init: WorkerInit): Worker {
+  const options = {
+    workerData: init,
+    transferList: [init.syncPort],
+    env: {},
+    resourceLimits: { maxOldGenerationSizeMb: 256 },
+    name: 'asl-functions',
+  };
+  const bundled = path.join(__dirname, 'function-worker.js');
+  if (fs.existsSync(bundled)) return new Worker(bundled, options);
+  const loader = `require(require.resolve('tsx/cjs', { paths: [${JSON.stringify(__dirname)}] }));`;
+  return new Worker(`${loader} require(${JSON.stringify(path.join(__dirname, 'worker.ts'))});`, { ...options, eval: true });
+}
+
+export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRunner {
+  const { host } = options;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS;
+  const poolSize = Math.max(1, options.poolSize ?? Math.min(4, Math.max(2, os.availableParallelism())));
+  const log: FunctionLog = options.log ?? (() => undefined);
+
+  const sources = new Map<string, LoadedSource>();
+  const syntaxErrors = new Map<number, FunctionSyntaxError>();
+  const slots: WorkerSlot[] = [];
+  const queue: CallRecord[] = [];
+  const callers = new WeakMap<FunctionCaller, CallRecord>();
+  let nextSourceId = 1;
+  let nextCallId = 1;
+  let closed = false;
+
+  async function load(name: string): Promise<LoadedSource> {
+    const found = await options.loadSource(name);
+    if (!found) throw new FunctionNotFound(name);
+    const loaded = { id: nextSourceId++, text: found.source, path: found.path };
+    sources.set(name, loaded);
+    return loaded;
+  }
+
+  function spawn(): WorkerSlot {
+    const syncFlag = new Int32Array(new SharedArrayBuffer(4));
+    const { port1, port2 } = new MessageChannel();
+    const slot: WorkerSlot = {
+      worker: startWorker({ packagesDir: options.packagesDir, syncFlag, syncPort: port2 }),
+      syncPort: port1,
+      ready: false,
+      alive: true,
+      calls: new Map(),
+      knownSources: new Set(),
+    };
+    slot.worker.unref();
+    port1.unref();
+    port1.on('message', (request: SyncRequest) => {
+      let reply: SyncReply;
+      try {
+        reply = { ok: true, payload: encodeValue(request.t === 'value' ? host.values.get(request.name) : host.environment) };
+      } catch (error) {
+        reply = { ok: false, message: messageOf(error) };
+      }
+      port1.postMessage(reply);
+      Atomics.store(syncFlag, 0, 1);
+      Atomics.notify(syncFlag, 0);
+    });
+    slot.worker.on('message', (message: FromWorker) => onWorkerMessage(slot, message));
+    slot.worker.on('error', (error) => retire(slot, (call) => new FunctionExecutionError(call.name, `function worker failed: ${error.message}`)));
+    slot.worker.on('exit', (code) => retire(slot, (call) => new FunctionExecutionError(call.name, `function worker stopped unexpectedly (exit code ${code})`)));
+    slots.push(slot);
+    return slot;
+  }
+
+  function startClock(call: CallRecord): void {
+    call.timer = setTimeout(() => {
+      if (call.slot) void retire(call.slot, (c) => new ExecutionTimeLimitExceeded(c.name));
+    }, timeoutMs);
+  }
+
+  function dispatch(call: CallRecord, slot: WorkerSlot): void {
+    call.slot = slot;
+    if (slot.calls.size === 0) slot.worker.ref();
+    slot.calls.set(call.id, call);
+    const known = slot.knownSources.has(call.source.id);
+    slot.knownSources.add(call.source.id);
+    const message: ToWorker = {
+      t: 'call', id: call.id, name: call.name, sourceId: call.source.id, path: call.source.path, payload: call.payload,
+      ...(known ? {} : { source: call.source.text }),
+    };
+    slot.worker.postMessage(message);
+    if (slot.ready) startClock(call);
+  }
+
+  function pump(): void {
+    while (queue.length > 0 && !closed) {
+      const slot = slots.find((s) => s.alive && s.calls.size === 0) ?? (slots.length < poolSize ? spawn() : undefined);
+      if (!slot) return;
+      dispatch(queue.shift()!, slot);
+    }
+  }
+
+  function settle(call: CallRecord, outcome: { value: unknown } | { error: Error }): void {
+    const slot = call.slot;
+    if (!slot || !slot.calls.delete(call.id)) return;
+    clearTimeout(call.timer);
+    if ('error' in outcome) call.reject(outcome.error);
+    else call.resolve(outcome.value);
+    if (slot.alive && slot.calls.size === 0) {
+      slot.worker.unref();
+      pump();
+    }
+  }
+
+  function retire(slot: WorkerSlot, errorFor: (call: CallRecord) => Error): Promise<unknown> {
+    if (!slot.alive) return Promise.resolve();
+    slot.alive = false;
+    slots.splice(slots.indexOf(slot), 1);
+    slot.syncPort.close();
+    const exited = slot.worker.terminate();
+    for (const call of [...slot.calls.values()]) settle(call, { error: errorFor(call) });
+    pump();
+    return exited;
+  }
+
+  function reply(slot: WorkerSlot, rid: number, work: () => unknown): void {
+    Promise.resolve()
+      .then(work)
+      .then(
+        (value) => {
+          if (!slot.alive) return;
+          slot.worker.postMessage({ t: 'reply', rid, ok: true, payload: encodeValue(value) } satisfies ToWorker);
+        },
+        (error: unknown) => {
+          if (slot.alive) slot.worker.postMessage({ t: 'reply', rid, ok: false, message: messageOf(error) } satisfies ToWorker);
+        },
+      );
+  }
+
+  function onWorkerMessage(slot: WorkerSlot, message: FromWorker): void {
+    if (message.t === 'ready') {
+      slot.ready = true;
+      for (const call of slot.calls.values()) startClock(call);
+      return;
+    }
+    if (message.t === 'log') {
+      log(message.name, message.level, message.text);
+      return;
+    }
+    const call = slot.calls.get(message.id);
+    if (!call) return;
+    switch (message.t) {
+      case 'done': {
+        let value: unknown;
+        try {
+          value = decodeValue(message.payload);
+        } catch (error) {
+          settle(call, { error: new FunctionExecutionError(call.name, messageOf(error)) });
+          return;
+        }
+        settle(call, { value });
+        return;
+      }
+      case 'failed':
+        settle(call, { error: new FunctionExecutionError(call.name, message.message) });
+        return;
+      case 'syntax': {
+        const error = new FunctionSyntaxError(call.name, call.source.path, message.reason, { line: message.line, character: message.character });
+        syntaxErrors.set(call.source.id, error);
+        settle(call, { error });
+        return;
+      }
+      case 'service':
+        reply(slot, message.rid, () => host.serviceAction(message.service, message.action, decodeValue(message.payload) as Record<string, unknown>, call.ctx));
+        return;
+      case 'execute':
+        reply(slot, message.rid, () => host.executeFunction(message.name, decodeValue(message.payload) as unknown[], { ...call.ctx, caller: call.caller }));
+        return;
+    }
+  }
+
+  return {
+    async run(name, args, ctx = {}) {
+      if (closed) throw new FunctionExecutionError(name, 'the function runner is closed');
+      const source = sources.get(name) ?? (await load(name));
+      const syntaxError = syntaxErrors.get(source.id);
+      if (syntaxError) throw syntaxError;
+      let payload: Encoded;
+      try {
+        payload = encodeValue({ args, user: ctx.user, request: ctx.request, runAsSystem: ctx.runAsSystem === true } satisfies CallPayload);
+      } catch (error) {
+        throw new FunctionExecutionError(name, `arguments cannot be passed to the function: ${messageOf(error)}`);
+      }
+      return new Promise((resolve, reject) => {
+        const call: CallRecord = { id: nextCallId++, name, source, payload, ctx, caller: Object.freeze({ functionName: name }), resolve, reject };
+        callers.set(call.caller, call);
+        const parent = ctx.caller ? callers.get(ctx.caller) : undefined;
+        if (parent?.slot?.alive && parent.slot.calls.has(parent.id)) {
+          dispatch(call, parent.slot);
+        } else {
+          queue.push(call);
+          pump();
+        }
+      });
+    },
+
+    reload() {
+      sources.clear();
+      syntaxErrors.clear();
+      for (const slot of slots) {
+        slot.knownSources.clear();
+        slot.worker.postMessage({ t: 'reload' } satisfies ToWorker);
+      }
+    },
+
+    async close() {
+      closed = true;
+      for (const call of queue.splice(0)) call.reject(new FunctionExecutionError(call.name, 'the function runner is closed'));
+      await Promise.all([...slots].map((slot) => retire(slot, (call) => new FunctionExecutionError(call.name, 'the function runner is closed'))));
+    },
+  };
+}

@@ -1,0 +1,228 @@
+// Function worker: compiles each function source once into its own vm context and runs calls posted by the
+// runner. The runtime's state lives on the main thread; everything a function reaches (data, values, other
+// functions) is a request back to it. Bundled as its own entry (dist/function-worker.js).
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { builtinModules, createRequire } from 'node:module';
+import path from 'node:path';
+import util from 'node:util';
+import vm from 'node:vm';
+import * as bson from 'bson';
+import {
+  decodeValue, encodeValue,
+  type CallPayload, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
+} from './protocol';
+import { createServiceClient, type HostRequest } from './services';
+
+const port = parentPort;
+if (!port) throw new Error('runtime/functions/worker must run in a worker thread');
+const init = workerData as WorkerInit;
+const post = (message: FromWorker): void => port.postMessage(message);
+
+// Node built-ins the platform offers to functions; the file system, processes and threads stay out of reach.
+const ALLOWED_BUILTINS = new Set([
+  'assert', 'buffer', 'crypto', 'dns', 'events', 'http', 'https', 'net', 'os', 'path', 'punycode', 'querystring',
+  'stream', 'string_decoder', 'timers', 'tls', 'url', 'util', 'zlib',
+]);
+const nodeRequire = createRequire(__filename);
+
+function requireForFunctions(specifier: string): unknown {
+  const bare = specifier.startsWith('node:') ? specifier.slice('node:'.length) : specifier;
+  if (builtinModules.includes(bare)) {
+    if (!ALLOWED_BUILTINS.has(bare.split('/')[0])) throw new Error(`module '${specifier}' is not available to functions`);
+    return nodeRequire(bare);
+  }
+  const packagesDir = init.packagesDir;
+  if (packagesDir && !bare.startsWith('.') && !path.isAbsolute(bare)) {
+    let resolved: string | undefined;
+    try {
+      resolved = nodeRequire.resolve(bare, { paths: [path.dirname(packagesDir)] });
+    } catch {
+      resolved = undefined;
+    }
+    // Resolution walks up parent folders; only the app's own packages count.
+    if (resolved && resolved.startsWith(packagesDir + path.sep)) return nodeRequire(resolved);
+  }
+  throw new Error(`Cannot find module '${specifier}'`);
+}
+
+function forgetPackages(): void {
+  const packagesDir = init.packagesDir;
+  if (!packagesDir) return;
+  for (const key of Object.keys(nodeRequire.cache)) {
+    if (key.startsWith(packagesDir + path.sep)) delete nodeRequire.cache[key];
+  }
+}
+
+function createConsole(functionName: string): Record<LogLevel, (...args: unknown[]) => void> {
+  const emit = (level: LogLevel) => (...args: unknown[]): void => post({ t: 'log', name: functionName, level, text: util.format(...args) });
+  return { log: emit('log'), info: emit('info'), warn: emit('warn'), error: emit('error'), debug: emit('debug') };
+}
+
+/** The globals a platform function expects, beyond the per-call `context`. */
+function functionGlobals(functionName: string): Record<string, unknown> {
+  return {
+    console: createConsole(functionName),
+    BSON: bson,
+    EJSON: bson.EJSON,
+    require: requireForFunctions,
+    Buffer,
+    setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate, queueMicrotask,
+    TextEncoder, TextDecoder, URL, URLSearchParams, atob, btoa,
+  };
+}
+
+interface CompiledFunction {
+  /** Evaluates the source once for a call; `exports` is a global of `sandbox`, `context`/`module` are parameters. */
+  evaluate: (context: unknown, module: { exports: unknown }) => void;
+  sandbox: Record<string, unknown>;
+  RealmError: ErrorConstructor;
+}
+
+class SourceSyntaxError {
+  constructor(readonly reason: string, readonly line: number, readonly character: number) {}
+}
+
+/** V8 reports a syntax error's place only in the stack: `<file>:<line>`, the source line, then a caret line. */
+function syntaxErrorAt(error: Error, filePath: string): SourceSyntaxError {
+  const lines = String(error.stack ?? '').split('\n');
+  const header = lines[0] ?? '';
+  const line = header.startsWith(filePath + ':') ? Number(header.slice(filePath.length + 1)) : NaN;
+  const caret = lines[2] ?? '';
+  const at = caret.indexOf('^');
+  return Number.isInteger(line) && line >= 1
+    ? new SourceSyntaxError(error.message, line - 1, at >= 0 ? at : caret.length)
+    : new SourceSyntaxError(error.message, 0, 0);
+}
+
+const compiled = new Map<number, CompiledFunction>();
+
+function compile(functionName: string, source: string, filePath: string): CompiledFunction | SourceSyntaxError {
+  const sandbox: Record<string, unknown> = functionGlobals(functionName);
+  const context = vm.createContext(sandbox, { name: functionName });
+  vm.runInContext('globalThis.global = globalThis;', context);
+  let evaluate: CompiledFunction['evaluate'];
+  try {
+    evaluate = vm.compileFunction(source, ['context', 'module'], { filename: filePath, parsingContext: context }) as CompiledFunction['evaluate'];
+  } catch (error) {
+    // The error comes from the context's realm, so it is no instance of this realm's SyntaxError.
+    if ((error as Error | undefined)?.name === 'SyntaxError') return syntaxErrorAt(error as Error, filePath);
+    throw error;
+  }
+  return { evaluate, sandbox, RealmError: vm.runInContext('Error', context) as ErrorConstructor };
+}
+
+const pendingHostRequests = new Map<number, { resolve: (value: unknown) => void; reject: (message: string) => void }>();
+let nextRequestId = 1;
+
+function hostRequestFor(callId: number, RealmError: ErrorConstructor): HostRequest {
+  return (request) => new Promise((resolve, reject) => {
+    const rid = nextRequestId++;
+    pendingHostRequests.set(rid, { resolve, reject: (message) => reject(new RealmError(message)) });
+    post(request.kind === 'service'
+      ? { t: 'service', id: callId, rid, service: request.service, action: request.action, payload: encodeValue(request.args) }
+      : { t: 'execute', id: callId, rid, name: request.name, payload: encodeValue(request.args) });
+  });
+}
+
+/** Values and the environment are read synchronously on the platform, so the worker blocks until the main thread answers. */
+function syncRequest(request: SyncRequest, RealmError: ErrorConstructor): unknown {
+  Atomics.store(init.syncFlag, 0, 0);
+  init.syncPort.postMessage(request);
+  for (;;) {
+    Atomics.wait(init.syncFlag, 0, 0, 100);
+    const received = receiveMessageOnPort(init.syncPort);
+    if (!received) continue;
+    const reply = received.message as SyncReply;
+    if (!reply.ok || !reply.payload) throw new RealmError(reply.message ?? 'request failed');
+    return decodeValue(reply.payload);
+  }
+}
+
+const SYSTEM_USER = { id: '', type: 'system', data: {}, custom_data: {}, identities: [] };
+
+function createCallContext(callId: number, call: CallPayload, RealmError: ErrorConstructor): Record<string, unknown> {
+  const hostRequest = hostRequestFor(callId, RealmError);
+  let environment: unknown;
+  return {
+    user: call.user ?? SYSTEM_USER,
+    request: call.request ?? {},
+    runningAsSystem: () => call.runAsSystem,
+    get environment() {
+      environment ??= syncRequest({ t: 'environment' }, RealmError);
+      return environment;
+    },
+    values: { get: (name: string) => syncRequest({ t: 'value', name: String(name) }, RealmError) },
+    services: { get: (name: string) => createServiceClient(String(name), hostRequest) },
+    functions: { execute: (name: string, ...args: unknown[]) => hostRequest({ kind: 'execute', name: String(name), args }) },
+  };
+}
+
+function messageOf(thrown: unknown): string {
+  if (thrown !== null && typeof thrown === 'object' && typeof (thrown as { message?: unknown }).message === 'string') {
+    return (thrown as { message: string }).message;
+  }
+  if (typeof thrown === 'string') return thrown;
+  try {
+    return bson.EJSON.stringify(thrown);
+  } catch {
+    return String(thrown);
+  }
+}
+
+let lastFunctionName = 'functions';
+
+async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void> {
+  const { id, name } = message;
+  lastFunctionName = name;
+  let fn = compiled.get(message.sourceId);
+  if (!fn) {
+    if (message.source === undefined) throw new Error(`source of '${name}' was not sent`);
+    const result = compile(name, message.source, message.path);
+    if (result instanceof SourceSyntaxError) {
+      post({ t: 'syntax', id, reason: result.reason, line: result.line, character: result.character });
+      return;
+    }
+    compiled.set(message.sourceId, result);
+    fn = result;
+  }
+  try {
+    const call = decodeValue(message.payload) as CallPayload;
+    // `exports = f` replaces the global, `module.exports = f` the module's property; whichever changed wins.
+    const initialExports = {};
+    const moduleObject: { exports: unknown } = { exports: initialExports };
+    fn.sandbox.exports = initialExports;
+    fn.evaluate(createCallContext(id, call, fn.RealmError), moduleObject);
+    const exported = fn.sandbox.exports !== initialExports ? fn.sandbox.exports : moduleObject.exports;
+    if (typeof exported !== 'function') throw new Error(`function '${name}' does not assign a function to exports`);
+    const value: unknown = await (exported as (...args: unknown[]) => unknown)(...call.args);
+    post({ t: 'done', id, payload: encodeValue(value) });
+  } catch (thrown) {
+    post({ t: 'failed', id, message: messageOf(thrown) });
+  }
+}
+
+port.on('message', (message: ToWorker) => {
+  switch (message.t) {
+    case 'call':
+      runCall(message).catch((error: unknown) => post({ t: 'failed', id: message.id, message: messageOf(error) }));
+      break;
+    case 'reply': {
+      const pending = pendingHostRequests.get(message.rid);
+      if (!pending) break;
+      pendingHostRequests.delete(message.rid);
+      if (message.ok) pending.resolve(decodeValue(message.payload));
+      else pending.reject(message.message);
+      break;
+    }
+    case 'reload':
+      compiled.clear();
+      forgetPackages();
+      break;
+  }
+});
+
+// A function's stray promise or timer callback must not take the worker (and its neighbours' calls) down.
+process.on('uncaughtException', (error) => post({ t: 'log', name: lastFunctionName, level: 'error', text: `uncaught exception: ${messageOf(error)}` }));
+process.on('unhandledRejection', (reason) => post({ t: 'log', name: lastFunctionName, level: 'error', text: `unhandled promise rejection: ${messageOf(reason)}` }));
+
+post({ t: 'ready' });

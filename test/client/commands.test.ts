@@ -1,0 +1,44 @@
+// The command map in client/commands.ts is the one source of command ids; the manifest fragment the
+// client ships (client/contributes.json) and the merged package.json must declare exactly those commands.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { commandCategory, commands } from '../../client/commands';
+
+const root = path.resolve(__dirname, '../..');
+
+interface CommandContribution { command: string; title: string; category?: string }
+
+function contributedCommands(file: string): CommandContribution[] {
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, file), 'utf8')) as { contributes?: { commands?: CommandContribution[] } };
+  return manifest.contributes?.commands ?? [];
+}
+
+const expected = Object.values(commands)
+  .map((c) => ({ command: c.id, title: c.title, category: commandCategory }))
+  .sort((a, b) => a.command.localeCompare(b.command));
+
+describe('command ids', () => {
+  test('every id is unique and in the extension namespace', () => {
+    const ids = Object.values(commands).map((c) => c.id);
+    assert.equal(new Set(ids).size, ids.length);
+    for (const id of ids) assert.match(id, /^appServicesLocal\.[a-z][A-Za-z]+$/);
+  });
+
+  for (const file of ['client/contributes.json', 'package.json']) {
+    test(`${file} contributes exactly the commands of the map, with their titles and category`, () => {
+      const declared = contributedCommands(file)
+        .map((c) => ({ command: c.command, title: c.title, category: c.category }))
+        .sort((a, b) => a.command.localeCompare(b.command));
+      assert.deepEqual(declared, expected);
+    });
+  }
+
+  test('package.json has the activation events and settings of client/contributes.json', () => {
+    const fragment = JSON.parse(fs.readFileSync(path.join(root, 'client/contributes.json'), 'utf8'));
+    const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    for (const event of fragment.activationEvents) assert.ok(manifest.activationEvents.includes(event), `missing activation event ${event}`);
+    assert.deepEqual(manifest.contributes?.configuration, fragment.contributes.configuration);
+  });
+});

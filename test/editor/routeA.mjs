@@ -1,0 +1,122 @@
+// Route A: what a person sees. The extension is installed by copying it into code-server's extensions
+// dir; Playwright drives the workbench in headless Chromium and screenshots each step.
+import fs from 'node:fs';
+import path from 'node:path';
+import { artifactsDir, launchBrowser, log, startCodeServer, stopCodeServer, workbenchUrl } from './lib.mjs';
+
+const stepTimeoutMs = 60_000;
+const paletteCommands = {
+  restart: 'App Services: Restart Language Server',
+  showOutput: 'App Services: Show Output',
+};
+
+/** Runs the UI checks in order; after the first failure the rest are reported as not reached. */
+export async function checkWhatUserSees({ runDir, workspace, problem, appCount }) {
+  fs.mkdirSync(runDir, { recursive: true });
+  const consoleLines = [];
+  const results = [];
+  let server, browser, page;
+  const shot = async (name) => {
+    // Let fades finish so the picture shows the settled state.
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(artifactsDir, `route-a-${name}.png`), animations: 'disabled' });
+  };
+  const statusText = `App Services: ${appCount === 1 ? '1 app' : `${appCount} apps`}`;
+  const location = `[Ln ${problem.location.line}, Col ${problem.location.column}]`;
+  const problemRow = () => page.locator('.markers-panel .monaco-list-row', { hasText: problem.value });
+  const openProblems = async () => {
+    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 300 } });
+    await page.keyboard.press('Control+Shift+M');
+    await problemRow().first().waitFor({ timeout: stepTimeoutMs });
+  };
+  const runFromPalette = async (title, screenshot) => {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: stepTimeoutMs });
+    await input.pressSequentially(title, { delay: 20 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: stepTimeoutMs });
+    if (screenshot) await shot(screenshot);
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: stepTimeoutMs });
+  };
+
+  const steps = [
+    ['the workbench opens the example app', async () => {
+      await page.goto(workbenchUrl(server, workspace));
+      await page.waitForSelector('.monaco-workbench', { timeout: stepTimeoutMs });
+      await page.getByRole('treeitem', { name: 'realm_config.json' }).waitFor({ timeout: stepTimeoutMs });
+      await shot('1-workbench');
+    }],
+    [`the status bar shows "${statusText}"`, async () => {
+      await page.locator('#workbench\\.parts\\.statusbar', { hasText: statusText }).waitFor({ timeout: stepTimeoutMs });
+    }],
+    [`the Problems panel lists ${problem.code} with ${location}`, async () => {
+      await openProblems();
+      const row = (await problemRow().first().innerText()).replace(/\s+/g, ' ');
+      log('route A: problems row:', JSON.stringify(row));
+      if (!row.includes(problem.code)) throw new Error(`the row does not show the code ${problem.code}: ${row}`);
+      if (!row.includes(location)) throw new Error(`the row does not show ${location}: ${row}`);
+      await shot('2-problems');
+    }],
+    ['opening the problem shows an error squiggle in the resolver config', async () => {
+      await problemRow().first().dblclick();
+      await page.locator('.tab.active', { hasText: path.basename(problem.file) }).waitFor({ timeout: stepTimeoutMs });
+      await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: stepTimeoutMs });
+      await shot('3-editor');
+    }],
+    [`the palette runs "${paletteCommands.restart}" and the output shows the restart`, async () => {
+      await runFromPalette(paletteCommands.restart, '4-palette');
+      await runFromPalette(paletteCommands.showOutput);
+      const outputLines = page.locator('.part.panel .monaco-editor .view-lines');
+      await outputLines.filter({ hasText: 'Restarting the language server' }).waitFor({ timeout: stepTimeoutMs });
+      await page.waitForFunction((selector) => {
+        // The editor renders spaces as no-break spaces.
+        const text = (document.querySelector(selector)?.textContent ?? '').replace(/\u00a0/g, ' ');
+        const restart = text.lastIndexOf('Restarting the language server');
+        return restart >= 0 && text.indexOf('Language server running', restart) > restart;
+      }, '.part.panel .monaco-editor .view-lines', { timeout: stepTimeoutMs });
+      await page.locator('#workbench\\.parts\\.statusbar', { hasText: statusText }).waitFor({ timeout: stepTimeoutMs });
+      await shot('5-output-after-restart');
+    }],
+    ['after the restart the Problems panel lists the problem again', async () => {
+      await openProblems();
+      await shot('6-problems-after-restart');
+    }],
+  ];
+
+  try {
+    fs.mkdirSync(path.join(runDir, 'extensions'), { recursive: true });
+    server = await startCodeServer({ runDir });
+    log('route A: code-server on', server.base);
+    browser = await launchBrowser(runDir);
+    page = browser.pages()[0] ?? await browser.newPage();
+    page.on('console', (m) => consoleLines.push(`[${m.type()}] ${m.text()}`));
+    page.on('pageerror', (e) => consoleLines.push(`[pageerror] ${e.message}`));
+    let failed = false;
+    for (const [name, body] of steps) {
+      const fullName = `route A: ${name}`;
+      if (failed) {
+        results.push({ name: fullName, ok: false, error: 'not reached: an earlier step failed' });
+        continue;
+      }
+      const started = Date.now();
+      try {
+        await body();
+        results.push({ name: fullName, ok: true, ms: Date.now() - started });
+        log(`${fullName}: ok`);
+      } catch (error) {
+        failed = true;
+        results.push({ name: fullName, ok: false, ms: Date.now() - started, error: String(error?.message ?? error) });
+        log(`${fullName}: FAILED`);
+        await page.screenshot({ path: path.join(artifactsDir, 'route-a-failure.png') }).catch(() => undefined);
+      }
+    }
+  } catch (error) {
+    results.push({ name: 'route A: harness', ok: false, error: String(error?.stack ?? error) });
+  } finally {
+    fs.writeFileSync(path.join(runDir, 'browser-console.log'), consoleLines.join('\n'));
+    await browser?.close().catch(() => undefined);
+    stopCodeServer(server?.proc);
+  }
+  return results;
+}

@@ -1,0 +1,147 @@
+// The extension-host suite: a `run()` module in the format @vscode/test-electron loads, so the same checks
+// run inside code-server (test/editor/run.mjs) and inside desktop VS Code (test/editor/electron.mjs).
+// The workspace is a copy of the example app whose mutation_renameTask resolver names a missing function.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { findNodeAtLocation, parseTree } from 'jsonc-parser';
+import * as vscode from 'vscode';
+import type { AppServicesLocalApi } from '../../../client/api';
+import { commands } from '../../../client/commands';
+
+const extensionId = 'app-services-local.app-services-local';
+const brokenFile = 'graphql/custom_resolvers/mutation_renameTask.json';
+const brokenValue = 'renameTaskk';
+const intactValue = 'renameTask';
+const unknownFunction = 'resolver/unknown-function';
+
+interface CheckResult { name: string; ok: boolean; ms: number; error?: string }
+
+/** Polls `probe` until it returns a value, or fails after `ms` with `what` in the message. */
+async function waitFor<T>(what: string, probe: () => T | undefined | false, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms / 1000} s waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function codeOf(d: vscode.Diagnostic): string | number | undefined {
+  return typeof d.code === 'object' ? d.code.value : d.code;
+}
+
+function unknownFunctionProblems(uri: vscode.Uri): vscode.Diagnostic[] {
+  return vscode.languages.getDiagnostics(uri).filter((d) => codeOf(d) === unknownFunction);
+}
+
+function brokenUri(): vscode.Uri {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(folder, 'no workspace folder is open');
+  return vscode.Uri.joinPath(folder.uri, brokenFile);
+}
+
+/** The range of the `function_name` value, computed from the file itself rather than hard-coded. */
+function functionNameValueRange(text: string): vscode.Range {
+  const node = findNodeAtLocation(parseTree(text)!, ['function_name']);
+  assert.ok(node, `${brokenFile} has no function_name`);
+  const lineStarts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
+  const positionAt = (offset: number) => {
+    let line = 0;
+    while (line + 1 < lineStarts.length && lineStarts[line + 1] <= offset) line++;
+    return new vscode.Position(line, offset - lineStarts[line]);
+  };
+  return new vscode.Range(positionAt(node.offset), positionAt(node.offset + node.length));
+}
+
+export async function run(): Promise<void> {
+  const results: CheckResult[] = [];
+  const check = async (name: string, body: () => Promise<void>) => {
+    const started = Date.now();
+    try {
+      await body();
+      results.push({ name, ok: true, ms: Date.now() - started });
+      console.log(`EDITOR-TEST ok   ${name}`);
+    } catch (error) {
+      const message = error instanceof Error ? error.stack ?? error.message : String(error);
+      results.push({ name, ok: false, ms: Date.now() - started, error: message });
+      console.log(`EDITOR-TEST FAIL ${name}: ${message}`);
+    }
+  };
+
+  await check('the extension activates and its language client starts', async () => {
+    const extension = vscode.extensions.getExtension<AppServicesLocalApi>(extensionId);
+    assert.ok(extension, `${extensionId} is not installed`);
+    const api = await extension.activate();
+    await Promise.race([
+      api.ready,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('api.ready did not settle within 30 s')), 30_000)),
+    ]);
+  });
+
+  await check('the broken resolver config gets resolver/unknown-function on its function_name value', async () => {
+    const uri = brokenUri();
+    const text = fs.readFileSync(uri.fsPath, 'utf8');
+    assert.ok(text.includes(`"${brokenValue}"`), `the staged workspace does not name ${brokenValue}`);
+    const [problem] = await waitFor(`${unknownFunction} on ${brokenFile}`, () => {
+      const found = unknownFunctionProblems(uri);
+      return found.length ? found : undefined;
+    });
+    assert.equal(problem.source, 'asl');
+    assert.equal(problem.severity, vscode.DiagnosticSeverity.Error);
+    assert.ok(problem.message.includes(brokenValue), `the message does not name the missing function: ${problem.message}`);
+    const expected = functionNameValueRange(text);
+    assert.deepEqual(
+      [problem.range.start.line, problem.range.start.character, problem.range.end.line, problem.range.end.character],
+      [expected.start.line, expected.start.character, expected.end.line, expected.end.character],
+    );
+  });
+
+  await check('no intact resolver config has resolver/unknown-function', async () => {
+    const broken = brokenUri().toString();
+    // Only meaningful once the server has reported on the workspace, which the broken file proves.
+    assert.ok(unknownFunctionProblems(brokenUri()).length > 0, 'the server has not reported the broken resolver');
+    const elsewhere = vscode.languages.getDiagnostics()
+      .filter(([uri, ds]) => uri.toString() !== broken && ds.some((d) => codeOf(d) === unknownFunction))
+      .map(([uri]) => vscode.workspace.asRelativePath(uri));
+    assert.deepEqual(elsewhere, []);
+  });
+
+  await check('the restart command restarts the server and the diagnostic comes back', async () => {
+    const uri = brokenUri();
+    let clearedByRestart = false;
+    const watching = vscode.languages.onDidChangeDiagnostics((event) => {
+      if (event.uris.some((u) => u.toString() === uri.toString()) && unknownFunctionProblems(uri).length === 0) clearedByRestart = true;
+    });
+    try {
+      await vscode.commands.executeCommand(commands.restartServer.id);
+      await waitFor('the restart to clear the diagnostics of the stopped server', () => clearedByRestart);
+      await waitFor(`${unknownFunction} from the restarted server`, () => unknownFunctionProblems(uri).length > 0);
+    } finally {
+      watching.dispose();
+    }
+  });
+
+  await check('fixing the function name in the editor clears the diagnostic, unsaved', async () => {
+    const uri = brokenUri();
+    await waitFor(`${unknownFunction} before the fix`, () => unknownFunctionProblems(uri).length > 0);
+    const document = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(document);
+    const valueRange = functionNameValueRange(document.getText());
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(uri, valueRange, JSON.stringify(intactValue));
+    assert.ok(await vscode.workspace.applyEdit(edit), 'the edit was not applied');
+    await waitFor(`${unknownFunction} to go once the name is fixed`, () => unknownFunctionProblems(uri).length === 0);
+    assert.ok(document.isDirty, 'the fix was expected to stay unsaved');
+  });
+
+  const failed = results.filter((r) => !r.ok).length;
+  const resultFile = process.env.ASL_EDITOR_RESULT;
+  if (resultFile) {
+    fs.mkdirSync(path.dirname(resultFile), { recursive: true });
+    fs.writeFileSync(resultFile, JSON.stringify({ vscodeVersion: vscode.version, appHost: vscode.env.appHost, passed: results.length - failed, failed, results }, null, 2));
+  }
+  if (failed) throw new Error(`${failed} of ${results.length} editor checks failed`);
+}

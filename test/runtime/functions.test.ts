@@ -1,0 +1,371 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Decimal128, Long, ObjectId } from 'bson';
+import {
+  createFunctionRunner, ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError,
+  type FunctionCallContext, type FunctionHost, type FunctionRunner, type FunctionRunnerOptions, type LogLevel,
+} from '../../runtime/functions';
+
+interface ServiceCall { service: string; action: string; args: Record<string, unknown>; ctx: FunctionCallContext }
+
+/** A host that records service calls and answers them from a fixed table, as the runtime's store would. */
+function fakeHost(answers: Record<string, unknown> = {}) {
+  const serviceCalls: ServiceCall[] = [];
+  const executed: { name: string; args: unknown[]; ctx: FunctionCallContext }[] = [];
+  let runner: FunctionRunner | undefined;
+  const host: FunctionHost = {
+    serviceAction(service, action, args, ctx) {
+      serviceCalls.push({ service, action, args, ctx });
+      if (action === 'deleteMany') throw new Error('no rule allows deleting from Task');
+      return answers[action];
+    },
+    values: { get: (name) => ({ apiBase: 'https://example.test', retries: 3 } as Record<string, unknown>)[name] },
+    environment: { tag: 'development', values: { featureFlag: true } },
+    async executeFunction(name, args, ctx) {
+      executed.push({ name, args, ctx });
+      return runner!.run(name, args, ctx);
+    },
+  };
+  return { host, serviceCalls, executed, attach: (r: FunctionRunner) => { runner = r; } };
+}
+
+function startRunner(sources: Map<string, string>, options: Partial<FunctionRunnerOptions> & { host: FunctionHost }) {
+  const logs: { name: string; level: LogLevel; text: string }[] = [];
+  const runner = createFunctionRunner({
+    loadSource: (name) => {
+      const source = sources.get(name);
+      return source === undefined ? undefined : { source, path: `/app/functions/${name}.js` };
+    },
+    log: (name, level, text) => logs.push({ name, level, text }),
+    ...options,
+  });
+  return { runner, logs };
+}
+
+const user = { id: 'u1', type: 'normal', data: { email: 'a@b.c' }, custom_data: { team: 'blue' }, identities: [] };
+
+describe('function runner', () => {
+  const sources = new Map<string, string>([
+    ['sum', 'exports = function (a, b) { return a + b; };'],
+    ['double', 'module.exports = async (x) => { await new Promise((r) => setTimeout(r, 1)); return x * 2; };'],
+    ['echoTypes', `exports = async function (id, count, price, when, nested) {
+      return {
+        sameId: id.equals(new BSON.ObjectId(id.toHexString())),
+        idType: id._bsontype, countPlusOne: count.add(1), price, when, later: new Date(when.getTime() + 1000),
+        nested, made: new BSON.ObjectId('65f0c0ffee00000000000001'), plain: 7, fraction: 2.5, nothing: null,
+        isArray: Array.isArray(nested.list),
+      };
+    };`],
+    ['nothing', 'exports = () => undefined;'],
+    ['boom', 'exports = function () { throw new Error("boom: " + context.user.id); };'],
+    ['throwString', 'exports = () => { throw "plain failure"; };'],
+    ['notAFunction', 'exports = 42;'],
+    ['broken', 'const a = 1;\n\nexports = function () {\n  return a +;\n};\n'],
+    ['probe', `exports = () => ({
+      process: typeof process, requireType: typeof require, globalProcess: typeof globalThis.process,
+      hash: require('crypto').createHash('sha256').update('x').digest('hex').slice(0, 8),
+    });`],
+    ['readFile', 'exports = () => require("fs").readFileSync("/etc/hostname", "utf8");'],
+    ['spawn', 'exports = () => require("node:child_process");'],
+    ['context', `exports = function () {
+      return {
+        user: context.user, remote: context.request.remoteIPAddress, system: context.runningAsSystem(),
+        apiBase: context.values.get('apiBase'), retries: context.values.get('retries'), missingIsUndefined: context.values.get('nope') === undefined,
+        tag: context.environment.tag, flag: context.environment.values.featureFlag,
+      };
+    };`],
+    ['data', `exports = async function () {
+      const tasks = context.services.get('mongodb-atlas').db('todo').collection('Task');
+      const found = await tasks.find({ isComplete: false }, { name: 1 }).sort({ dueDate: 1 }).limit(10).toArray();
+      const first = await tasks.findOne({ name: 'a' });
+      const inserted = await tasks.insertOne({ name: 'new', owner: BSON.ObjectId.createFromHexString('65f0c0ffee00000000000002') });
+      await tasks.insertMany([{ name: 'x' }, { name: 'y' }]);
+      await tasks.updateOne({ name: 'a' }, { $set: { isComplete: true } }, { upsert: true });
+      await tasks.updateMany({}, { $set: { seen: true } });
+      await tasks.deleteOne({ name: 'x' });
+      await tasks.findOneAndUpdate({ name: 'a' }, { $inc: { n: 1 } }, { returnNewDocument: true, projection: { n: 1 } });
+      await tasks.findOneAndReplace({ name: 'b' }, { name: 'c' }, { upsert: true });
+      await tasks.findOneAndDelete({ name: 'c' }, { sort: { n: -1 } });
+      const grouped = await tasks.aggregate([{ $match: {} }]).toArray();
+      const total = await tasks.count({ isComplete: false });
+      const counted = await tasks.countDocuments({}, { limit: 5 });
+      let refused;
+      try { await tasks.deleteMany({}); } catch (e) { refused = e instanceof Error ? e.message : 'not an Error: ' + e; }
+      return { found, firstId: first._id, insertedId: inserted.insertedId, grouped, total, counted, refused };
+    };`],
+    ['outer', `exports = async (x) => {
+      const inner = await context.functions.execute('double', x);
+      return { inner, sum: await context.functions.execute('sum', inner, 1) };
+    };`],
+    ['stray', 'exports = () => { Promise.reject(new Error("stray")); return "still fine"; };'],
+    // vm is no security boundary: reaching the worker's own process is possible, the runtime's state is not.
+    ['exitWorker', 'exports = () => console.log.constructor("return process")().exit(3);'],
+    ['chatty', 'exports = (who) => { console.log("hello", who, { n: 1 }); console.warn("careful"); console.error(new Error("bad").message); return who; };'],
+  ]);
+  const fake = fakeHost({
+    find: [{ _id: new ObjectId('65f0c0ffee00000000000003'), name: 'a' }],
+    findOne: { _id: new ObjectId('65f0c0ffee00000000000004'), name: 'a' },
+    insertOne: { insertedId: new ObjectId('65f0c0ffee00000000000005') },
+    aggregate: [{ _id: null, n: Long.fromNumber(2) }],
+    count: Long.fromNumber(19),
+  });
+  const { runner, logs } = startRunner(sources, { host: fake.host, poolSize: 1 });
+  fake.attach(runner);
+  after(() => runner.close());
+
+  test('runs a function and returns its value', async () => {
+    assert.equal(await runner.run('sum', [1, 2]), 3);
+    assert.equal(await runner.run('sum', ['a', 'b']), 'ab');
+  });
+
+  test('awaits async functions assigned to module.exports', async () => {
+    assert.equal(await runner.run('double', [21]), 42);
+  });
+
+  test('BSON arguments and results keep their types', async () => {
+    const id = new ObjectId();
+    const when = new Date('2024-03-01T10:00:00Z');
+    const result = (await runner.run('echoTypes', [
+      id, Long.fromString('9007199254740993'), Decimal128.fromString('19.99'), when, { list: [1, 'two'], deep: { n: 5 } },
+    ])) as Record<string, unknown>;
+    assert.equal(result.sameId, true);
+    assert.equal(result.idType, 'ObjectId');
+    assert.ok(result.countPlusOne instanceof Long);
+    assert.equal(String(result.countPlusOne), '9007199254740994');
+    assert.ok(result.price instanceof Decimal128);
+    assert.equal(String(result.price), '19.99');
+    assert.deepEqual(result.when, when);
+    assert.deepEqual(result.later, new Date(when.getTime() + 1000));
+    assert.deepEqual(result.nested, { list: [1, 'two'], deep: { n: 5 } });
+    assert.ok(result.made instanceof ObjectId);
+    assert.equal(String(result.made), '65f0c0ffee00000000000001');
+    assert.equal(result.plain, 7);
+    assert.equal(result.fraction, 2.5);
+    assert.equal(result.nothing, null);
+    assert.equal(result.isArray, true);
+    assert.equal(await runner.run('nothing', []), undefined);
+  });
+
+  test('a thrown error becomes FunctionExecutionError with its message', async () => {
+    await assert.rejects(runner.run('boom', [], { user }), (error: unknown) => {
+      assert.ok(error instanceof FunctionExecutionError);
+      assert.equal(error.message, 'boom: u1');
+      assert.equal(error.errorCode, 'FunctionExecutionError');
+      return true;
+    });
+    await assert.rejects(runner.run('throwString', []), { name: 'FunctionExecutionError', message: 'plain failure' });
+    await assert.rejects(runner.run('notAFunction', []), /does not assign a function to exports/);
+  });
+
+  test('an unknown name is FunctionNotFound', async () => {
+    await assert.rejects(runner.run('missing', []), (error: unknown) => {
+      assert.ok(error instanceof FunctionNotFound);
+      assert.equal(error.errorCode, 'FunctionNotFound');
+      assert.match(error.message, /missing/);
+      return true;
+    });
+  });
+
+  test('a syntax error is FunctionSyntaxError at the offending position', async () => {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await assert.rejects(runner.run('broken', []), (error: unknown) => {
+        assert.ok(error instanceof FunctionSyntaxError);
+        assert.equal(error.errorCode, 'FunctionSyntaxError');
+        assert.deepEqual(error.position, { line: 3, character: 12 });
+        assert.equal(error.path, '/app/functions/broken.js');
+        assert.match(error.reason, /Unexpected token/);
+        return true;
+      });
+    }
+  });
+
+  test('functions see neither process nor the file system', async () => {
+    const probe = (await runner.run('probe', [])) as Record<string, unknown>;
+    assert.deepEqual(probe, { process: 'undefined', requireType: 'function', globalProcess: 'undefined', hash: '2d711642' });
+    await assert.rejects(runner.run('readFile', []), { name: 'FunctionExecutionError', message: "module 'fs' is not available to functions" });
+    await assert.rejects(runner.run('spawn', []), /module 'node:child_process' is not available to functions/);
+  });
+
+  test('context carries the user, request, values and environment', async () => {
+    const result = await runner.run('context', [], { user, request: { remoteIPAddress: '127.0.0.1' } });
+    assert.deepEqual(result, {
+      user, remote: '127.0.0.1', system: false, apiBase: 'https://example.test', retries: 3, missingIsUndefined: true,
+      tag: 'development', flag: true,
+    });
+    const system = (await runner.run('context', [], { runAsSystem: true })) as { user: { type: string }; system: boolean };
+    assert.equal(system.user.type, 'system');
+    assert.equal(system.system, true);
+  });
+
+  test('context.services calls reach the host with the data action shapes', async () => {
+    fake.serviceCalls.length = 0;
+    const ctx = { user, requestId: 'r-7' };
+    const result = (await runner.run('data', [], ctx)) as Record<string, unknown>;
+    const owner = new ObjectId('65f0c0ffee00000000000002');
+    const base = { database: 'todo', collection: 'Task' };
+    assert.deepEqual(fake.serviceCalls.map(({ service, action, args }) => ({ service, action, args })), [
+      { service: 'mongodb-atlas', action: 'find', args: { ...base, query: { isComplete: false }, project: { name: 1 }, sort: { dueDate: 1 }, limit: 10 } },
+      { service: 'mongodb-atlas', action: 'findOne', args: { ...base, query: { name: 'a' } } },
+      { service: 'mongodb-atlas', action: 'insertOne', args: { ...base, document: { name: 'new', owner } } },
+      { service: 'mongodb-atlas', action: 'insertMany', args: { ...base, documents: [{ name: 'x' }, { name: 'y' }] } },
+      { service: 'mongodb-atlas', action: 'updateOne', args: { ...base, query: { name: 'a' }, update: { $set: { isComplete: true } }, upsert: true } },
+      { service: 'mongodb-atlas', action: 'updateMany', args: { ...base, query: {}, update: { $set: { seen: true } } } },
+      { service: 'mongodb-atlas', action: 'deleteOne', args: { ...base, query: { name: 'x' } } },
+      { service: 'mongodb-atlas', action: 'findOneAndUpdate', args: { ...base, filter: { name: 'a' }, update: { $inc: { n: 1 } }, returnNewDocument: true, projection: { n: 1 } } },
+      { service: 'mongodb-atlas', action: 'findOneAndReplace', args: { ...base, filter: { name: 'b' }, update: { name: 'c' }, upsert: true } },
+      { service: 'mongodb-atlas', action: 'findOneAndDelete', args: { ...base, filter: { name: 'c' }, sort: { n: -1 } } },
+      { service: 'mongodb-atlas', action: 'aggregate', args: { ...base, pipeline: [{ $match: {} }] } },
+      { service: 'mongodb-atlas', action: 'count', args: { ...base, query: { isComplete: false } } },
+      { service: 'mongodb-atlas', action: 'count', args: { ...base, query: {}, limit: 5 } },
+      { service: 'mongodb-atlas', action: 'deleteMany', args: { ...base, query: {} } },
+    ]);
+    for (const call of fake.serviceCalls) assert.equal(call.ctx, ctx);
+    assert.ok((fake.serviceCalls[2].args.document as { owner: unknown }).owner instanceof ObjectId);
+    assert.deepEqual(result, {
+      found: [{ _id: new ObjectId('65f0c0ffee00000000000003'), name: 'a' }],
+      firstId: new ObjectId('65f0c0ffee00000000000004'),
+      insertedId: new ObjectId('65f0c0ffee00000000000005'),
+      grouped: [{ _id: null, n: Long.fromNumber(2) }],
+      total: 19,
+      counted: 19,
+      refused: 'no rule allows deleting from Task',
+    });
+  });
+
+  test('context.functions.execute runs other functions through the host, even with a pool of one', async () => {
+    fake.executed.length = 0;
+    const ctx = { user };
+    assert.deepEqual(await runner.run('outer', [5], ctx), { inner: 10, sum: 11 });
+    assert.deepEqual(fake.executed.map((e) => [e.name, e.args]), [['double', [5]], ['sum', [10, 1]]]);
+    for (const e of fake.executed) {
+      assert.equal(e.ctx.user, user);
+      assert.equal(e.ctx.caller?.functionName, 'outer');
+    }
+  });
+
+  test('console output reaches the log with the function name', async () => {
+    logs.length = 0;
+    assert.equal(await runner.run('chatty', ['ada']), 'ada');
+    assert.deepEqual(logs, [
+      { name: 'chatty', level: 'log', text: 'hello ada { n: 1 }' },
+      { name: 'chatty', level: 'warn', text: 'careful' },
+      { name: 'chatty', level: 'error', text: 'bad' },
+    ]);
+  });
+
+  test('a stray rejection is logged and the call still succeeds', async () => {
+    logs.length = 0;
+    assert.equal(await runner.run('stray', []), 'still fine');
+    const deadline = Date.now() + 10_000;
+    while (logs.length === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(logs, [{ name: 'stray', level: 'error', text: 'unhandled promise rejection: stray' }]);
+  });
+
+  test('a function that stops its worker fails alone and the runner keeps serving', async () => {
+    await assert.rejects(runner.run('exitWorker', []), {
+      name: 'FunctionExecutionError', message: 'function worker stopped unexpectedly (exit code 3)',
+    });
+    assert.equal(await runner.run('sum', [2, 2]), 4);
+  });
+
+  test('reload picks up changed sources', async () => {
+    sources.set('version', 'exports = () => 1;');
+    assert.equal(await runner.run('version', []), 1);
+    sources.set('version', 'exports = () => 2;');
+    assert.equal(await runner.run('version', []), 1);
+    runner.reload();
+    assert.equal(await runner.run('version', []), 2);
+    sources.set('version', 'exports = () => {');
+    runner.reload();
+    await assert.rejects(runner.run('version', []), FunctionSyntaxError);
+    sources.set('version', 'exports = () => 3;');
+    runner.reload();
+    assert.equal(await runner.run('version', []), 3);
+  });
+});
+
+describe('function time limit', () => {
+  const timeoutMs = 400;
+  const sources = new Map<string, string>([
+    ['spin', 'exports = function () { while (true) {} };'],
+    ['spinLater', 'exports = async function () { await new Promise((r) => setTimeout(r, 5)); for (;;) {} };'],
+    ['spinNested', 'exports = async () => context.functions.execute("spin");'],
+    ['ok', 'exports = (x) => x + 1;'],
+  ]);
+
+  test('a synchronous loop ends with ExecutionTimeLimitExceeded and the runner keeps serving', { timeout: 60_000 }, async () => {
+    const fake = fakeHost();
+    const { runner } = startRunner(sources, { host: fake.host, poolSize: 1, timeoutMs });
+    fake.attach(runner);
+    try {
+      const started = Date.now();
+      const spinning = runner.run('spin', []);
+      // With a pool of one, this call waits for the worker that the loop occupies and runs on its replacement.
+      const queued = runner.run('ok', [1]);
+      await assert.rejects(spinning, (error: unknown) => {
+        assert.ok(error instanceof ExecutionTimeLimitExceeded);
+        assert.equal(error.message, 'execution time limit exceeded');
+        assert.equal(error.errorCode, 'ExecutionTimeLimitExceeded');
+        return true;
+      });
+      assert.ok(Date.now() - started >= timeoutMs, 'the limit is not cut short');
+      assert.equal(await queued, 2);
+      assert.equal(await runner.run('ok', [41]), 42);
+    } finally {
+      await runner.close();
+    }
+  });
+
+  test('a loop after an await ends the same way without blocking other calls', { timeout: 60_000 }, async () => {
+    const fake = fakeHost();
+    const { runner } = startRunner(sources, { host: fake.host, poolSize: 2, timeoutMs });
+    fake.attach(runner);
+    try {
+      // Two concurrent calls start both workers, so the order below does not depend on how fast one boots.
+      assert.deepEqual(await Promise.all([runner.run('ok', [0]), runner.run('ok', [10])]), [1, 11]);
+      const order: string[] = [];
+      const spinning = runner.run('spinLater', []).then(
+        () => order.push('spin resolved'),
+        (error: unknown) => order.push(error instanceof ExecutionTimeLimitExceeded ? 'spin timed out' : `spin failed: ${String(error)}`),
+      );
+      // The loop occupies one worker; the second worker still answers while it spins.
+      const other = runner.run('ok', [1]).then((value) => order.push(`ok ${String(value)}`));
+      await Promise.all([spinning, other]);
+      assert.deepEqual(order, ['ok 2', 'spin timed out']);
+      await assert.rejects(runner.run('spinNested', []), ExecutionTimeLimitExceeded);
+      assert.equal(await runner.run('ok', [2]), 3);
+    } finally {
+      await runner.close();
+    }
+  });
+});
+
+describe('function packages', () => {
+  let appDir: string;
+  before(() => {
+    appDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-functions-'));
+    const pkg = path.join(appDir, 'functions', 'node_modules', 'greeter');
+    fs.mkdirSync(pkg, { recursive: true });
+    fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'greeter', main: 'index.js' }));
+    fs.writeFileSync(path.join(pkg, 'index.js'), 'exports.greet = (name) => `hello, ${name}`;\n');
+  });
+  after(() => fs.rmSync(appDir, { recursive: true, force: true }));
+
+  test('functions require packages from the app’s functions/node_modules only', { timeout: 60_000 }, async () => {
+    const sources = new Map<string, string>([
+      ['greet', 'exports = (name) => require("greeter").greet(name);'],
+      ['outside', 'exports = () => require("bson");'],
+    ]);
+    const fake = fakeHost();
+    const { runner } = startRunner(sources, { host: fake.host, poolSize: 1, packagesDir: path.join(appDir, 'functions', 'node_modules') });
+    try {
+      assert.equal(await runner.run('greet', ['ada']), 'hello, ada');
+      await assert.rejects(runner.run('outside', []), { name: 'FunctionExecutionError', message: "Cannot find module 'bson'" });
+    } finally {
+      await runner.close();
+    }
+  });
+});
