@@ -1,0 +1,674 @@
+// The in-memory document engine behind the embedded store: collections keyed by canonical `_id`,
+// field indexes for equality lookups, and MongoDB query/update/aggregation semantics through mingo.
+// Stored documents are never mutated in place (updates replace them), so a compaction snapshot can
+// hold references while writes continue. Every mutation happens synchronously before the first
+// `await`, which makes each operation atomic; only the journal acknowledgement is awaited.
+import { EJSON, ObjectId } from 'bson';
+import { Aggregator, ProcessingMode, Query } from 'mingo';
+import { bsonType, cloneStored, fromComparable, toComparable, toStorable, valueKey } from './bson-values';
+import { applyUpdate, prepareReplacement, prepareUpdate, seedFromFilter, type PreparedUpdate } from './update';
+import {
+  StoreError, StoreErrorCode,
+  type CollectionName, type CountOptions, type DeleteResult, type Document, type DocumentStore, type Filter,
+  type FindOneAndDeleteOptions, type FindOneAndModifyOptions, type FindOptions, type InsertManyResult,
+  type InsertOneResult, type Projection, type SortSpec, type StoreCollection, type UpdateResult, type UpsertOptions,
+} from './types';
+
+/** Where the engine reports each change so it can be made durable; resolves once it is. */
+export interface Journal {
+  put(namespace: string, doc: Document): Promise<void>;
+  remove(namespace: string, id: unknown): Promise<void>;
+  declareIndex(namespace: string, field: string): Promise<void>;
+}
+
+export interface StoredDoc {
+  /** Insertion sequence: the natural order MongoDB returns unsorted results in. */
+  readonly seq: number;
+  readonly key: string;
+  doc: Document;
+  /** The document as mingo should see it (see toComparable); the same object when no mapping is needed. */
+  view: Document;
+}
+
+const INDEXABLE_BSON = new Set(['ObjectId', 'Long', 'Decimal128', 'Binary', 'Int32', 'Double']);
+
+function isIndexableScalar(value: unknown): boolean {
+  if (value === null) return true;
+  switch (typeof value) {
+    case 'string': case 'number': case 'boolean': return true;
+    case 'object': return value instanceof Date || INDEXABLE_BSON.has(bsonType(value) ?? '');
+    default: return false;
+  }
+}
+
+function isPlainObject(value: unknown): value is Document {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Equality index on one dotted field. Documents whose path crosses an array are always candidates. */
+class FieldIndex {
+  private readonly segments: string[];
+  private readonly buckets = new Map<string, Set<StoredDoc>>();
+  private readonly unkeyed = new Set<StoredDoc>();
+
+  constructor(readonly field: string) {
+    this.segments = field.split('.');
+  }
+
+  private keysOf(doc: Document): string[] | undefined {
+    let current: unknown = doc;
+    for (const segment of this.segments) {
+      if (Array.isArray(current)) return undefined;
+      if (!isPlainObject(current)) return ['z'];
+      current = current[segment];
+    }
+    if (!Array.isArray(current)) return [valueKey(current)];
+    return [...new Set([valueKey(current), ...current.map(valueKey)])];
+  }
+
+  add(entry: StoredDoc): void {
+    const keys = this.keysOf(entry.doc);
+    if (!keys) {
+      this.unkeyed.add(entry);
+      return;
+    }
+    for (const key of keys) {
+      let bucket = this.buckets.get(key);
+      if (!bucket) this.buckets.set(key, (bucket = new Set()));
+      bucket.add(entry);
+    }
+  }
+
+  remove(entry: StoredDoc): void {
+    if (this.unkeyed.delete(entry)) return;
+    for (const key of this.keysOf(entry.doc) ?? []) {
+      const bucket = this.buckets.get(key);
+      if (!bucket) continue;
+      bucket.delete(entry);
+      if (bucket.size === 0) this.buckets.delete(key);
+    }
+  }
+
+  candidates(values: unknown[]): Set<StoredDoc> {
+    const out = new Set<StoredDoc>(this.unkeyed);
+    for (const value of values) for (const entry of this.buckets.get(valueKey(value)) ?? []) out.add(entry);
+    return out;
+  }
+}
+
+class CollectionState {
+  readonly docs = new Map<string, StoredDoc>();
+  readonly indexes = new Map<string, FieldIndex>();
+  /** Maps a view object back to its stored entry, for results that come out of mingo cursors. */
+  readonly owners = new WeakMap<object, StoredDoc>();
+
+  constructor(readonly database: string, readonly name: string) {}
+
+  get namespace(): string {
+    return `${this.database}.${this.name}`;
+  }
+
+  add(entry: StoredDoc): void {
+    this.docs.set(entry.key, entry);
+    this.owners.set(entry.view, entry);
+    for (const index of this.indexes.values()) index.add(entry);
+  }
+
+  remove(entry: StoredDoc): void {
+    this.docs.delete(entry.key);
+    for (const index of this.indexes.values()) index.remove(entry);
+  }
+
+  replaceDoc(entry: StoredDoc, doc: Document): void {
+    for (const index of this.indexes.values()) index.remove(entry);
+    entry.doc = doc;
+    entry.view = toComparable(doc) as Document;
+    this.owners.set(entry.view, entry);
+    for (const index of this.indexes.values()) index.add(entry);
+  }
+
+  ensureIndex(field: string): boolean {
+    if (field === '_id' || this.indexes.has(field)) return false;
+    const index = new FieldIndex(field);
+    for (const entry of this.docs.values()) index.add(entry);
+    this.indexes.set(field, index);
+    return true;
+  }
+}
+
+/** How a filter is answered: by `_id`, by a declared field index, or by scanning the collection. */
+export type QueryPlan = { kind: 'id' } | { kind: 'index'; field: string } | { kind: 'scan' };
+
+interface CompiledFilter {
+  readonly filter: Filter;
+  readonly test: (view: Document) => boolean;
+  readonly equalities: Map<string, unknown[]>;
+}
+
+function mingoError(context: string, error: unknown): StoreError {
+  if (error instanceof StoreError) return error;
+  return StoreError.badValue(`${context}: ${(error as Error)?.message ?? String(error)}`);
+}
+
+function compileFilter(filter: unknown): CompiledFilter {
+  if (filter === undefined || filter === null) filter = {};
+  if (!isPlainObject(filter)) throw StoreError.badValue('A query filter must be a document');
+  const stored = toStorable(filter, 'filter') as Filter;
+  const equalities = new Map<string, unknown[]>();
+  collectEqualities(stored, equalities);
+  const keys = Object.keys(stored);
+  // An `_id` equality is answered exactly by the `_id` map (canonical keys follow MongoDB equality),
+  // so keyed lookups skip compiling a mingo query.
+  const exactById = keys.length === 1 && keys[0] === '_id' && isExactEquality(stored._id);
+  if (keys.length === 0 || exactById) return { filter: stored, test: () => true, equalities };
+  let query: Query;
+  try {
+    query = new Query(toComparable(stored) as Filter, { scriptEnabled: false });
+  } catch (error) {
+    throw mingoError('Invalid query', error);
+  }
+  const test = (view: Document): boolean => {
+    try {
+      return query.test(view);
+    } catch (error) {
+      throw mingoError('Invalid query', error);
+    }
+  };
+  return { filter: stored, test, equalities };
+}
+
+function isExactEquality(condition: unknown): boolean {
+  if (isIndexableScalar(condition)) return true;
+  if (!isPlainObject(condition)) return false;
+  const keys = Object.keys(condition);
+  return keys.length === 1 && keys[0] === '$eq' && isIndexableScalar(condition.$eq);
+}
+
+function collectEqualities(filter: Filter, out: Map<string, unknown[]>): void {
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$and' && Array.isArray(value)) {
+      for (const part of value) if (isPlainObject(part)) collectEqualities(part, out);
+      continue;
+    }
+    if (key.startsWith('$') || out.has(key)) continue;
+    if (isPlainObject(value) && Object.keys(value).some((k) => k.startsWith('$'))) {
+      if ('$eq' in value && isIndexableScalar(value.$eq)) out.set(key, [value.$eq]);
+      else if (Array.isArray(value.$in) && value.$in.every(isIndexableScalar)) out.set(key, value.$in);
+    } else if (isIndexableScalar(value)) {
+      out.set(key, [value]);
+    }
+  }
+}
+
+function validateSort(sort: unknown): SortSpec | undefined {
+  if (sort === undefined || sort === null) return undefined;
+  if (!isPlainObject(sort)) throw StoreError.badValue('sort must be a document');
+  const out: SortSpec = {};
+  for (const [field, direction] of Object.entries(sort)) {
+    const n = Number(typeof direction === 'object' && direction !== null ? NaN : direction);
+    if (n !== 1 && n !== -1) throw StoreError.badValue(`$sort key ordering must be 1 (for ascending) or -1 (for descending); got ${JSON.stringify(direction)} for '${field}'`);
+    out[field] = n;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+function validateCount(value: unknown, name: string): number {
+  if (value === undefined || value === null) return 0;
+  const n = typeof value === 'number' ? value : Number((value as { valueOf(): unknown }).valueOf());
+  if (!Number.isFinite(n) || !Number.isInteger(n)) throw StoreError.badValue(`${name} must be an integer`);
+  if (name === 'skip' && n < 0) throw StoreError.badValue('skip must be non-negative');
+  return Math.abs(n);
+}
+
+function project(docs: Document[], projection: Projection | undefined): Document[] {
+  if (projection === undefined || projection === null || Object.keys(projection).length === 0) return docs;
+  if (!isPlainObject(projection)) throw StoreError.badValue('projection must be a document');
+  try {
+    return new Query({}).find(docs, projection).all() as Document[];
+  } catch (error) {
+    throw mingoError('Invalid projection', error);
+  }
+}
+
+function idRepr(id: unknown): string {
+  if (id instanceof ObjectId) return `ObjectId('${id.toHexString()}')`;
+  try {
+    return EJSON.stringify(id as never, { relaxed: true });
+  } catch {
+    return String(id);
+  }
+}
+
+function validateNames(database: string, name: string): void {
+  if (typeof database !== 'string' || database === '' || /[/\\. "$\0]/.test(database)) {
+    throw new StoreError(`Invalid database name: '${String(database)}'`, StoreErrorCode.BadValue, 'InvalidNamespace');
+  }
+  if (typeof name !== 'string' || name === '' || name.includes('$') || name.includes('\0') || name.startsWith('system.')) {
+    throw new StoreError(`Invalid collection name: '${String(name)}'`, StoreErrorCode.BadValue, 'InvalidNamespace');
+  }
+}
+
+export interface EngineOptions {
+  journal?: Journal;
+  clock?: () => Date;
+}
+
+/** The engine's collections and the write path shared by the in-memory and persistent stores. */
+export class Engine implements DocumentStore {
+  private readonly states = new Map<string, CollectionState>();
+  private seq = 0;
+  private closed = false;
+  private readonly clock: () => Date;
+  protected journal: Journal | undefined;
+
+  constructor(options: EngineOptions = {}) {
+    this.clock = options.clock ?? (() => new Date());
+    this.journal = options.journal;
+  }
+
+  collection(database: string, name: string): EmbeddedCollection {
+    validateNames(database, name);
+    return new EmbeddedCollection(this, database, name);
+  }
+
+  async listCollections(): Promise<CollectionName[]> {
+    this.assertOpen();
+    return [...this.states.values()]
+      .filter((s) => s.docs.size > 0 || s.indexes.size > 0)
+      .map((s) => ({ database: s.database, name: s.name }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  protected get isClosed(): boolean {
+    return this.closed;
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new StoreError('The store is closed', StoreErrorCode.IllegalOperation, 'IllegalOperation');
+  }
+
+  /** The state of a collection; created only when `create` is set, so reads do not create collections. */
+  state(database: string, name: string, create: true): CollectionState;
+  state(database: string, name: string, create?: boolean): CollectionState | undefined;
+  state(database: string, name: string, create = false): CollectionState | undefined {
+    this.assertOpen();
+    const ns = `${database}.${name}`;
+    let state = this.states.get(ns);
+    if (!state && create) this.states.set(ns, (state = new CollectionState(database, name)));
+    return state;
+  }
+
+  now(): Date {
+    return this.clock();
+  }
+
+  /** Every collection with its declared indexes and current documents, for a snapshot. */
+  contents(): { namespace: string; indexes: string[]; docs: Document[] }[] {
+    return [...this.states.values()].map((s) => ({
+      namespace: s.namespace,
+      indexes: [...s.indexes.keys()],
+      docs: [...s.docs.values()].map((e) => e.doc),
+    }));
+  }
+
+  // Replay entry points: apply recovered changes without journaling them again.
+  restorePut(namespace: string, doc: Document): void {
+    const state = this.stateForNamespace(namespace);
+    const key = valueKey(doc._id);
+    const existing = state.docs.get(key);
+    if (existing) state.replaceDoc(existing, doc);
+    else state.add({ seq: this.seq++, key, doc, view: toComparable(doc) as Document });
+  }
+
+  restoreRemove(namespace: string, id: unknown): void {
+    const state = this.stateForNamespace(namespace);
+    const entry = state.docs.get(valueKey(id));
+    if (entry) state.remove(entry);
+  }
+
+  restoreIndex(namespace: string, field: string): void {
+    this.stateForNamespace(namespace).ensureIndex(field);
+  }
+
+  private stateForNamespace(namespace: string): CollectionState {
+    const dot = namespace.indexOf('.');
+    if (dot <= 0) throw new StoreError(`Invalid namespace in store data: '${namespace}'`, StoreErrorCode.InternalError, 'InternalError');
+    return this.state(namespace.slice(0, dot), namespace.slice(dot + 1), true);
+  }
+
+  // Write path: change memory, then journal. The returned promise resolves once durable.
+  insert(state: CollectionState, input: unknown): { id: unknown; durable: Promise<void> } {
+    if (!isPlainObject(input)) throw StoreError.badValue('A document to insert must be an object');
+    const { _id: given, ...fields } = toStorable(input) as Document;
+    // As the driver does: a missing or null `_id` gets an ObjectId; `_id` is stored first.
+    const id = given ?? new ObjectId();
+    const doc: Document = { _id: id, ...fields };
+    if (Array.isArray(id)) throw StoreError.badValue("The '_id' value cannot be of type array");
+    if (id instanceof RegExp || bsonType(id) === 'BSONRegExp') throw StoreError.badValue("The '_id' value cannot be of type regex");
+    const key = valueKey(id);
+    if (state.docs.has(key)) {
+      throw new StoreError(
+        `E11000 duplicate key error collection: ${state.namespace} index: _id_ dup key: { _id: ${idRepr(id)} }`,
+        StoreErrorCode.DuplicateKey, 'DuplicateKey',
+      );
+    }
+    state.add({ seq: this.seq++, key, doc, view: toComparable(doc) as Document });
+    return { id, durable: this.journalPut(state, doc) };
+  }
+
+  replace(state: CollectionState, entry: StoredDoc, doc: Document): Promise<void> {
+    state.replaceDoc(entry, doc);
+    return this.journalPut(state, doc);
+  }
+
+  remove(state: CollectionState, entry: StoredDoc): Promise<void> {
+    state.remove(entry);
+    return this.journal?.remove(state.namespace, entry.doc._id) ?? Promise.resolve();
+  }
+
+  declareIndex(state: CollectionState, field: string): Promise<void> {
+    if (!state.ensureIndex(field)) return Promise.resolve();
+    return this.journal?.declareIndex(state.namespace, field) ?? Promise.resolve();
+  }
+
+  private journalPut(state: CollectionState, doc: Document): Promise<void> {
+    return this.journal?.put(state.namespace, doc) ?? Promise.resolve();
+  }
+}
+
+interface MatchOptions {
+  sort?: SortSpec;
+  skip?: number;
+  limit?: number;
+}
+
+export class EmbeddedCollection implements StoreCollection {
+  constructor(private readonly engine: Engine, readonly database: string, readonly name: string) {}
+
+  /** How this filter would be answered; lets tests and diagnostics see index use. */
+  explain(filter: Filter = {}): QueryPlan {
+    const compiled = compileFilter(filter);
+    return this.plan(this.engine.state(this.database, this.name), compiled).plan;
+  }
+
+  private plan(state: CollectionState | undefined, compiled: CompiledFilter): { plan: QueryPlan; entries?: StoredDoc[] } {
+    if (!state) return { plan: { kind: 'scan' } };
+    const ids = compiled.equalities.get('_id');
+    if (ids) {
+      const entries: StoredDoc[] = [];
+      for (const id of ids) {
+        const entry = state.docs.get(valueKey(id));
+        if (entry && !entries.includes(entry)) entries.push(entry);
+      }
+      return { plan: { kind: 'id' }, entries: entries.sort((a, b) => a.seq - b.seq) };
+    }
+    let best: { field: string; set: Set<StoredDoc> } | undefined;
+    for (const [field, values] of compiled.equalities) {
+      const index = state.indexes.get(field);
+      if (!index) continue;
+      const set = index.candidates(values);
+      if (!best || set.size < best.set.size) best = { field, set };
+    }
+    if (!best) return { plan: { kind: 'scan' } };
+    return { plan: { kind: 'index', field: best.field }, entries: [...best.set].sort((a, b) => a.seq - b.seq) };
+  }
+
+  /** The stored entries matching a filter, in sort (or natural) order, after skip and limit. */
+  private match(state: CollectionState | undefined, compiled: CompiledFilter, options: MatchOptions = {}): StoredDoc[] {
+    if (!state) return [];
+    const { entries } = this.plan(state, compiled);
+    const source: Iterable<StoredDoc> = entries ?? state.docs.values();
+    const skip = options.skip ?? 0;
+    const limit = options.limit ?? 0;
+    const matched: StoredDoc[] = [];
+    if (!options.sort) {
+      let skipped = 0;
+      for (const entry of source) {
+        if (!compiled.test(entry.view)) continue;
+        if (skipped < skip) { skipped++; continue; }
+        matched.push(entry);
+        if (limit && matched.length >= limit) break;
+      }
+      return matched;
+    }
+    for (const entry of source) if (compiled.test(entry.view)) matched.push(entry);
+    let cursor;
+    try {
+      cursor = new Query({}).find(matched.map((e) => e.view)).sort(options.sort);
+      if (skip) cursor = cursor.skip(skip);
+      if (limit) cursor = cursor.limit(limit);
+      return (cursor.all() as Document[]).map((view) => state.owners.get(view)!);
+    } catch (error) {
+      throw mingoError('Invalid sort', error);
+    }
+  }
+
+  private output(entries: StoredDoc[], projection?: Projection): Document[] {
+    return project(entries.map((e) => e.doc), projection).map(cloneStored);
+  }
+
+  async find(filter?: Filter, options: FindOptions = {}): Promise<Document[]> {
+    const compiled = compileFilter(filter);
+    const state = this.engine.state(this.database, this.name);
+    const entries = this.match(state, compiled, {
+      sort: validateSort(options.sort), skip: validateCount(options.skip, 'skip'), limit: validateCount(options.limit, 'limit'),
+    });
+    return this.output(entries, options.projection);
+  }
+
+  async findOne(filter?: Filter, options: Omit<FindOptions, 'limit'> = {}): Promise<Document | null> {
+    const compiled = compileFilter(filter);
+    const state = this.engine.state(this.database, this.name);
+    const entries = this.match(state, compiled, {
+      sort: validateSort(options.sort), skip: validateCount(options.skip, 'skip'), limit: 1,
+    });
+    return this.output(entries, options.projection)[0] ?? null;
+  }
+
+  async countDocuments(filter?: Filter, options: CountOptions = {}): Promise<number> {
+    const compiled = compileFilter(filter);
+    const state = this.engine.state(this.database, this.name);
+    return this.match(state, compiled, { skip: validateCount(options.skip, 'skip'), limit: validateCount(options.limit, 'limit') }).length;
+  }
+
+  async insertOne(doc: Document): Promise<InsertOneResult> {
+    const state = this.engine.state(this.database, this.name, true);
+    const { id, durable } = this.engine.insert(state, doc);
+    await durable;
+    return { insertedId: id };
+  }
+
+  async insertMany(docs: Document[]): Promise<InsertManyResult> {
+    if (!Array.isArray(docs)) throw StoreError.badValue('insertMany expects an array of documents');
+    const state = this.engine.state(this.database, this.name, true);
+    const insertedIds: unknown[] = [];
+    let durable: Promise<void> = Promise.resolve();
+    try {
+      for (const doc of docs) {
+        const inserted = this.engine.insert(state, doc);
+        insertedIds.push(inserted.id);
+        durable = inserted.durable;
+      }
+    } catch (error) {
+      // Ordered semantics: the documents before the failing one stay inserted.
+      await durable;
+      throw error;
+    }
+    await durable;
+    return { insertedIds };
+  }
+
+  async updateOne(filter: Filter, update: Document, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    return this.updateMatching(filter, prepareUpdate(update), options, 1);
+  }
+
+  async updateMany(filter: Filter, update: Document, options: { upsert?: boolean } = {}): Promise<UpdateResult> {
+    return this.updateMatching(filter, prepareUpdate(update), options, 0);
+  }
+
+  private async updateMatching(filter: Filter, prepared: PreparedUpdate, options: UpsertOptions, limit: number): Promise<UpdateResult> {
+    const compiled = compileFilter(filter);
+    const state = this.engine.state(this.database, this.name, true);
+    const entries = this.match(state, compiled, { limit });
+    if (entries.length === 0 && options.upsert) {
+      const { id, durable } = this.upsertWithUpdate(state, compiled, prepared);
+      await durable;
+      return { matchedCount: 0, modifiedCount: 0, upsertedId: id };
+    }
+    const now = this.engine.now();
+    const changes: { entry: StoredDoc; doc: Document }[] = [];
+    // Apply every change to private copies first, so a failing document leaves none half-applied.
+    for (const entry of entries) {
+      const doc = cloneStored(entry.doc);
+      if (applyUpdate(doc, prepared, { isInsert: false, now, filter: compiled.filter })) changes.push({ entry, doc });
+    }
+    let durable: Promise<void> = Promise.resolve();
+    for (const { entry, doc } of changes) durable = this.engine.replace(state, entry, doc);
+    await durable;
+    return { matchedCount: entries.length, modifiedCount: changes.length };
+  }
+
+  private upsertWithUpdate(state: CollectionState, compiled: CompiledFilter, prepared: PreparedUpdate): { id: unknown; doc: Document; durable: Promise<void> } {
+    const doc = seedFromFilter(compiled.filter);
+    applyUpdate(doc, prepared, { isInsert: true, now: this.engine.now(), filter: compiled.filter });
+    const { id, durable } = this.engine.insert(state, doc);
+    return { id, doc, durable };
+  }
+
+  private upsertWithReplacement(state: CollectionState, compiled: CompiledFilter, replacement: Document): { id: unknown; doc: Document; durable: Promise<void> } {
+    const seed = seedFromFilter(compiled.filter);
+    const doc = '_id' in replacement || !('_id' in seed) ? replacement : { _id: seed._id, ...replacement };
+    const { id, durable } = this.engine.insert(state, doc);
+    return { id, doc, durable };
+  }
+
+  /** The replacement as it will be stored: it keeps the matched document's `_id`, placed first. */
+  private replacementFor(entry: StoredDoc, replacement: Document): Document {
+    if ('_id' in replacement && valueKey(replacement._id) !== entry.key) {
+      throw new StoreError("The _id field cannot be changed by a replacement", StoreErrorCode.ImmutableField, 'ImmutableField');
+    }
+    const { _id: _ignored, ...rest } = replacement;
+    return { _id: entry.doc._id, ...rest };
+  }
+
+  async replaceOne(filter: Filter, replacement: Document, options: UpsertOptions = {}): Promise<UpdateResult> {
+    const prepared = prepareReplacement(replacement);
+    const compiled = compileFilter(filter);
+    const state = this.engine.state(this.database, this.name, true);
+    const [entry] = this.match(state, compiled, { limit: 1 });
+    if (!entry) {
+      if (!options.upsert) return { matchedCount: 0, modifiedCount: 0 };
+      const { id, durable } = this.upsertWithReplacement(state, compiled, prepared);
+      await durable;
+      return { matchedCount: 0, modifiedCount: 0, upsertedId: id };
+    }
+    const doc = this.replacementFor(entry, prepared);
+    if (valueKey(doc) === valueKey(entry.doc)) return { matchedCount: 1, modifiedCount: 0 };
+    await this.engine.replace(state, entry, doc);
+    return { matchedCount: 1, modifiedCount: 1 };
+  }
+
+  async deleteOne(filter: Filter): Promise<DeleteResult> {
+    return this.deleteMatching(filter, 1);
+  }
+
+  async deleteMany(filter?: Filter): Promise<DeleteResult> {
+    return this.deleteMatching(filter, 0);
+  }
+
+  private async deleteMatching(filter: Filter | undefined, limit: number): Promise<DeleteResult> {
+    const compiled = compileFilter(filter);
+    const state = this.engine.state(this.database, this.name);
+    const entries = this.match(state, compiled, { limit });
+    let durable: Promise<void> = Promise.resolve();
+    for (const entry of entries) durable = this.engine.remove(state!, entry);
+    await durable;
+    return { deletedCount: entries.length };
+  }
+
+  async findOneAndUpdate(filter: Filter, update: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
+    const prepared = prepareUpdate(update);
+    const compiled = compileFilter(filter);
+    const sort = validateSort(options.sort);
+    const state = this.engine.state(this.database, this.name, true);
+    const [entry] = this.match(state, compiled, { sort, limit: 1 });
+    if (!entry) {
+      if (!options.upsert) return null;
+      const { doc, durable } = this.upsertWithUpdate(state, compiled, prepared);
+      await durable;
+      return options.returnNewDocument ? this.outputDoc(doc, options.projection) : null;
+    }
+    const before = entry.doc;
+    const doc = cloneStored(before);
+    const changed = applyUpdate(doc, prepared, { isInsert: false, now: this.engine.now(), filter: compiled.filter });
+    if (changed) await this.engine.replace(state, entry, doc);
+    return this.outputDoc(options.returnNewDocument ? entry.doc : before, options.projection);
+  }
+
+  async findOneAndReplace(filter: Filter, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
+    const prepared = prepareReplacement(replacement);
+    const compiled = compileFilter(filter);
+    const sort = validateSort(options.sort);
+    const state = this.engine.state(this.database, this.name, true);
+    const [entry] = this.match(state, compiled, { sort, limit: 1 });
+    if (!entry) {
+      if (!options.upsert) return null;
+      const { doc, durable } = this.upsertWithReplacement(state, compiled, prepared);
+      await durable;
+      return options.returnNewDocument ? this.outputDoc(doc, options.projection) : null;
+    }
+    const before = entry.doc;
+    const doc = this.replacementFor(entry, prepared);
+    await this.engine.replace(state, entry, doc);
+    return this.outputDoc(options.returnNewDocument ? doc : before, options.projection);
+  }
+
+  async findOneAndDelete(filter: Filter, options: FindOneAndDeleteOptions = {}): Promise<Document | null> {
+    const compiled = compileFilter(filter);
+    const sort = validateSort(options.sort);
+    const state = this.engine.state(this.database, this.name);
+    const [entry] = this.match(state, compiled, { sort, limit: 1 });
+    if (!entry) return null;
+    await this.engine.remove(state!, entry);
+    return this.outputDoc(entry.doc, options.projection);
+  }
+
+  private outputDoc(doc: Document, projection?: Projection): Document {
+    return cloneStored(project([doc], projection)[0]);
+  }
+
+  async aggregate(pipeline: Document[]): Promise<Document[]> {
+    if (!Array.isArray(pipeline) || !pipeline.every(isPlainObject)) throw StoreError.badValue('A pipeline must be an array of stage documents');
+    for (const stage of pipeline) {
+      const [name] = Object.keys(stage);
+      if (name === '$out' || name === '$merge') throw StoreError.badValue(`${name} is not supported by the embedded store`);
+    }
+    const stages = toComparable(toStorable(pipeline, 'pipeline')) as Document[];
+    const views = (database: string, name: string): Document[] => {
+      const state = this.engine.state(database, name);
+      return state ? [...state.docs.values()].map((e) => e.view) : [];
+    };
+    try {
+      const aggregator = new Aggregator(stages, {
+        scriptEnabled: false,
+        processingMode: ProcessingMode.CLONE_INPUT,
+        collectionResolver: (name: string) => views(this.database, name),
+      });
+      return (aggregator.run(views(this.database, this.name)) as Document[]).map((d) => fromComparable(d) as Document);
+    } catch (error) {
+      throw mingoError('Invalid pipeline', error);
+    }
+  }
+
+  async createIndex(field: string): Promise<string> {
+    if (typeof field !== 'string' || field === '' || field.startsWith('$')) throw StoreError.badValue(`Invalid index field: '${String(field)}'`);
+    const state = this.engine.state(this.database, this.name, true);
+    await this.engine.declareIndex(state, field);
+    return field === '_id' ? '_id_' : `${field}_1`;
+  }
+}

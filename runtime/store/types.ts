@@ -1,0 +1,108 @@
+// The storage interface every data-source backend implements (embedded store, MongoDB driver).
+// Documents are plain JS objects holding bson values; results are shaped like the MongoDB driver's.
+
+export type Document = Record<string, unknown>;
+export type Filter = Document;
+/** An update document made of operators (`$set`, `$inc`, ...). */
+export type UpdateSpec = Document;
+export type SortSpec = Record<string, 1 | -1>;
+export type Projection = Document;
+
+export interface FindOptions {
+  projection?: Projection;
+  sort?: SortSpec;
+  limit?: number;
+  skip?: number;
+}
+
+export interface UpsertOptions {
+  upsert?: boolean;
+}
+
+export interface FindOneAndModifyOptions {
+  sort?: SortSpec;
+  projection?: Projection;
+  upsert?: boolean;
+  /** Return the document as it is after the change instead of before it. */
+  returnNewDocument?: boolean;
+}
+
+export interface FindOneAndDeleteOptions {
+  sort?: SortSpec;
+  projection?: Projection;
+}
+
+export interface CountOptions {
+  limit?: number;
+  skip?: number;
+}
+
+export interface InsertOneResult { insertedId: unknown }
+export interface InsertManyResult { insertedIds: unknown[] }
+export interface UpdateResult {
+  matchedCount: number;
+  modifiedCount: number;
+  /** Present only when the operation inserted a document. */
+  upsertedId?: unknown;
+}
+export interface DeleteResult { deletedCount: number }
+
+export interface StoreCollection {
+  readonly database: string;
+  readonly name: string;
+  find(filter?: Filter, options?: FindOptions): Promise<Document[]>;
+  findOne(filter?: Filter, options?: Omit<FindOptions, 'limit'>): Promise<Document | null>;
+  insertOne(doc: Document): Promise<InsertOneResult>;
+  insertMany(docs: Document[]): Promise<InsertManyResult>;
+  updateOne(filter: Filter, update: UpdateSpec, options?: UpsertOptions): Promise<UpdateResult>;
+  updateMany(filter: Filter, update: UpdateSpec, options?: UpsertOptions): Promise<UpdateResult>;
+  replaceOne(filter: Filter, replacement: Document, options?: UpsertOptions): Promise<UpdateResult>;
+  deleteOne(filter: Filter): Promise<DeleteResult>;
+  deleteMany(filter?: Filter): Promise<DeleteResult>;
+  findOneAndUpdate(filter: Filter, update: UpdateSpec, options?: FindOneAndModifyOptions): Promise<Document | null>;
+  findOneAndReplace(filter: Filter, replacement: Document, options?: FindOneAndModifyOptions): Promise<Document | null>;
+  findOneAndDelete(filter: Filter, options?: FindOneAndDeleteOptions): Promise<Document | null>;
+  aggregate(pipeline: Document[]): Promise<Document[]>;
+  countDocuments(filter?: Filter, options?: CountOptions): Promise<number>;
+  /** Declares an index on a (dotted) field; idempotent. Returns the index name, as the driver does. */
+  createIndex(field: string): Promise<string>;
+}
+
+export interface CollectionName { database: string; name: string }
+
+export interface DocumentStore {
+  collection(database: string, name: string): StoreCollection;
+  listCollections(): Promise<CollectionName[]>;
+  close(): Promise<void>;
+}
+
+/** MongoDB server error codes the store reports, so callers can map them to client error bodies. */
+export const StoreErrorCode = {
+  BadValue: 2,
+  FailedToParse: 9,
+  TypeMismatch: 14,
+  ImmutableField: 66,
+  ConflictingUpdateOperators: 40,
+  DuplicateKey: 11000,
+  IllegalOperation: 20,
+  InternalError: 1,
+} as const;
+
+/**
+ * An error the caller can turn into a JSON error body. `code` follows MongoDB's numbering
+ * (11000 = duplicate key) so both backends report the same codes.
+ */
+export class StoreError extends Error {
+  constructor(message: string, readonly code: number, readonly codeName: string) {
+    super(message);
+    this.name = 'StoreError';
+  }
+
+  static badValue(message: string): StoreError {
+    return new StoreError(message, StoreErrorCode.BadValue, 'BadValue');
+  }
+
+  static failedToParse(message: string): StoreError {
+    return new StoreError(message, StoreErrorCode.FailedToParse, 'FailedToParse');
+  }
+}

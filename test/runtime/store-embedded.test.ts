@@ -1,0 +1,221 @@
+// Behaviour specific to the embedded store: persistence across reopen, compaction, indexes and query
+// plans, the directory lock, the injected clock, group commit and snapshot integrity.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { Decimal128, Long, ObjectId } from 'bson';
+import { EmbeddedStore, openEmbeddedStore } from '../../runtime/store/embedded';
+import { openMongoStore } from '../../runtime/store/mongodb';
+import { StoreError, type Document } from '../../runtime/store/types';
+
+async function withDir<T>(run: (dir: string) => Promise<T>): Promise<T> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'store-embedded-'));
+  try {
+    return await run(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function openDisk(dir: string, options: { compactAfterBytes?: number; clock?: () => Date } = {}): Promise<EmbeddedStore> {
+  return (await openEmbeddedStore({ dir, ...options })) as EmbeddedStore;
+}
+
+describe('embedded store persistence', () => {
+  test('inserts, updates, deletes and indexes survive a reopen', () => withDir(async (dir) => {
+    const store = await openDisk(dir);
+    const tasks = store.collection('todo', 'Task');
+    const id = new ObjectId();
+    await tasks.insertMany([{ _id: id, name: 'a', owner: 'u1', n: Long.fromNumber(1) }, { _id: 2, name: 'b', owner: 'u2' }, { _id: 3, name: 'c', owner: 'u1' }]);
+    await tasks.updateOne({ _id: id }, { $inc: { n: 1 }, $set: { done: true } });
+    await tasks.deleteOne({ _id: 3 });
+    await tasks.createIndex('owner');
+    await store.collection('other', 'Empty').createIndex('x');
+    await store.close();
+
+    const reopened = await openDisk(dir);
+    const again = reopened.collection('todo', 'Task');
+    assert.deepEqual(await again.find({}, { sort: { name: 1 } }), [
+      { _id: id, name: 'a', owner: 'u1', n: Long.fromNumber(2), done: true },
+      { _id: 2, name: 'b', owner: 'u2' },
+    ]);
+    assert.deepEqual(again.explain({ owner: 'u1' }), { kind: 'index', field: 'owner' });
+    assert.deepEqual(
+      (await reopened.listCollections()).sort((a, b) => a.database.localeCompare(b.database)),
+      [{ database: 'other', name: 'Empty' }, { database: 'todo', name: 'Task' }],
+    );
+    await reopened.close();
+  }));
+
+  test('compaction writes a snapshot, removes old journals and keeps the data', () => withDir(async (dir) => {
+    const store = await openDisk(dir);
+    const items = store.collection('db', 'items');
+    for (let i = 0; i < 100; i++) await items.insertOne({ _id: i, v: i });
+    await items.deleteMany({ v: { $gte: 50 } });
+    await store.compact();
+    await items.insertOne({ _id: 'later' });
+    await store.close();
+    const files = fs.readdirSync(dir).sort();
+    assert.deepEqual(files, ['journal-00000001.log', 'snapshot.bson']);
+
+    const reopened = await openDisk(dir);
+    assert.equal(reopened.recovery.replayedRecords, 1);
+    assert.equal(await reopened.collection('db', 'items').countDocuments(), 51);
+    await reopened.close();
+  }));
+
+  test('the journal compacts by itself once it passes the size threshold', () => withDir(async (dir) => {
+    const store = await openDisk(dir, { compactAfterBytes: 16 * 1024 });
+    const items = store.collection('db', 'items');
+    for (let i = 0; i < 300; i++) await items.insertOne({ _id: i, pad: 'y'.repeat(100) });
+    await store.close();
+    assert.equal(store.lastCompactionError, undefined);
+    assert.ok(fs.existsSync(path.join(dir, 'snapshot.bson')));
+    const reopened = await openDisk(dir);
+    assert.equal(await reopened.collection('db', 'items').countDocuments(), 300);
+    await reopened.close();
+  }));
+
+  test('a damaged snapshot refuses to open instead of losing data silently', () => withDir(async (dir) => {
+    const store = await openDisk(dir);
+    await store.collection('db', 'items').insertOne({ a: 1 });
+    await store.compact();
+    await store.close();
+    const snapshot = path.join(dir, 'snapshot.bson');
+    const bytes = fs.readFileSync(snapshot);
+    bytes[bytes.length - 3] ^= 0xff;
+    fs.writeFileSync(snapshot, bytes);
+    await assert.rejects(openDisk(dir), /snapshot\.bson is corrupt/);
+  }));
+
+  test('a directory can be open by one store at a time', () => withDir(async (dir) => {
+    const store = await openDisk(dir);
+    await assert.rejects(openDisk(dir), (e: unknown) => e instanceof StoreError && /already open/.test(e.message));
+    await store.close();
+    const second = await openDisk(dir);
+    await second.close();
+  }));
+
+  test('a lock left by a dead process is taken over', () => withDir(async (dir) => {
+    fs.writeFileSync(path.join(dir, 'LOCK'), '2147483646');
+    const store = await openDisk(dir);
+    await store.close();
+  }));
+
+  test('operations on a closed store reject', () => withDir(async (dir) => {
+    const store = await openDisk(dir);
+    const items = store.collection('db', 'items');
+    await store.close();
+    await assert.rejects(items.find({}), /closed/);
+  }));
+
+  test('concurrent writes share journal syncs (group commit)', () => withDir(async (dir) => {
+    const store = await openDisk(dir);
+    const items = store.collection('db', 'items');
+    await Promise.all(Array.from({ length: 200 }, (_, i) => items.insertOne({ _id: i })));
+    const { records, syncs } = store.journalStats;
+    assert.equal(records, 200);
+    assert.ok(syncs < records, `expected fewer syncs than records, got ${syncs} for ${records}`);
+    await store.close();
+  }));
+
+  test('os durability persists too', () => withDir(async (dir) => {
+    const store = await openEmbeddedStore({ dir, durability: 'os' });
+    await store.collection('db', 'items').insertOne({ _id: 1 });
+    await store.close();
+    const reopened = await openDisk(dir);
+    assert.equal(await reopened.collection('db', 'items').countDocuments({ _id: 1 }), 1);
+    await reopened.close();
+  }));
+});
+
+describe('embedded store semantics', () => {
+  test('$currentDate uses the injected clock', async () => {
+    const now = new Date('2030-05-06T07:08:09Z');
+    const store = await openEmbeddedStore({ clock: () => now });
+    const items = store.collection('db', 'items');
+    await items.insertOne({ _id: 1 });
+    await items.updateOne({ _id: 1 }, { $currentDate: { touched: true } });
+    assert.deepEqual(await items.findOne({ _id: 1 }), { _id: 1, touched: now });
+  });
+
+  test('query plans use _id and declared indexes', async () => {
+    const store = await openEmbeddedStore();
+    const items = store.collection('db', 'items');
+    await items.insertMany([{ _id: 1, p: 'a', q: 1 }, { _id: 2, p: 'b', q: 2 }]);
+    await items.createIndex('p');
+    assert.deepEqual(items.explain({ _id: 1, p: 'a' }), { kind: 'id' });
+    assert.deepEqual(items.explain({ p: { $in: ['a', 'b'] } }), { kind: 'index', field: 'p' });
+    assert.deepEqual(items.explain({ $and: [{ q: 1 }, { p: 'a' }] }), { kind: 'index', field: 'p' });
+    assert.deepEqual(items.explain({ p: /a/ }), { kind: 'scan' });
+    assert.deepEqual(items.explain({ q: 1 }), { kind: 'scan' });
+  });
+
+  test('returned documents are copies the caller may change', async () => {
+    const store = await openEmbeddedStore();
+    const items = store.collection('db', 'items');
+    await items.insertOne({ _id: 1, tags: ['a'] });
+    const doc = (await items.findOne({ _id: 1 }))!;
+    (doc.tags as string[]).push('mutated');
+    assert.deepEqual(await items.findOne({ _id: 1 }), { _id: 1, tags: ['a'] });
+  });
+
+  test('an indexed equality query returns what a scan returns', async () => {
+    const scalar = fc.oneof(
+      fc.integer({ min: -3, max: 3 }),
+      fc.integer({ min: -3, max: 3 }).map((n) => Long.fromNumber(n)),
+      fc.constantFrom('a', 'b', null, true),
+    );
+    const value = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.record({ k: scalar }), fc.array(fc.record({ k: scalar }), { maxLength: 2 }));
+    const doc = fc.record({ f: value, g: fc.record({ k: value }) }, { requiredKeys: [] });
+    await fc.assert(fc.asyncProperty(fc.array(doc, { maxLength: 15 }), scalar, async (docs, probe) => {
+      const store = await openEmbeddedStore();
+      const indexed = store.collection('db', 'indexed');
+      const plain = store.collection('db', 'plain');
+      const withIds = docs.map((d, i) => ({ _id: i, ...d }) as Document);
+      await indexed.insertMany(withIds);
+      await plain.insertMany(withIds);
+      await indexed.createIndex('f');
+      await indexed.createIndex('g.k');
+      for (const filter of [{ f: probe }, { 'g.k': probe }, { f: { $in: [probe, 'a'] } }]) {
+        assert.deepEqual(await indexed.find(filter), await plain.find(filter), JSON.stringify(filter));
+      }
+    }), { numRuns: 150 });
+  });
+
+  test('numeric order is the same across number, Long and Decimal128', async () => {
+    const asType = (n: number, kind: number): unknown => (kind === 0 ? n : kind === 1 ? Long.fromNumber(n) : Decimal128.fromString(String(n)));
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.tuple(fc.integer({ min: -1000, max: 1000 }), fc.integer({ min: 0, max: 2 })), { minLength: 1, maxLength: 12 }),
+      fc.integer({ min: -1000, max: 1000 }), fc.integer({ min: 0, max: 2 }),
+      async (values, pivot, pivotKind) => {
+        const store = await openEmbeddedStore();
+        const items = store.collection('db', 'items');
+        await items.insertMany(values.map(([n, kind], i) => ({ _id: i, v: asType(n, kind) })));
+        const below = await items.find({ v: { $lt: asType(pivot, pivotKind) } });
+        assert.deepEqual(below.map((d) => d._id), values.flatMap(([n], i) => (n < pivot ? [i] : [])));
+        const equal = await items.countDocuments({ v: asType(pivot, pivotKind) });
+        assert.equal(equal, values.filter(([n]) => n === pivot).length);
+        const sorted = (await items.find({}, { sort: { v: 1, _id: 1 } })).map((d) => d._id);
+        const expected = values.map(([n], i) => ({ n, i })).sort((a, b) => a.n - b.n || a.i - b.i).map((x) => x.i);
+        assert.deepEqual(sorted, expected);
+      },
+    ), { numRuns: 100 });
+  });
+});
+
+describe('MongoDB backend without a server', () => {
+  test('connecting to an address with no server rejects with a StoreError', async () => {
+    await assert.rejects(
+      openMongoStore({ uri: 'mongodb://127.0.0.1:1/?directConnection=true', serverSelectionTimeoutMS: 300 }),
+      (e: unknown) => e instanceof StoreError && e.code !== 2,
+    );
+  });
+
+  test('a malformed connection string rejects with a BadValue StoreError', async () => {
+    await assert.rejects(openMongoStore({ uri: 'not-a-mongodb-uri' }), (e: unknown) => e instanceof StoreError && e.code === 2);
+  });
+});
