@@ -7,9 +7,21 @@ import { analyzeExpression, type ExpressionContext, type ExpressionFacts, type P
 
 const PARTITION_TYPES = new Set(['string', 'objectId', 'long', 'uuid']);
 
-export function validateExpressions(app: AppModel, sink: DiagnosticSink): void {
-  const facts = appFacts(app);
-  const check = (file: JsonFile, path: JSONPath, context: ExpressionContext) => analyzeExpression(file, path, context, facts, sink);
+/**
+ * Analyses every expression of the app. `perFile` lets a caller reuse the diagnostics of files whose
+ * expressions and facts did not change: it receives each file with a function that analyses all of it.
+ */
+export function validateExpressions(
+  app: AppModel,
+  sink: DiagnosticSink,
+  perFile: (file: JsonFile, analyse: (sink: DiagnosticSink) => void) => void = (_file, analyse) => analyse(sink),
+  facts: ExpressionFacts = appFacts(app),
+): void {
+  const pending = new Map<JsonFile, Array<[JSONPath, ExpressionContext]>>();
+  const check = (file: JsonFile, path: JSONPath, context: ExpressionContext) => {
+    const list = pending.get(file);
+    if (list) list.push([path, context]); else pending.set(file, [[path, context]]);
+  };
 
   const sync = app.sync;
   if (sync?.type === 'partition' && sync.partition) {
@@ -26,6 +38,9 @@ export function validateExpressions(app: AppModel, sink: DiagnosticSink): void {
     manifest.value.forEach((entry, i) => {
       if (isObject(entry) && entry.can_evaluate !== undefined) check(manifest, [i, 'can_evaluate'], 'can-evaluate');
     });
+  }
+  for (const [file, expressions] of pending) {
+    perFile(file, (fileSink) => { for (const [path, context] of expressions) analyzeExpression(file, path, context, facts, fileSink); });
   }
 }
 

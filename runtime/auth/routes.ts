@@ -1,0 +1,136 @@
+// The client API routes of authentication and function calls (client-api.md §1–§8). GraphQL is routed by
+// the runtime, which authenticates with `AuthService.authenticateRequest`.
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApiError, badRequest } from '../http/errors';
+import { CLIENT_API_PREFIX, type Router } from '../http/router';
+import type { HttpHandler, HttpRequest, HttpResult } from '../http/server';
+import type { AuthenticatedRequest, AuthService } from './service';
+
+export interface LocationInfo {
+  /** `LOCAL` or `GLOBAL`, from the app's root config. */
+  deploymentModel?: string;
+  location?: string;
+}
+
+export interface FunctionCallDependencies {
+  /** Function names and whether each is private (`AppModel.functions` fits). */
+  functions: ReadonlyMap<string, { private: boolean }>;
+  /** Runs a function for the user; throws errors with an `errorCode` (FunctionNotFound, …) or an ApiError. */
+  callFunction(name: string, args: unknown[], caller: AuthenticatedRequest): Promise<unknown>;
+  /** Runs a service action (`mongodb-atlas` `find`, …) for the user. */
+  serviceAction(service: string, action: string, args: unknown[], caller: AuthenticatedRequest): Promise<unknown>;
+}
+
+export interface AuthRouteOptions {
+  location?: LocationInfo;
+  functions?: FunctionCallDependencies;
+}
+
+/** Error codes a function failure may carry through to the client, with their statuses (client-api.md §10). */
+const FUNCTION_ERROR_STATUS: Record<string, number> = {
+  FunctionNotFound: 404,
+  FunctionExecutionError: 400,
+  ExecutionTimeLimitExceeded: 400,
+  ArgumentsNotAllowed: 400,
+  NotCallable: 400,
+  FunctionSyntaxError: 400,
+  ServiceNotFound: 404,
+  ServiceCommandNotFound: 404,
+  NoMatchingRuleFound: 403,
+  MongoDBError: 400,
+  SchemaValidationFailedWrite: 400,
+};
+
+export function registerAuthRoutes(router: Router, auth: AuthService, options: AuthRouteOptions = {}): void {
+  const app = `${CLIENT_API_PREFIX}/app/:appId`;
+  const forApp = (handler: HttpHandler) => (req: HttpRequest) => {
+    if (req.params.appId !== auth.appId) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
+    return handler(req);
+  };
+  const userpass = (req: HttpRequest) => {
+    const provider = auth.provider(req.params.provider!);
+    if (provider.type !== 'local-userpass') throw new ApiError(404, 'AuthProviderNotFound', `provider '${provider.name}' has no ${req.path.split('/providers/')[1]?.split('/').slice(1).join('/')} route`);
+  };
+  const userpassRoute = (sub: string, run: (body: unknown) => Promise<void>, status: number) =>
+    router.post(`${app}/auth/providers/:provider/${sub}`, forApp(async (req) => {
+      userpass(req);
+      await run(await req.json());
+      return status === 204 ? undefined : { status };
+    }));
+
+  router.get(`${app}/location`, forApp((req) => ({
+    body: {
+      deployment_model: options.location?.deploymentModel ?? 'LOCAL',
+      location: options.location?.location ?? 'US-VA',
+      hostname: req.baseUrl,
+      ws_hostname: req.baseUrl.replace(/^http/, 'ws'),
+    },
+  })));
+
+  router.post(`${app}/auth/providers/:provider/login`, forApp(async (req) => {
+    const linking = req.query.get('link') === 'true';
+    const body = await req.json();
+    return { body: await auth.login(req.params.provider!, body, linking ? bearer(req.headers) ?? '' : undefined) };
+  }));
+
+  userpassRoute('register', (b) => auth.register(b), 201);
+  userpassRoute('confirm', (b) => auth.confirm(b), 204);
+  userpassRoute('confirm/send', (b) => auth.resendConfirmation(b), 204);
+  userpassRoute('confirm/call', (b) => auth.rerunConfirmation(b), 204);
+  userpassRoute('reset', (b) => auth.resetPassword(b), 204);
+  userpassRoute('reset/send', (b) => auth.sendResetEmail(b), 204);
+  userpassRoute('reset/call', (b) => auth.callResetFunction(b), 204);
+
+  const api = CLIENT_API_PREFIX;
+  router.post(`${api}/auth/session`, async (req) => ({ status: 201, body: await auth.refresh(bearer(req.headers)) }));
+  router.delete(`${api}/auth/session`, async (req) => { await auth.logout(bearer(req.headers)); });
+  router.get(`${api}/auth/profile`, async (req) => ({ body: await auth.profile(bearer(req.headers)) }));
+  router.delete(`${api}/auth/delete`, async (req) => { await auth.deleteCurrentUser(bearer(req.headers)); });
+
+  router.post(`${api}/auth/api_keys`, async (req) => ({ status: 201, body: await auth.createApiKey(bearer(req.headers), await req.json()) }));
+  router.get(`${api}/auth/api_keys`, async (req) => ({ body: await auth.listApiKeys(bearer(req.headers)) }));
+  router.get(`${api}/auth/api_keys/:id`, async (req) => ({ body: await auth.getApiKey(bearer(req.headers), req.params.id!) }));
+  router.delete(`${api}/auth/api_keys/:id`, async (req) => { await auth.deleteApiKey(bearer(req.headers), req.params.id!); });
+  router.put(`${api}/auth/api_keys/:id/enable`, async (req) => { await auth.setApiKeyDisabled(bearer(req.headers), req.params.id!, false); });
+  router.put(`${api}/auth/api_keys/:id/disable`, async (req) => { await auth.setApiKeyDisabled(bearer(req.headers), req.params.id!, true); });
+
+  const fn = options.functions;
+  if (fn) router.post(`${app}/functions/call`, forApp(async (req) => callFunctionRoute(req, auth, fn)));
+}
+
+async function callFunctionRoute(req: HttpRequest, auth: AuthService, fn: FunctionCallDependencies): Promise<HttpResult> {
+  const caller = await auth.requireAccessToken(req.headers);
+  const body = await req.json();
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the request body must be a JSON object');
+  const { name, arguments: args, service } = body as Record<string, unknown>;
+  if (typeof name !== 'string' || name === '') throw new ApiError(400, 'InvalidParameter', "'name' must be a non-empty string");
+  if (args !== undefined && !Array.isArray(args)) throw new ApiError(400, 'ArgumentsNotAllowed', "'arguments' must be an array");
+  const list = (args ?? []) as unknown[];
+  let result: unknown;
+  try {
+    if (service !== undefined) {
+      if (typeof service !== 'string' || service === '') throw new ApiError(400, 'InvalidParameter', "'service' must be a non-empty string");
+      result = await fn.serviceAction(service, name, list, caller);
+    } else {
+      // A private function is indistinguishable from a missing one to clients, as on the platform.
+      if (fn.functions.get(name)?.private !== false) throw new ApiError(404, 'FunctionNotFound', `function not found: '${name}'`);
+      result = await fn.callFunction(name, list, caller);
+    }
+  } catch (e) {
+    throw toApiError(e);
+  }
+  return { body: result };
+}
+
+function toApiError(e: unknown): unknown {
+  if (e instanceof ApiError) return e;
+  const code = (e as { errorCode?: unknown })?.errorCode;
+  if (typeof code === 'string') return new ApiError(FUNCTION_ERROR_STATUS[code] ?? 400, code, (e as Error).message);
+  return e;
+}
+
+function bearer(headers: IncomingHttpHeaders): string | undefined {
+  const value = headers.authorization;
+  const match = typeof value === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(value) : null;
+  return match ? match[1] : undefined;
+}

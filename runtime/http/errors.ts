@@ -1,0 +1,15 @@
+// Failures a route reports to the client as the platform's error body `{error, error_code, link}`.
+
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly errorCode: string, message: string) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** The two 401 bodies that make both SDKs refresh the access token or log the user out (client-api.md §3.1). */
+export const invalidAccessToken = () => new ApiError(401, 'InvalidSession', 'invalid session: access token expired');
+export const invalidRefreshToken = () => new ApiError(401, 'InvalidSession', 'invalid session: failed to find refresh token');
+
+export const badRequest = (message: string) => new ApiError(400, 'BadRequest', message);
+export const authError = (message: string) => new ApiError(401, 'AuthError', message);

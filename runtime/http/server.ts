@@ -1,0 +1,219 @@
+// The runtime's HTTP front door on node:http. Every handler is wrapped so that a thrown error or malformed
+// input becomes the platform's JSON error body with a fitting status: never a 500 without a body, never a
+// dead process. Bodies are canonical EJSON with `Content-Type: application/json` exactly (client-api.md §3).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { ApiError } from './errors';
+import { parseEjson, stringifyEjson } from './ejson';
+import { isOriginAllowed, preflightHeaders, type CorsPolicy } from './cors';
+import type { Router } from './router';
+
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface HttpRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly params: Record<string, string>;
+  /** 24-hex id of this request; error bodies link to it and the log names it. */
+  readonly requestId: string;
+  /** What clients should use to reach this server, e.g. `http://localhost:8080`. */
+  readonly baseUrl: string;
+  /** The body parsed as EJSON; undefined when empty. Malformed JSON throws a 400. */
+  json(): Promise<unknown>;
+  text(): Promise<string>;
+  readonly raw: http.IncomingMessage;
+  readonly response: http.ServerResponse;
+}
+
+/**
+ * What a handler returns: `undefined` for 204 with no body; `{status}` alone for another status with no
+ * body; `body` (EJSON, or plain JSON with `encoding: 'json'`); raw `text` with its content type; or
+ * `'handled'` when it wrote the response itself. Empty responses never carry a Content-Type, which is
+ * how the Web SDK recognises them.
+ */
+export type HttpResult =
+  | undefined
+  | 'handled'
+  | { status: number }
+  | { status?: number; body: unknown; encoding?: 'ejson' | 'json'; headers?: Record<string, string> }
+  | { status?: number; text: string; contentType: string; headers?: Record<string, string> };
+
+export type HttpHandler = (req: HttpRequest) => Promise<HttpResult | void> | HttpResult | void;
+
+export interface HttpServerOptions {
+  host?: string;
+  port?: number;
+  router: Router;
+  log: Logger;
+  cors?: CorsPolicy;
+  /** Largest accepted request body; larger ones get 413. */
+  maxBodyBytes?: number;
+  /** Base URL announced to clients; defaults to `http://localhost:<bound port>`. */
+  publicUrl?: string;
+}
+
+export interface RunningHttpServer {
+  readonly server: http.Server;
+  readonly port: number;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** Header limit above the largest token we accept (1,000,000 characters), so an oversized bearer token is refused with 401 rather than a bare 431. */
+const MAX_HEADER_BYTES = 1_100_000;
+
+export async function createHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const host = options.host ?? '127.0.0.1';
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  let baseUrl = options.publicUrl ?? '';
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    handle(req, res, options, baseUrl, maxBody).catch((e) => {
+      options.log.error(`unhandled failure while answering ${req.method} ${req.url}: ${describe(e)}`);
+      if (!res.headersSent) writeError(res, new ApiError(500, 'InternalServerError', 'internal server error'), baseUrl, newRequestId());
+      else res.destroy();
+    });
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) { socket.destroy(); return; }
+    // Only credentials make a header this large, so an overflow is answered as a refused token.
+    const error = err.code === 'HPE_HEADER_OVERFLOW'
+      ? { status: '401 Unauthorized', error: `invalid session: request headers exceed ${MAX_HEADER_BYTES} bytes (oversized token)`, code: 'InvalidSession' }
+      : { status: '400 Bad Request', error: `malformed request: ${err.message}`, code: 'BadRequest' };
+    const body = JSON.stringify({ error: error.error, error_code: error.code, link: baseUrl });
+    socket.end(`HTTP/1.1 ${error.status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => { server.off('error', reject); resolve(); });
+  });
+  const port = (server.address() as AddressInfo).port;
+  if (!baseUrl) baseUrl = `http://localhost:${port}`;
+  return {
+    server,
+    port,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
+
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, options: HttpServerOptions, baseUrl: string, maxBody: number): Promise<void> {
+  const requestId = newRequestId();
+  const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+  const originAllowed = origin !== undefined && options.cors !== undefined && isOriginAllowed(options.cors, origin);
+  const method = (req.method ?? 'GET').toUpperCase();
+
+  if (method === 'OPTIONS' && origin !== undefined && req.headers['access-control-request-method']) {
+    req.resume();
+    const headers = originAllowed ? preflightHeaders(origin, headerText(req.headers['access-control-request-headers'])) : {};
+    res.writeHead(204, headers).end();
+    return;
+  }
+  if (originAllowed) {
+    res.setHeader('Access-Control-Allow-Origin', origin!);
+    res.setHeader('Vary', 'Origin');
+  }
+
+  let url: URL;
+  try { url = new URL(req.url ?? '/', 'http://localhost'); } catch {
+    req.resume();
+    writeError(res, new ApiError(400, 'BadRequest', 'malformed request URL'), baseUrl, requestId);
+    return;
+  }
+  const match = options.router.match(method, url.pathname);
+  if (match.kind !== 'found') {
+    req.resume();
+    const error = match.kind === 'wrong-method'
+      ? new ApiError(405, 'BadRequest', `method ${method} is not allowed on ${url.pathname} (allowed: ${match.allowed.join(', ')})`)
+      : new ApiError(404, 'NotFound', `no route matches ${method} ${url.pathname}`);
+    writeError(res, error, baseUrl, requestId);
+    return;
+  }
+
+  let bodyText: Promise<string> | undefined;
+  const text = () => (bodyText ??= readBody(req, maxBody));
+  const request: HttpRequest = {
+    method, path: url.pathname, query: url.searchParams, headers: req.headers, params: match.params, requestId, baseUrl,
+    raw: req, response: res, text,
+    async json() {
+      const t = await text();
+      if (t.trim() === '') return undefined;
+      try { return parseEjson(t); } catch (e) { throw new ApiError(400, 'BadRequest', `invalid JSON body: ${(e as Error).message}`); }
+    },
+  };
+
+  let result: HttpResult | void;
+  try {
+    result = await match.handler(request);
+  } catch (e) {
+    if (!(e instanceof ApiError)) options.log.error(`${method} ${url.pathname} failed (co_id ${requestId}): ${describe(e)}`);
+    const error = e instanceof ApiError ? e : new ApiError(500, 'InternalServerError', 'internal server error');
+    if (res.headersSent) { res.destroy(); return; }
+    if (error.status === 413) res.setHeader('Connection', 'close');
+    writeError(res, error, baseUrl, requestId);
+    return;
+  }
+  if (result === 'handled') return;
+  if (bodyText === undefined) req.resume();
+  if (result === undefined) { res.writeHead(204).end(); return; }
+  if (!('text' in result) && !('body' in result)) { res.writeHead(result.status).end(); return; }
+  if ('text' in result) {
+    res.writeHead(result.status ?? 200, { ...result.headers, 'Content-Type': result.contentType }).end(result.text);
+    return;
+  }
+  const payload = result.encoding === 'json' ? JSON.stringify(result.body) : stringifyEjson(result.body);
+  writeJson(res, result.status ?? 200, payload, result.headers);
+}
+
+function readBody(req: http.IncomingMessage, maxBody: number): Promise<string> {
+  const tooLarge = () => new ApiError(413, 'BadRequest', `request body exceeds the limit of ${maxBody} bytes`);
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBody) { req.resume(); return Promise.reject(tooLarge()); }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > maxBody) { failed = true; chunks.length = 0; reject(tooLarge()); return; }
+      chunks.push(chunk);
+    });
+    req.on('end', () => { if (!failed) resolve(Buffer.concat(chunks).toString('utf8')); });
+    req.on('error', (e) => { if (!failed) { failed = true; reject(new ApiError(400, 'BadRequest', `could not read the request body: ${e.message}`)); } });
+  });
+}
+
+export function writeJson(res: http.ServerResponse, status: number, payload: string, headers?: Record<string, string>): void {
+  res.writeHead(status, { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) }).end(payload);
+}
+
+export function errorBody(error: ApiError, baseUrl: string, requestId: string): string {
+  return JSON.stringify({ error: error.message, error_code: error.errorCode, link: `${baseUrl}/logs?co_id=${requestId}` });
+}
+
+function writeError(res: http.ServerResponse, error: ApiError, baseUrl: string, requestId: string): void {
+  writeJson(res, error.status, errorBody(error, baseUrl, requestId));
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+function newRequestId(): string {
+  return randomBytes(12).toString('hex');
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? (e.stack ?? e.message) : String(e);
+}
