@@ -53,7 +53,7 @@ export function checkApp(app: AppModel, cache: CheckCache = new CheckCache()): D
   for (const file of app.files.values()) for (const d of cache.structureOf(file)) sink.add(d);
   validateReferences(app, sink);
   const facts = appFacts(app);
-  const factsKey = JSON.stringify(facts, (_k, v) => (v && typeof v === 'object' && Symbol.iterator in v && !Array.isArray(v) ? [...v].sort() : v));
+  const factsKey = JSON.stringify(facts);
   validateExpressions(app, sink, (file, analyse) => { for (const d of cache.expressionsOf(file, factsKey, analyse)) sink.add(d); }, facts);
   validateSync(app, sink);
   for (const d of cache.generatedSchema(app).diagnostics) sink.add(d);

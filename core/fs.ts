@@ -56,3 +56,37 @@ export function overlayFileSystem(base: AppFileSystem, overlay: ReadonlyMap<stri
     async readDir(p) { return base.readDir(p); },
   };
 }
+
+/**
+ * Remembers what it read until told a path changed. The language server uses it so that reloading an
+ * app after one edit does not read every file from disk again; file-watcher events invalidate entries.
+ */
+export class CachingFileSystem implements AppFileSystem {
+  private readonly files = new Map<string, Promise<string | undefined>>();
+  private readonly dirs = new Map<string, Promise<DirEntry[] | undefined>>();
+  constructor(private readonly base: AppFileSystem) {}
+
+  readFile(p: string): Promise<string | undefined> {
+    let hit = this.files.get(p);
+    if (!hit) this.files.set(p, (hit = this.base.readFile(p)));
+    return hit;
+  }
+
+  readDir(p: string): Promise<DirEntry[] | undefined> {
+    let hit = this.dirs.get(p);
+    if (!hit) this.dirs.set(p, (hit = this.base.readDir(p)));
+    return hit;
+  }
+
+  /** Forget a changed, created or deleted path: its content, its listing, and its parent's listing. */
+  invalidate(p: string): void {
+    this.files.delete(p);
+    this.dirs.delete(p);
+    this.dirs.delete(path.dirname(p));
+    const prefix = p + path.sep;
+    for (const key of this.dirs.keys()) if (key.startsWith(prefix)) this.dirs.delete(key);
+    for (const key of this.files.keys()) if (key.startsWith(prefix)) this.files.delete(key);
+  }
+
+  clear(): void { this.files.clear(); this.dirs.clear(); }
+}

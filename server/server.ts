@@ -20,7 +20,7 @@ export interface ServerRuntime {
 
 export function startServer(connection: Connection, runtime: ServerRuntime): void {
   const documents = new TextDocuments(TextDocument);
-  const workspace = new AppWorkspace(runtime.fs);
+  let workspace = new AppWorkspace(runtime.fs);
   const published = new Map<string, Set<string>>();
   const pendingReloads = new Map<string, unknown>();
   let folders: string[] = [];
@@ -89,6 +89,8 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     }
     watchRegistration = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
     workspaceFolderEvents = params.capabilities.workspace?.workspaceFolders === true;
+    // Disk reads can be cached only when the client will tell us about every change on disk.
+    if (watchRegistration) workspace = new AppWorkspace(runtime.fs, { cacheDisk: true });
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,

@@ -1,9 +1,9 @@
 // The apps of an editor workspace: which apps exist, their loaded models, and their diagnostics.
 // Pure logic over an injected file system; the connection wiring lives in server.ts.
 import path from 'node:path';
-import { checkApp } from '../core/check';
+import { CheckCache, checkApp } from '../core/check';
 import type { Diagnostic } from '../core/diagnostics';
-import { overlayFileSystem, type AppFileSystem } from '../core/fs';
+import { CachingFileSystem, overlayFileSystem, type AppFileSystem } from '../core/fs';
 import { findAppRoots, loadApp, ParseCache, ROOT_FILE_NAMES } from '../core/load';
 import type { AppModel } from '../core/model';
 
@@ -11,6 +11,8 @@ export interface LoadedApp {
   model: AppModel;
   /** Diagnostics of the whole app, all files. */
   diagnostics: Diagnostic[];
+  /** Per-app results kept between reloads (per-file diagnostics, the generated GraphQL schema). */
+  cache: CheckCache;
 }
 
 export class AppWorkspace {
@@ -20,9 +22,13 @@ export class AppWorkspace {
   private readonly openTexts = new Map<string, string>();
   private readonly cache = new ParseCache();
   private readonly fs: AppFileSystem;
+  /** Present when disk reads are cached; then every change on disk must be reported through fileChanged. */
+  private readonly disk?: CachingFileSystem;
 
-  constructor(diskFs: AppFileSystem) {
-    this.fs = overlayFileSystem(diskFs, this.openTexts);
+  /** `cacheDisk`: only when the client reports file changes (watched files), or edits on disk would go unseen. */
+  constructor(diskFs: AppFileSystem, options: { cacheDisk?: boolean } = {}) {
+    if (options.cacheDisk) this.disk = new CachingFileSystem(diskFs);
+    this.fs = overlayFileSystem(this.disk ?? diskFs, this.openTexts);
   }
 
   get appCount(): number { return this.apps.size; }
@@ -35,6 +41,7 @@ export class AppWorkspace {
   }
 
   async rescan(): Promise<void> {
+    this.disk?.clear();
     const roots = new Set<string>();
     for (const folder of this.folders) for (const root of await findAppRoots(this.fs, folder)) roots.add(root);
     for (const known of [...this.apps.keys()]) if (!roots.has(known)) this.apps.delete(known);
@@ -43,7 +50,8 @@ export class AppWorkspace {
 
   async reload(root: string): Promise<LoadedApp> {
     const model = await loadApp(this.fs, root, { cache: this.cache });
-    const loaded = { model, diagnostics: checkApp(model) };
+    const cache = this.apps.get(root)?.cache ?? new CheckCache();
+    const loaded = { model, diagnostics: checkApp(model, cache), cache };
     this.apps.set(root, loaded);
     return loaded;
   }
@@ -72,6 +80,7 @@ export class AppWorkspace {
    */
   async fileChanged(file: string, kind: 'changed' | 'created' | 'deleted'): Promise<string[]> {
     if (kind === 'deleted') this.cache.delete(file);
+    this.disk?.invalidate(file);
     if (kind !== 'changed' && (ROOT_FILE_NAMES as readonly string[]).includes(path.basename(file))) {
       const before = new Set(this.apps.keys());
       await this.rescan();

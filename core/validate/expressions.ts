@@ -82,7 +82,7 @@ export function appFacts(app: AppModel): ExpressionFacts {
     ? app.dataSources.find((d) => d.name === cud.serviceName)?.collections.find((c) => c.database === cud.databaseName && c.collection === cud.collectionName)?.schema?.value
     : undefined;
   return {
-    functionNames: app.functions.keys(),
+    functionNames: [...app.functions.keys()],
     partitionType: partitionType && PARTITION_TYPES.has(partitionType) ? (partitionType as PartitionKeyType) : undefined,
     customDataFields: isObject(cudSchema) && isObject(cudSchema.properties) ? Object.keys(cudSchema.properties) : undefined,
     valueNames: app.values.map((v) => v.name),

@@ -102,3 +102,23 @@ describe('robustness: every config file of the example app, broken every way', (
     }
   });
 });
+
+describe('CheckCache', () => {
+  test('a second check after editing one file gives the same diagnostics as a fresh check', async () => {
+    const { CheckCache } = await import('../../core/check');
+    const { ParseCache } = await import('../../core/load');
+    const files = baseApp();
+    files['sync/config.json'] = partitionSync({ read: { '%%usr.id': '%%partition' }, write: true });
+    const parseCache = new ParseCache();
+    const cache = new CheckCache();
+    const first = checkApp(await loadApp(appFs(files), APP_ROOT, { cache: parseCache }), cache);
+    assert.ok(first.some((d) => d.code === 'rule/unknown-expansion'));
+    (files['graphql/custom_resolvers/mutation_renameTask.json'] as Record<string, unknown>).function_name = 'gone';
+    files['functions/config.json'] = [{ name: 'resetFunc', private: true }];
+    delete files['functions/renameTask.js'];
+    const incremental = checkApp(await loadApp(appFs(files), APP_ROOT, { cache: parseCache }), cache);
+    const fresh = checkApp(await loadApp(appFs(files), APP_ROOT));
+    assert.deepEqual(incremental, fresh);
+    assert.ok(incremental.some((d) => d.code === 'resolver/unknown-function'));
+  });
+});
