@@ -3,7 +3,7 @@
 // affected part is left out (or keeps its plain type), and everything else is generated as usual.
 // Processing order is fixed (collections by data source/database/collection, resolvers by file path),
 // so which of two colliding definitions wins is deterministic.
-import { printSchema } from 'graphql';
+import { printSchema, type GraphQLSchema } from 'graphql';
 import { DiagnosticSink } from '../diagnostics';
 import { isObject, type JSONPath, type JsonFile } from '../json';
 import { isClusterSource, type AppModel, type Collection, type CustomResolver, type DataSource } from '../model';
@@ -72,12 +72,14 @@ class SchemaGenerator {
     if (this.mutation.fields.size === 0) this.types.delete('Mutation');
     if (this.query.fields.size === 0) this.reportEmptyApi();
 
-    const schema = toGraphqlSchema(this.types);
+    const types = this.types;
+    let schema: GraphQLSchema | undefined;
     let sdl: string | undefined;
     return {
-      // Printed on first use: the runtime executes against `schema` and rarely needs the text.
-      get sdl() { return (sdl ??= printSchema(schema)); },
-      schema,
+      // Built on first use: checking an app needs only the diagnostics, and building graphql-js types
+      // is most of the cost of generation; the runtime executes against `schema` and rarely needs the text.
+      get schema() { return (schema ??= toGraphqlSchema(types)); },
+      get sdl() { return (sdl ??= printSchema(this.schema)); },
       types: [...this.candidates.values()].map((c) => c.info),
       resolvers: this.resolvers,
       generatedTypeNames,
