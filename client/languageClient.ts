@@ -20,6 +20,9 @@ export function createLanguageClient(serverModule: string, output: vscode.LogOut
   const serverOptions: ServerOptions = { module: serverModule, transport: TransportKind.ipc };
   const clientOptions: LanguageClientOptions = {
     documentSelector,
+    // VS Code already shows key and enum documentation from the bundled JSON Schemas (jsonValidation);
+    // the server keeps to what only it knows (app facts, rule expressions, generated types).
+    initializationOptions: { schemaDocumentation: false },
     // Changes to files no editor has open reach the server through the file watchers it registers itself
     // (dynamic registration), so every LSP client gets them, not just this one.
     outputChannel: output,

@@ -4,7 +4,9 @@ import { generateSchema, type GeneratedSchema } from './graphql';
 import type { JsonFile } from './json';
 import type { AppModel } from './model';
 import { appFacts, validateExpressions } from './validate/expressions';
+import { validateProviders } from './validate/providers';
 import { validateReferences } from './validate/references';
+import { validateResolvers } from './validate/resolvers';
 import { validateStructure } from './validate/structure';
 import { validateSync } from './validate/sync';
 
@@ -56,7 +58,10 @@ export function checkApp(app: AppModel, cache: CheckCache = new CheckCache()): D
   const factsKey = JSON.stringify(facts);
   validateExpressions(app, sink, (file, analyse) => { for (const d of cache.expressionsOf(file, factsKey, analyse)) sink.add(d); }, facts);
   validateSync(app, sink);
-  for (const d of cache.generatedSchema(app).diagnostics) sink.add(d);
+  validateProviders(app, sink);
+  const generated = cache.generatedSchema(app);
+  for (const d of generated.diagnostics) sink.add(d);
+  validateResolvers(app, generated, sink);
   return sortDiagnostics(sink.items);
 }
 

@@ -1,12 +1,13 @@
 // The language server: wires the LSP connection to the workspace model. Features stay out of this file.
 import {
-  DidChangeWatchedFilesNotification, FileChangeType, TextDocuments, TextDocumentSyncKind,
+  CodeActionKind, DidChangeWatchedFilesNotification, FileChangeType, TextDocuments, TextDocumentSyncKind,
   type Connection, type InitializeParams, type InitializeResult,
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { AppFileSystem } from '../core/fs';
 import { STATUS_NOTIFICATION, type StatusParams } from '../core/protocol';
 import { pathToUri, toLspDiagnostic, uriToPath } from './convert';
+import { LanguageFeatures } from './features';
 import { AppWorkspace } from './workspace';
 
 /** What the server needs from its host process, injected so tests can run it in memory. */
@@ -26,6 +27,7 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
   let folders: string[] = [];
   let watchRegistration = false;
   let workspaceFolderEvents = false;
+  const features = new LanguageFeatures((file) => workspace.appOf(file), (uri) => documents.get(uri)?.getText(), (message) => connection.console.error(message));
 
   const safely = <A extends unknown[]>(what: string, fn: (...args: A) => Promise<void> | void) => async (...args: A) => {
     try { await fn(...args); } catch (e) { connection.console.error(`${what} failed: ${(e as Error)?.stack ?? e}`); }
@@ -91,9 +93,13 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     workspaceFolderEvents = params.capabilities.workspace?.workspaceFolders === true;
     // Disk reads can be cached only when the client will tell us about every change on disk.
     if (watchRegistration) workspace = new AppWorkspace(runtime.fs, { cacheDisk: true });
+    features.configure(params.initializationOptions);
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
+        completionProvider: { triggerCharacters: ['"', '%', '$', '.'] },
+        hoverProvider: true,
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
         workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
       },
       serverInfo: { name: 'App Services Local', version: '0.1.0' },
@@ -135,6 +141,10 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
       await applyChange(file, change.type === FileChangeType.Created ? 'created' : change.type === FileChangeType.Deleted ? 'deleted' : 'changed');
     }
   }));
+
+  connection.onCompletion((params) => features.completion(params));
+  connection.onHover((params) => features.hover(params));
+  connection.onCodeAction((params) => features.codeActions(params));
 
   documents.listen(connection);
   connection.listen();

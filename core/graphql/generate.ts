@@ -473,11 +473,8 @@ class SchemaGenerator {
       if (payload.typeName === defaultPayloadName && !this.types.has(defaultPayloadName)) {
         this.types.set(defaultPayloadName, { kind: 'object', name: defaultPayloadName, fields: new Map([['status', { name: 'status', type: nonNull(named('String')), args: [] }]]) });
       }
+      // The validator (resolver/shadows-generated-field) tells the user; generation just records it.
       const overrides = parent.fields.has(resolver.fieldName);
-      if (overrides) {
-        this.sink.at(file, ['field_name'], 'information', 'graphql/resolver-overrides-field',
-          `This resolver replaces the generated field ${fieldKey}.`, { data: { field: fieldKey } });
-      }
       const wrap = (ref: { typeName: string; isList: boolean }) => (ref.isList ? listOf(named(ref.typeName)) : named(ref.typeName));
       parent.fields.set(resolver.fieldName, { name: resolver.fieldName, type: wrap(payload), args: input ? [{ name: 'input', type: wrap(input) }] : [] });
       this.resolvers.push({
