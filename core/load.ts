@@ -254,9 +254,11 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
         collections: [],
       };
       const collectionDirs = new Set<string>();
+      const prefix = `data_sources/${folder}/`;
       for (const e of entries) {
-        const m = new RegExp(`^data_sources/${escapeRegExp(folder)}/([^/]+)/([^/]+)/[^/]+$`).exec(e.rel);
-        if (m) collectionDirs.add(`${m[1]}/${m[2]}`);
+        if (!e.rel.startsWith(prefix)) continue;
+        const parts = e.rel.slice(prefix.length).split('/');
+        if (parts.length === 3) collectionDirs.add(`${parts[0]}/${parts[1]}`);
       }
       for (const dbColl of [...collectionDirs].sort()) {
         const [database, collection] = dbColl.split('/');
@@ -456,4 +458,3 @@ function str(v: unknown): string | undefined { return typeof v === 'string' ? v 
 function num(v: unknown): number | undefined { return typeof v === 'number' && Number.isFinite(v) ? v : undefined; }
 function bool(v: unknown, fallback: boolean): boolean { return typeof v === 'boolean' ? v : fallback; }
 function strings(v: unknown): string[] { return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []; }
-function escapeRegExp(s: string): string { return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }

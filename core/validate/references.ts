@@ -197,26 +197,33 @@ function checkValues(app: AppModel, sink: DiagnosticSink): void {
 
 /** The closest candidate within a small edit distance, for "did you mean" hints and quick fixes. */
 export function closestName(name: string, candidates: Iterable<string>): string | undefined {
+  const lower = name.toLowerCase();
   let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  let bound = Math.max(2, Math.floor(name.length / 3));
   for (const c of candidates) {
-    const d = editDistance(name.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) { best = c; bestDistance = d; }
+    if (Math.abs(c.length - name.length) > bound) continue;
+    const d = boundedEditDistance(lower, c.toLowerCase(), bound);
+    if (d <= bound && (best === undefined || d < bound)) { best = c; bound = d - 1; }
+    if (bound < 0) break;
   }
   return best;
 }
 
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 3) return Math.abs(a.length - b.length);
+/** Levenshtein distance, or `bound + 1` as soon as it is known to exceed `bound` (hints only need close names). */
+function boundedEditDistance(a: string, b: string, bound: number): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (cur[j] < rowMin) rowMin = cur[j];
+    }
+    if (rowMin > bound) return bound + 1;
     prev = cur;
   }
   return prev[b.length];
 }
-
 /**
  * Exports carry secret names, never values; the runtime reads values from `secrets.json` at the app root
  * or `asl serve --secret NAME=VALUE`. A secret nobody supplied locally is a warning saying how to supply it.
@@ -247,3 +254,4 @@ function checkSecrets(app: AppModel, sink: DiagnosticSink): void {
     }
   }
 }
+

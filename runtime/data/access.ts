@@ -1,0 +1,773 @@
+// Rule-checked data access (config-format §7.4, rules-and-sync §1): a `StoreCollection` per user and
+// request that enforces the collection's roles, document filters, field permissions and filters, and
+// validates writes against the collection's schema. The system user gets the store itself.
+//
+// Decisions that follow the platform's documentation of roles without Device Sync:
+// - A role is chosen per document: the first whose `apply_when` holds, with `%%root` the document
+//   (for writes the document after the change, `%%prevRoot` the one before). No role → the document is
+//   invisible to reads and a write is refused with NoMatchingRuleFound.
+// - `document_filters.read` / `.write` are queries: they are pushed into the store query and checked
+//   again per document. A document matching only the write filter is readable too (write implies read).
+//   Writes affect only documents inside the chosen role's write filter, and may not move a document
+//   out of it.
+// - Document-level `read` / `write` true grant every field; otherwise `fields` / `additional_fields`
+//   decide field by field (a writable field is readable). Unreadable fields are left out of results.
+// - `filters[]` whose `apply_when` holds add their `query` to every operation and their `projection`
+//   to every result.
+import { ObjectId } from 'bson';
+import { Aggregator, ProcessingMode, Query } from 'mingo';
+import { evaluateExpression, expandExpressionToQuery, type EvaluationEnv } from '../../core/rules';
+import type { AppModel, DataSource } from '../../core/model';
+import { cloneStored, fromComparable, toComparable, toStorable, valueKey } from '../store/bson-values';
+import {
+  StoreError, StoreErrorCode,
+  type CountOptions, type DeleteResult, type Document, type DocumentStore, type Filter, type FindOneAndDeleteOptions,
+  type FindOneAndModifyOptions, type FindOptions, type InsertManyResult, type InsertOneResult, type Projection,
+  type SortSpec, type StoreCollection, type UpdateResult, type UpdateSpec, type UpsertOptions,
+} from '../store/types';
+import { applyUpdate, prepareUpdate, seedFromFilter } from '../store/update';
+import { DataAccessError, noMatchingRole, notPermitted } from './errors';
+import { compileRules, isRecord, NO_RULES, type CollectionRules, type CompiledRole, type FieldRule, type Permission } from './rules';
+import { compileSchema, writeValidationSettings, type SchemaValidator, type WriteValidationSettings } from './schema';
+
+/** `%%user` (rules-and-sync §1.2). */
+export interface DataAccessUser {
+  id: string;
+  /** `normal`, or `server` for API-key users. */
+  type: string;
+  data: Record<string, unknown>;
+  custom_data: Record<string, unknown>;
+  identities: unknown[];
+}
+
+/** `'system'`: system functions and the runtime itself, which bypass rules and schema validation. */
+export type DataPrincipal = DataAccessUser | 'system';
+
+export interface DataAccessOptions {
+  app: AppModel;
+  store: DocumentStore;
+  /** Runs an app function for `%function` in rules, on behalf of the user. */
+  callFunction?(name: string, args: unknown[], user: DataAccessUser): Promise<unknown>;
+  /** App values by name, secrets resolved (`%%values`). */
+  values?: Record<string, unknown>;
+  /** `%%environment`. */
+  environment?: { tag?: string; values?: Record<string, unknown> };
+  /** Clock for `$currentDate` in updates; defaults to the system clock. */
+  now?: () => Date;
+  /** Told about writes that fail schema validation while `write_validation_action` is `WARN`. */
+  onWarning?(message: string): void;
+}
+
+export interface DataScope {
+  /** A collection of a data source as this user may use it; the same interface as the store's. */
+  collection(dataSource: string, database: string, collection: string): StoreCollection;
+}
+
+export interface DataAccess {
+  forUser(user: DataPrincipal, request?: Record<string, unknown>): DataScope;
+}
+
+/** Everything about one collection that does not depend on the user, compiled once. */
+interface CollectionPolicy {
+  readonly rules: CollectionRules;
+  readonly validator?: SchemaValidator;
+}
+
+export function createDataAccess(options: DataAccessOptions): DataAccess {
+  const settings = writeValidationSettings(options.app.graphql.validationSettings?.value);
+  const policies = new Map<string, CollectionPolicy>();
+  const defaultPolicies = new Map<string, CollectionPolicy>();
+  for (const source of options.app.dataSources) {
+    const fallback: CollectionPolicy = { rules: source.defaultRule ? compileRules(source.defaultRule.value, 'default') : NO_RULES };
+    defaultPolicies.set(source.name, fallback);
+    for (const coll of source.collections) {
+      const rules = coll.rules ? compileRules(coll.rules.value, 'collection') : fallback.rules;
+      const validator = compileSchema(coll.schema?.value);
+      policies.set(policyKey(source.name, coll.database, coll.collection), { rules, ...(validator ? { validator } : {}) });
+    }
+  }
+  const sources = new Map<string, DataSource>(options.app.dataSources.map((d) => [d.name, d]));
+
+  const policyFor = (dataSource: string, database: string, collection: string): CollectionPolicy => {
+    if (!sources.has(dataSource)) {
+      throw new DataAccessError('ServiceNotFound', `data source '${dataSource}' is not defined in this app (defined: ${[...sources.keys()].join(', ') || 'none'})`);
+    }
+    return policies.get(policyKey(dataSource, database, collection)) ?? defaultPolicies.get(dataSource)!;
+  };
+
+  return {
+    forUser(principal, request) {
+      if (principal === 'system') {
+        return {
+          collection(dataSource, database, collection) {
+            policyFor(dataSource, database, collection);
+            return options.store.collection(database, collection);
+          },
+        };
+      }
+      const scope = new RequestScope(options, principal, request, settings);
+      return {
+        collection(dataSource, database, collection) {
+          const policy = policyFor(dataSource, database, collection);
+          return new RuledCollection(scope, policy, options.store.collection(database, collection));
+        },
+      };
+    },
+  };
+}
+
+function policyKey(dataSource: string, database: string, collection: string): string {
+  return `${dataSource}\u0000${database}\u0000${collection}`;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Per request: user-only decisions, made once per collection policy.
+
+type DocumentTest = (doc: Document) => boolean;
+
+interface Candidate {
+  readonly role: CompiledRole;
+  /** `apply_when` is known to hold for this user whatever the document. */
+  readonly decided: boolean;
+  readonly readQuery?: Document;
+  readonly writeQuery?: Document;
+  readonly inReadFilter: DocumentTest;
+  readonly inWriteFilter: DocumentTest;
+  /** Read and write filters are the same query (the common case), so one test answers both. */
+  readonly sameFilters: boolean;
+}
+
+interface Prepared {
+  /** Roles that may apply to some document, in order; empty → no role for this user. */
+  readonly candidates: readonly Candidate[];
+  readonly userValues: ReadonlyMap<Permission, boolean>;
+  /** Store query every readable document matches (`{}` = no restriction). */
+  readonly readScope: Document;
+  /** Store query every writable document matches. */
+  readonly writeScope: Document;
+  /** The queries of the filters that apply, combined. */
+  readonly filterQuery: Document;
+  readonly projections: readonly Projection[];
+  /** Every document the store query returns is readable, so skip/limit can be left to the store. */
+  readonly exactRead: boolean;
+  /** The first document in the write scope is the one a single-document write changes. */
+  readonly exactWrite: boolean;
+}
+
+class RequestScope {
+  readonly env: EvaluationEnv;
+  private readonly prepared = new Map<CollectionPolicy, Promise<Prepared>>();
+
+  constructor(
+    readonly options: DataAccessOptions,
+    readonly user: DataAccessUser,
+    request: Record<string, unknown> | undefined,
+    readonly settings: WriteValidationSettings,
+  ) {
+    const call = options.callFunction;
+    this.env = {
+      user,
+      values: options.values ?? {},
+      environment: options.environment ?? { tag: '', values: {} },
+      ...(request ? { request } : {}),
+      ...(call ? { callFunction: (name: string, args: unknown[]) => call(name, args, user) } : {}),
+    };
+  }
+
+  prepare(policy: CollectionPolicy): Promise<Prepared> {
+    let prepared = this.prepared.get(policy);
+    if (!prepared) {
+      prepared = prepareRules(policy.rules, this.env);
+      this.prepared.set(policy, prepared);
+    }
+    return prepared;
+  }
+}
+
+async function prepareRules(rules: CollectionRules, env: EvaluationEnv): Promise<Prepared> {
+  const userValues = new Map<Permission, boolean>();
+  const decide = async (p: Permission): Promise<boolean> => {
+    if (p.kind === 'const') return p.value;
+    let value = userValues.get(p);
+    if (value === undefined) {
+      value = await evaluateExpression(p.expr, env);
+      userValues.set(p, value);
+    }
+    return value;
+  };
+  const candidates: Candidate[] = [];
+  for (const role of rules.roles) {
+    const applyWhen = role.applyWhen;
+    const decided = applyWhen.kind === 'const' || !applyWhen.usesDocument;
+    if (decided && !(await decide(applyWhen))) continue;
+    for (const p of role.userPermissions) await decide(p);
+    const readQuery = role.readFilter === undefined ? undefined : await expandExpressionToQuery(role.readFilter, env);
+    const writeQuery = role.writeFilter === undefined ? undefined : await expandExpressionToQuery(role.writeFilter, env);
+    candidates.push({
+      role, decided, readQuery, writeQuery, inReadFilter: documentTest(readQuery), inWriteFilter: documentTest(writeQuery),
+      sameFilters: sameValue(readQuery ?? {}, writeQuery ?? {}),
+    });
+    // Later roles can never be chosen once one applies whatever the document.
+    if (decided) break;
+  }
+  const filterQueries: Document[] = [];
+  const projections: Projection[] = [];
+  for (const filter of rules.filters) {
+    if (!(await decide(filter.applyWhen))) continue;
+    filterQueries.push(await expandExpressionToQuery(filter.query, env));
+    if (filter.projection) projections.push(filter.projection);
+  }
+  const single = candidates.length === 1 && candidates[0].decided ? candidates[0] : undefined;
+  const knownTrue = (p: Permission): boolean => known(p, userValues) === true;
+  const idRule = single ? (single.role.fields.get('_id') ?? single.role.additional) : undefined;
+  return {
+    candidates,
+    userValues,
+    readScope: union(candidates.map((c) => (c.readQuery && c.writeQuery ? union([c.readQuery, c.writeQuery]) : {}))),
+    writeScope: union(candidates.map((c) => c.writeQuery ?? {})),
+    filterQuery: and(filterQueries),
+    projections,
+    exactRead: single !== undefined
+      && (knownTrue(single.role.read) || (idRule !== undefined && (knownTrue(idRule.read) || knownTrue(idRule.write)))),
+    exactWrite: single !== undefined,
+  };
+}
+
+/** An in-memory test of a (pushed-down) query, for checking each document again. */
+function documentTest(query: Document | undefined): DocumentTest {
+  if (query === undefined || Object.keys(query).length === 0) return () => true;
+  let compiled: Query;
+  try {
+    compiled = new Query(toComparable(toStorable(query)) as Document, { scriptEnabled: false });
+  } catch {
+    return () => false;
+  }
+  return (doc) => {
+    try {
+      return compiled.test(toComparable(doc) as Document);
+    } catch {
+      return false;
+    }
+  };
+}
+
+function isEmptyQuery(query: Document): boolean {
+  return Object.keys(query).length === 0;
+}
+
+function and(parts: Document[]): Document {
+  const nonEmpty = parts.filter((part) => !isEmptyQuery(part));
+  if (nonEmpty.length === 0) return {};
+  return nonEmpty.length === 1 ? nonEmpty[0] : { $and: nonEmpty };
+}
+
+/** Queries matching documents any of the parts matches; no parts → nothing matches. */
+function union(parts: Document[]): Document {
+  if (parts.length === 0) return { $nor: [{}] };
+  if (parts.some(isEmptyQuery)) return {};
+  return parts.length === 1 ? parts[0] : { $or: parts };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Per-document decisions, written once as generators: they yield each document-dependent expression
+// they need. Run synchronously while every answer is known, asynchronously from the first that is not.
+
+interface DocumentEnv {
+  root?: unknown;
+  prevRoot?: unknown;
+  this?: unknown;
+  prev?: unknown;
+}
+
+interface Need { expr: Record<string, unknown>; env: DocumentEnv }
+
+type Decision<T> = Generator<Need, T, boolean>;
+
+/** The value of a permission when it does not depend on the document; undefined otherwise. */
+function known(p: Permission, userValues: ReadonlyMap<Permission, boolean>): boolean | undefined {
+  if (p.kind === 'const') return p.value;
+  if (!p.usesDocument) return userValues.get(p) ?? false;
+  return undefined;
+}
+
+function* holds(p: Permission, userValues: ReadonlyMap<Permission, boolean>, env: DocumentEnv): Decision<boolean> {
+  const value = known(p, userValues);
+  if (value !== undefined) return value;
+  return yield { expr: (p as { expr: Record<string, unknown> }).expr, env };
+}
+
+/** Like `holds` for a field rule: the field's env (`%%this`, `%%prev`) is built only when it is needed. */
+function* fieldHolds(
+  p: Permission, userValues: ReadonlyMap<Permission, boolean>, env: DocumentEnv, value: unknown, previous?: unknown,
+): Decision<boolean> {
+  const decided = known(p, userValues);
+  if (decided !== undefined) return decided;
+  return yield { expr: (p as { expr: Record<string, unknown> }).expr, env: { ...env, this: value, prev: previous } };
+}
+
+function* selectRole(prepared: Prepared, env: DocumentEnv): Decision<Candidate | undefined> {
+  for (const candidate of prepared.candidates) {
+    if (candidate.decided || (yield* holds(candidate.role.applyWhen, prepared.userValues, env))) return candidate;
+  }
+  return undefined;
+}
+
+/** The document as the user may read it, or undefined when it is invisible to them. */
+function* readView(prepared: Prepared, doc: Document): Decision<Document | undefined> {
+  const env: DocumentEnv = { root: doc };
+  const candidate = yield* selectRole(prepared, env);
+  if (!candidate) return undefined;
+  const inRead = candidate.inReadFilter(doc);
+  let inWrite: boolean | undefined = candidate.sameFilters ? inRead : undefined;
+  const inWriteFilter = (): boolean => (inWrite ??= candidate.inWriteFilter(doc));
+  if (!inRead && !inWriteFilter()) return undefined;
+  const { role } = candidate;
+  const values = prepared.userValues;
+  if (yield* holds(role.read, values, env)) return doc;
+  if (known(role.write, values) !== false && inWriteFilter() && (yield* holds(role.write, values, env))) return doc;
+  const view = yield* readableFields(role.fields, role.additional, doc, env, values);
+  return Object.keys(view).length > 0 ? view : undefined;
+}
+
+function* readableFields(
+  fields: ReadonlyMap<string, FieldRule> | undefined, additional: FieldRule | undefined, object: Document,
+  env: DocumentEnv, values: ReadonlyMap<Permission, boolean>,
+): Decision<Document> {
+  const out: Document = {};
+  for (const key of Object.keys(object)) {
+    const value = object[key];
+    const rule = fields?.get(key) ?? additional;
+    if (!rule) continue;
+    if ((yield* fieldHolds(rule.read, values, env, value)) || (yield* fieldHolds(rule.write, values, env, value))) {
+      out[key] = value;
+    } else if (rule.fields || rule.additional) {
+      const nested = yield* readableNested(rule, value, env, values);
+      if (nested !== undefined) out[key] = nested;
+    }
+  }
+  return out;
+}
+
+/** The readable part of an embedded object (or of each object of an array) under a field's sub-rules. */
+function* readableNested(rule: FieldRule, value: unknown, env: DocumentEnv, values: ReadonlyMap<Permission, boolean>): Decision<unknown> {
+  if (Array.isArray(value)) {
+    const items: unknown[] = [];
+    for (const item of value) {
+      const readable = yield* readableNested(rule, item, env, values);
+      if (readable !== undefined) items.push(readable);
+    }
+    return items.length > 0 ? items : undefined;
+  }
+  if (!isRecord(value)) return undefined;
+  const readable = yield* readableFields(rule.fields, rule.additional, value, env, values);
+  return Object.keys(readable).length > 0 ? readable : undefined;
+}
+
+/**
+ * Checks a write of `next` (replacing `prev`, or inserting when `prev` is undefined). Returns false
+ * when `prev` lies outside the chosen role's write filter, so the write leaves it alone.
+ */
+function* checkWrite(prepared: Prepared, prev: Document | undefined, next: Document, namespace: string): Decision<boolean> {
+  const action = prev === undefined ? 'insert' : 'update';
+  const env: DocumentEnv = prev === undefined ? { root: next } : { root: next, prevRoot: prev };
+  const candidate = yield* selectRole(prepared, env);
+  if (!candidate) throw noMatchingRole(action, namespace);
+  const { role } = candidate;
+  const values = prepared.userValues;
+  if (prev === undefined) {
+    if (!(yield* holds(role.insert, values, env))) throw notPermitted('insert', `role '${role.name}' may not insert documents`);
+    if (!candidate.inWriteFilter(next)) throw notPermitted('insert', `the document does not match the write filter of role '${role.name}'`);
+  } else {
+    if (!candidate.inWriteFilter(prev)) return false;
+    if (!candidate.inWriteFilter(next)) throw notPermitted('update', `the change would move the document out of the write filter of role '${role.name}'`);
+  }
+  if (yield* holds(role.write, values, env)) return true;
+  yield* checkFieldWrites(role.fields, role.additional, prev, next, '', env, values, action);
+  return true;
+}
+
+function* checkFieldWrites(
+  fields: ReadonlyMap<string, FieldRule> | undefined, additional: FieldRule | undefined,
+  prev: Document | undefined, next: Document | undefined, path: string, env: DocumentEnv,
+  values: ReadonlyMap<Permission, boolean>, action: string,
+): Decision<void> {
+  const keys = new Set([...Object.keys(prev ?? {}), ...Object.keys(next ?? {})]);
+  for (const key of keys) {
+    // `_id` is the document's identity, fixed at insert and immutable after.
+    if (path === '' && key === '_id') continue;
+    const before = prev?.[key];
+    const after = next?.[key];
+    if (sameValue(before, after)) continue;
+    const fieldPath = path ? `${path}.${key}` : key;
+    const rule = fields?.get(key) ?? additional;
+    if (rule) {
+      if (yield* fieldHolds(rule.write, values, env, after, before)) continue;
+      const nestable = (v: unknown): v is Document | undefined => v === undefined || isRecord(v);
+      if ((rule.fields || rule.additional) && nestable(before) && nestable(after)) {
+        yield* checkFieldWrites(rule.fields, rule.additional, before, after, fieldPath, env, values, action);
+        continue;
+      }
+    }
+    throw notPermitted(action, `field "${fieldPath}" is not writable`);
+  }
+}
+
+function* checkDelete(prepared: Prepared, doc: Document, namespace: string): Decision<boolean> {
+  const env: DocumentEnv = { root: doc };
+  const candidate = yield* selectRole(prepared, env);
+  if (!candidate) throw noMatchingRole('delete', namespace);
+  if (!candidate.inWriteFilter(doc)) return false;
+  if (!(yield* holds(candidate.role.delete, prepared.userValues, env))) {
+    throw notPermitted('delete', `role '${candidate.role.name}' may not delete documents`);
+  }
+  return true;
+}
+
+/** Equality for change detection: bson-typed, key order ignored, no array-contains rule. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => sameValue(item, b[i]));
+  }
+  if (isRecord(a) || isRecord(b)) {
+    if (!isRecord(a) || !isRecord(b)) return false;
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameValue(a[key], b[key]));
+  }
+  if (typeof a === 'object' || typeof b === 'object' || typeof a === typeof b) return valueKey(a) === valueKey(b) && typeOf(a) === typeOf(b);
+  return false;
+}
+
+/** Keeps `true` and `1` (equal as MongoDB keys) apart for change detection. */
+function typeOf(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return typeof value === 'bigint' ? 'number' : typeof value;
+  const tag = (value as { _bsontype?: string })._bsontype;
+  return tag === 'Int32' || tag === 'Double' || tag === 'Long' || tag === 'Decimal128' ? 'number' : tag ?? 'object';
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+const CROSS_COLLECTION_STAGES = new Set(['$lookup', '$graphLookup', '$unionWith', '$out', '$merge']);
+const SEARCH_STAGES = new Set(['$search', '$searchMeta']);
+
+interface Change { prev: Document; next: Document }
+
+class RuledCollection implements StoreCollection {
+  private readonly namespace: string;
+
+  constructor(private readonly scope: RequestScope, private readonly policy: CollectionPolicy, private readonly inner: StoreCollection) {
+    this.namespace = `${inner.database}.${inner.name}`;
+  }
+
+  get database(): string {
+    return this.inner.database;
+  }
+
+  get name(): string {
+    return this.inner.name;
+  }
+
+  private run<T>(decision: Decision<T>): T | Promise<T> {
+    const step = decision.next();
+    if (step.done) return step.value;
+    return this.continueAsync(decision, step.value);
+  }
+
+  private async continueAsync<T>(decision: Decision<T>, first: Need): Promise<T> {
+    let need = first;
+    for (;;) {
+      const answer = await evaluateExpression(need.expr, { ...this.scope.env, ...need.env });
+      const step = decision.next(answer);
+      if (step.done) return step.value;
+      need = step.value;
+    }
+  }
+
+  /** Readable views of documents in order, invisible ones left out, projections applied. */
+  private async views(prepared: Prepared, docs: Document[], projection?: Projection): Promise<Document[]> {
+    const out: Document[] = [];
+    for (const doc of docs) {
+      const result = this.run(readView(prepared, doc));
+      const view = result instanceof Promise ? await result : result;
+      if (view) out.push(view);
+    }
+    return project(out, prepared.projections, projection);
+  }
+
+  async find(filter: Filter = {}, options: FindOptions = {}): Promise<Document[]> {
+    const prepared = await this.scope.prepare(this.policy);
+    if (prepared.candidates.length === 0) return [];
+    const query = and([filter, prepared.readScope, prepared.filterQuery]);
+    if (prepared.exactRead) {
+      const docs = await this.inner.find(query, withoutProjection(options));
+      return this.views(prepared, docs, options.projection);
+    }
+    const docs = await this.inner.find(query, options.sort ? { sort: options.sort } : {});
+    const visible = await this.views(prepared, docs, options.projection);
+    const skip = options.skip ?? 0;
+    return options.limit ? visible.slice(skip, skip + options.limit) : visible.slice(skip);
+  }
+
+  async findOne(filter: Filter = {}, options: Omit<FindOptions, 'limit'> = {}): Promise<Document | null> {
+    return (await this.find(filter, { ...options, limit: 1 }))[0] ?? null;
+  }
+
+  async countDocuments(filter: Filter = {}, options: CountOptions = {}): Promise<number> {
+    const prepared = await this.scope.prepare(this.policy);
+    if (prepared.candidates.length === 0) return 0;
+    const query = and([filter, prepared.readScope, prepared.filterQuery]);
+    if (prepared.exactRead) return this.inner.countDocuments(query, options);
+    const visible = (await this.views(prepared, await this.inner.find(query))).length - (options.skip ?? 0);
+    return Math.max(0, options.limit ? Math.min(visible, options.limit) : visible);
+  }
+
+  async aggregate(pipeline: Document[]): Promise<Document[]> {
+    if (!Array.isArray(pipeline) || !pipeline.every(isRecord)) throw new DataAccessError('InvalidParameter', 'aggregate expects a pipeline: an array of stage documents');
+    const stageNames = pipeline.map((stage) => Object.keys(stage)[0] ?? '');
+    const crossing = stageNames.find((name) => CROSS_COLLECTION_STAGES.has(name));
+    if (crossing) throw notPermitted('aggregate', `${crossing} is not allowed when collection rules apply; run the aggregation from a system function`);
+    const prepared = await this.scope.prepare(this.policy);
+    if (prepared.candidates.length === 0) return [];
+    const scope = and([prepared.readScope, prepared.filterQuery]);
+    if (SEARCH_STAGES.has(stageNames[0])) {
+      if (!prepared.candidates.some((c) => known(c.role.search, prepared.userValues) !== false)) throw notPermitted('search');
+      return this.inner.aggregate([pipeline[0], ...(isEmptyQuery(scope) ? [] : [{ $match: scope }]), ...pipeline.slice(1)]);
+    }
+    const single = prepared.candidates[0];
+    const wholeDocuments = prepared.exactRead && known(single.role.read, prepared.userValues) === true && prepared.projections.length === 0;
+    if (wholeDocuments) return this.inner.aggregate([...(isEmptyQuery(scope) ? [] : [{ $match: scope }]), ...pipeline]);
+    const readable = await this.views(prepared, await this.inner.find(scope));
+    try {
+      const aggregator = new Aggregator(toComparable(toStorable(pipeline, 'pipeline')) as Document[], {
+        scriptEnabled: false, processingMode: ProcessingMode.CLONE_INPUT,
+      });
+      return (aggregator.run(readable.map((doc) => toComparable(doc))) as Document[]).map((doc) => fromComparable(doc) as Document);
+    } catch (error) {
+      throw StoreError.badValue(`Invalid pipeline: ${(error as Error).message}`);
+    }
+  }
+
+  async insertOne(doc: Document): Promise<InsertOneResult> {
+    const [checked] = await this.checkInserts([doc]);
+    return this.inner.insertOne(checked);
+  }
+
+  async insertMany(docs: Document[]): Promise<InsertManyResult> {
+    if (!Array.isArray(docs)) throw new DataAccessError('InvalidParameter', 'insertMany expects an array of documents');
+    return this.inner.insertMany(await this.checkInserts(docs));
+  }
+
+  /** The documents as they will be inserted (with an `_id`, as drivers add one), each checked. */
+  private async checkInserts(docs: unknown[]): Promise<Document[]> {
+    const prepared = await this.scope.prepare(this.policy);
+    const checked: Document[] = [];
+    for (const doc of docs) {
+      if (!isRecord(doc)) throw new DataAccessError('InvalidParameter', 'a document to insert must be an object');
+      const withId = doc._id === undefined ? { _id: new ObjectId(), ...doc } : doc;
+      await this.run(checkWrite(prepared, undefined, withId, this.namespace));
+      this.validate(undefined, withId, 'insert');
+      checked.push(withId);
+    }
+    return checked;
+  }
+
+  private validate(prev: Document | undefined, next: Document, action: string): void {
+    const validator = this.policy.validator;
+    const { level, action: onFailure } = this.scope.settings;
+    if (!validator || level === 'OFF') return;
+    // MODERATE leaves documents that were already invalid alone, as MongoDB's validation level does.
+    if (prev !== undefined && level === 'MODERATE' && validator(prev) !== undefined) return;
+    const violation = validator(next);
+    if (!violation) return;
+    const message = `could not validate document for ${action} in ${this.namespace}: ${violation.message}`;
+    if (onFailure === 'WARN') {
+      this.scope.options.onWarning?.(message);
+      return;
+    }
+    throw new DataAccessError('SchemaValidationFailedWrite', message, { field: violation.path });
+  }
+
+  /** The documents a write changes, each checked; at most one unless `many`. */
+  private async planChanges(filter: Filter, change: (prev: Document) => Document, many: boolean, sort?: SortSpec): Promise<Change[]> {
+    const prepared = await this.scope.prepare(this.policy);
+    if (prepared.candidates.length === 0) throw noMatchingRole('update', this.namespace);
+    const query = and([filter, prepared.writeScope, prepared.filterQuery]);
+    const docs = await this.inner.find(query, { ...(sort ? { sort } : {}), ...(!many && prepared.exactWrite ? { limit: 1 } : {}) });
+    const changes: Change[] = [];
+    for (const prev of docs) {
+      const next = change(prev);
+      if (!(await this.run(checkWrite(prepared, prev, next, this.namespace)))) continue;
+      this.validate(prev, next, 'update');
+      changes.push({ prev, next });
+      if (!many) break;
+    }
+    return changes;
+  }
+
+  private async applyChanges(changes: Change[]): Promise<number> {
+    let modified = 0;
+    for (const { prev, next } of changes) {
+      if (sameValue(prev, next)) continue;
+      await this.inner.replaceOne({ _id: prev._id }, next);
+      modified++;
+    }
+    return modified;
+  }
+
+  /** Inserts the document an upsert creates, after the checks an insert gets. */
+  private async upsert(doc: Document): Promise<Document> {
+    const [checked] = await this.checkInserts([doc]);
+    await this.inner.insertOne(checked);
+    return checked;
+  }
+
+  private updated(filter: Filter, update: UpdateSpec): { change: (prev: Document) => Document; seed: () => Document } {
+    const prepared = prepareUpdate(update);
+    const now = (this.scope.options.now ?? (() => new Date()))();
+    return {
+      change: (prev) => {
+        const next = cloneStored(prev);
+        applyUpdate(next, prepared, { isInsert: false, now, filter });
+        return next;
+      },
+      seed: () => {
+        const doc = seedFromFilter(filter);
+        applyUpdate(doc, prepared, { isInsert: true, now, filter });
+        return doc;
+      },
+    };
+  }
+
+  private replaced(filter: Filter, replacement: Document): { change: (prev: Document) => Document; seed: () => Document } {
+    if (!isRecord(replacement) || Object.keys(replacement).some((key) => key.startsWith('$'))) {
+      throw StoreError.badValue('Replacement must be a document without update operators');
+    }
+    const { _id: id, ...rest } = replacement;
+    return {
+      change: (prev) => {
+        if (id !== undefined && valueKey(toStorable(id)) !== valueKey(prev._id)) {
+          throw new StoreError('The _id field cannot be changed by a replacement', StoreErrorCode.ImmutableField, 'ImmutableField');
+        }
+        return { _id: prev._id, ...rest };
+      },
+      seed: () => {
+        const seededId = id ?? seedFromFilter(filter)._id;
+        return seededId === undefined ? { ...rest } : { _id: seededId, ...rest };
+      },
+    };
+  }
+
+  private async modify(
+    filter: Filter, plan: { change: (prev: Document) => Document; seed: () => Document }, many: boolean, upsert: boolean | undefined,
+  ): Promise<UpdateResult> {
+    const changes = await this.planChanges(filter, plan.change, many);
+    if (changes.length === 0 && upsert) {
+      const inserted = await this.upsert(plan.seed());
+      return { matchedCount: 0, modifiedCount: 0, upsertedId: inserted._id };
+    }
+    return { matchedCount: changes.length, modifiedCount: await this.applyChanges(changes) };
+  }
+
+  updateOne(filter: Filter, update: UpdateSpec, options: UpsertOptions = {}): Promise<UpdateResult> {
+    return this.modify(filter ?? {}, this.updated(filter ?? {}, update), false, options.upsert);
+  }
+
+  updateMany(filter: Filter, update: UpdateSpec, options: UpsertOptions = {}): Promise<UpdateResult> {
+    return this.modify(filter ?? {}, this.updated(filter ?? {}, update), true, options.upsert);
+  }
+
+  replaceOne(filter: Filter, replacement: Document, options: UpsertOptions = {}): Promise<UpdateResult> {
+    return this.modify(filter ?? {}, this.replaced(filter ?? {}, replacement), false, options.upsert);
+  }
+
+  private async findOneAndModify(
+    filter: Filter, plan: { change: (prev: Document) => Document; seed: () => Document }, options: FindOneAndModifyOptions,
+  ): Promise<Document | null> {
+    const [change] = await this.planChanges(filter, plan.change, false, options.sort);
+    let result: Document | undefined;
+    if (change) {
+      await this.applyChanges([change]);
+      result = options.returnNewDocument ? change.next : change.prev;
+    } else if (options.upsert) {
+      const inserted = await this.upsert(plan.seed());
+      if (options.returnNewDocument) result = inserted;
+    }
+    return result ? this.readable(result, options.projection) : null;
+  }
+
+  findOneAndUpdate(filter: Filter, update: UpdateSpec, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
+    return this.findOneAndModify(filter ?? {}, this.updated(filter ?? {}, update), options);
+  }
+
+  findOneAndReplace(filter: Filter, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
+    return this.findOneAndModify(filter ?? {}, this.replaced(filter ?? {}, replacement), options);
+  }
+
+  /** A document the caller just wrote, as they may read it back. */
+  private async readable(doc: Document, projection?: Projection): Promise<Document | null> {
+    const prepared = await this.scope.prepare(this.policy);
+    const stored = toStorable(doc) as Document;
+    return (await this.views(prepared, [stored], projection))[0] ?? null;
+  }
+
+  private async planDeletes(filter: Filter, many: boolean, sort?: SortSpec): Promise<Document[]> {
+    const prepared = await this.scope.prepare(this.policy);
+    if (prepared.candidates.length === 0) throw noMatchingRole('delete', this.namespace);
+    const query = and([filter ?? {}, prepared.writeScope, prepared.filterQuery]);
+    const docs = await this.inner.find(query, { ...(sort ? { sort } : {}), ...(!many && prepared.exactWrite ? { limit: 1 } : {}) });
+    const doomed: Document[] = [];
+    for (const doc of docs) {
+      if (!(await this.run(checkDelete(prepared, doc, this.namespace)))) continue;
+      doomed.push(doc);
+      if (!many) break;
+    }
+    return doomed;
+  }
+
+  private async deleteAll(docs: Document[]): Promise<number> {
+    if (docs.length === 0) return 0;
+    const result = await this.inner.deleteMany({ _id: { $in: docs.map((doc) => doc._id) } });
+    return result.deletedCount;
+  }
+
+  async deleteOne(filter: Filter): Promise<DeleteResult> {
+    return { deletedCount: await this.deleteAll(await this.planDeletes(filter, false)) };
+  }
+
+  async deleteMany(filter: Filter = {}): Promise<DeleteResult> {
+    return { deletedCount: await this.deleteAll(await this.planDeletes(filter, true)) };
+  }
+
+  async findOneAndDelete(filter: Filter, options: FindOneAndDeleteOptions = {}): Promise<Document | null> {
+    const [doc] = await this.planDeletes(filter, false, options.sort);
+    if (!doc) return null;
+    await this.deleteAll([doc]);
+    return this.readable(doc, options.projection);
+  }
+
+  createIndex(field: string): Promise<string> {
+    return this.inner.createIndex(field);
+  }
+}
+
+function withoutProjection(options: FindOptions): FindOptions {
+  const { projection: _projection, ...rest } = options;
+  return rest;
+}
+
+/**
+ * Applies the filters' projections, then the caller's. The store cannot apply the caller's projection
+ * itself: roles and field rules must see whole documents.
+ */
+function project(docs: Document[], filterProjections: readonly Projection[], projection: Projection | undefined): Document[] {
+  const all = [...filterProjections, ...(projection && Object.keys(projection).length > 0 ? [projection] : [])];
+  if (all.length === 0 || docs.length === 0) return docs;
+  let out = docs;
+  try {
+    for (const p of all) out = new Query({}).find(out, p).all() as Document[];
+  } catch (error) {
+    throw StoreError.badValue(`Invalid projection: ${(error as Error).message}`);
+  }
+  return out;
+}
