@@ -2,6 +2,7 @@
 import { nodeFileSystem } from '../core/fs';
 import { runCheck } from './check';
 import { runSchema } from './schema';
+import { runServe } from './serve';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
 const HELP = `Usage: asl <command> [options]
@@ -9,12 +10,13 @@ const HELP = `Usage: asl <command> [options]
 Commands:
   check [appDir] [--json]   check an app's configuration files and print the problems
   schema [appDir]           print the app's generated GraphQL schema (SDL)
+  serve [appDir] [options]  run the app locally: client API, auth, functions, GraphQL
   help                      show this help
 
 Run "asl <command> --help" for a command's options.`;
 
 type Command = (argv: string[], io: CliIO) => Promise<number>;
-const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema };
+const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io) };
 
 export async function main(argv: string[], io: CliIO): Promise<number> {
   const [name, ...rest] = argv;

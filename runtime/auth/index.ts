@@ -15,6 +15,8 @@ export type OpenAuthOptions = Omit<AuthServiceOptions, 'repository' | 'tokens' |
 
 export interface OpenedAuth {
   service: AuthService;
+  /** A service over the same records and token secret with other settings: the runtime makes one per app reload. */
+  serviceFor(options: Omit<AuthServiceOptions, 'repository' | 'tokens' | 'clock' | 'domainId'>): AuthService;
   repository: AuthRepository;
   tokens: TokenService;
   close(): Promise<void>;
@@ -25,6 +27,6 @@ export async function openAuth(options: OpenAuthOptions): Promise<OpenedAuth> {
   const repository = recordStore ? await AuthRepository.overStore(recordStore) : await AuthRepository.open(dataDir);
   const domainId = createHash('sha256').update(`domain\u0000${rest.appId}`).digest('hex').slice(0, 24);
   const tokens = new TokenService(await loadOrCreateTokenSecret(dataDir), clock, domainId);
-  const service = new AuthService({ ...rest, repository, tokens, clock, domainId });
-  return { service, repository, tokens, close: () => repository.close() };
+  const serviceFor = (o: Omit<AuthServiceOptions, 'repository' | 'tokens' | 'clock' | 'domainId'>) => new AuthService({ ...o, repository, tokens, clock, domainId });
+  return { service: serviceFor(rest), serviceFor, repository, tokens, close: () => repository.close() };
 }

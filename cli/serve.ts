@@ -1,0 +1,88 @@
+// `asl serve`: the local runtime for one app, until SIGINT/SIGTERM.
+import { parseArgs } from 'node:util';
+import { startRuntime } from '../runtime';
+import type { Logger } from '../runtime/http/server';
+import { resolveAppRoots } from './check';
+import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
+
+export const SERVE_HELP = `Usage: asl serve [appDir] [options]
+
+Runs the app locally: the platform's client API (login, functions, GraphQL, service calls) on one
+HTTP address, with the app's own rules and functions. Changes to the app's files reload it; a change
+with errors keeps the last good version running and prints the problems.
+
+Options:
+  --port N                 port to listen on (default 8080; 0 picks a free one)
+  --host ADDRESS           address to bind (default 127.0.0.1)
+  --data DIR               data folder: documents, users, token secret (default <appDir>/.asl)
+  --app-id ID              client app id to serve under (default: the app's metadata, else derived from its name)
+  --secret NAME=VALUE      a secret's value (repeatable); wins over secrets.json at the app root
+  --function-timeout SEC   function execution time limit in seconds (default 300, as on the platform)
+  --mongodb-uri URI        keep data in a MongoDB server instead of the embedded store
+  --no-watch               do not reload on file changes
+  -h, --help               show this help
+
+Prints "listening on <url>" and "app id: <id>" on their own lines once ready.`;
+
+export interface ServeHooks {
+  /** Resolves when the runtime should stop (signals in the CLI process; tests pass their own). */
+  untilStopped(): Promise<void>;
+}
+
+export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { untilStopped: waitForSignal }): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'app-id': { type: 'string' },
+      secret: { type: 'string', multiple: true }, 'function-timeout': { type: 'string' }, 'mongodb-uri': { type: 'string' },
+      'no-watch': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) { io.out(SERVE_HELP + '\n'); return EXIT_OK; }
+  if (positionals.length > 1) throw new UsageError('asl serve takes at most one folder');
+  const port = values.port === undefined ? 8080 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got "${values.port}"`);
+  const timeout = values['function-timeout'] === undefined ? undefined : Number(values['function-timeout']);
+  if (timeout !== undefined && !(timeout > 0)) throw new UsageError(`--function-timeout must be a positive number of seconds, got "${values['function-timeout']}"`);
+  for (const s of values.secret ?? []) if (s.indexOf('=') <= 0) throw new UsageError(`--secret expects NAME=VALUE, got "${s}"`);
+  const roots = await resolveAppRoots(io, positionals[0]);
+  if (roots.length !== 1) {
+    io.err(roots.length ? `asl serve: ${roots.length} apps found; name one of them:\n${roots.join('\n')}\n` : `asl serve: no app found${positionals[0] ? ` in ${positionals[0]}` : ''}\n`);
+    return EXIT_USAGE;
+  }
+  const stamp = () => new Date().toISOString().slice(11, 23);
+  const log: Logger = {
+    info: (m) => io.err(`${stamp()} ${m}\n`),
+    warn: (m) => io.err(`${stamp()} warning: ${m}\n`),
+    error: (m) => io.err(`${stamp()} error: ${m}\n`),
+  };
+  // Listen for signals before announcing the address: a client that stops us right after reading it must
+  // get a clean shutdown, not the default kill.
+  const stopped = hooks.untilStopped();
+  let runtime;
+  try {
+    runtime = await startRuntime({
+      appDir: roots[0], dataDir: values.data, host: values.host ?? '127.0.0.1', port, appId: values['app-id'],
+      functionTimeoutMs: timeout === undefined ? undefined : timeout * 1000, secrets: values.secret ?? [],
+      mongodbUri: values['mongodb-uri'] ?? io.env.ASL_MONGODB_URI, watch: !values['no-watch'], log,
+    });
+  } catch (e) {
+    io.err(`asl serve: ${(e as Error).message}\n`);
+    return 1;
+  }
+  io.out(`listening on ${runtime.url}\napp id: ${runtime.appId}\n`);
+  await stopped;
+  log.info('stopping');
+  await runtime.close();
+  return EXIT_OK;
+}
+
+function waitForSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => { process.off('SIGINT', stop); process.off('SIGTERM', stop); resolve(); };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,262 @@
+// The GraphQL endpoint (graphql.md §11): request body checks, a bounded cache of parsed and validated
+// documents keyed by query text, operations compiled once with graphql-jit (graphql-js `execute` where jit
+// cannot compile), and the response envelope. Authentication happens before `execute`: the caller passes the
+// authenticated user, and every data access and function call of the request runs as that user.
+import {
+  execute as executeWithGraphqlJs, GraphQLError, isScalarType, Kind, NoSchemaIntrospectionCustomRule, parse,
+  specifiedRules, validate,
+  type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type GraphQLSchema, type SelectionSetNode, type ValidationRule,
+} from 'graphql';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
+import type { GeneratedSchema } from '../../core/graphql';
+import { RequestContext, type CollectionFor, type ExecutionEnvironment, type RunFunction } from './context';
+import { toErrorEntry, type GraphqlErrorEntry } from './errors';
+import { buildRuntimeModel } from './model';
+import { buildExecutableSchema } from './resolvers';
+import { BSON_UNDEFINED } from './values';
+
+export interface GraphqlLimits {
+  /** Deepest nesting of fields an operation may select (`{ tasks { assignee { name } } }` is 3). */
+  maxQueryDepth: number;
+  /** Largest request body `executeRaw` accepts. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Distinct query texts kept parsed, validated and compiled. Default 500. */
+  documentCacheSize?: number;
+}
+
+export interface GraphqlEndpointOptions<User> {
+  generated: GeneratedSchema;
+  collectionFor: CollectionFor<User>;
+  runFunction: RunFunction<User>;
+  /** The app's `disable_schema_introspection`. */
+  disableIntrospection?: boolean;
+  limits: GraphqlLimits;
+}
+
+export interface GraphqlResponseBody {
+  /** Always present (graphql.md §11): null when the request failed. */
+  data: Record<string, unknown> | null;
+  errors?: GraphqlErrorEntry[];
+}
+
+export interface GraphqlResponse {
+  status: number;
+  body: GraphqlResponseBody;
+}
+
+export interface GraphqlEndpointStats {
+  /** Query texts parsed and validated (cache misses). */
+  parsed: number;
+  /** Operations compiled with graphql-jit. */
+  compiled: number;
+  /** Requests answered from a cached document. */
+  cacheHits: number;
+}
+
+export interface GraphqlEndpoint<User> {
+  /** Executes an already parsed JSON body `{query, variables?, operationName?, extensions?}` as `user`. */
+  execute(body: unknown, user: User): Promise<GraphqlResponse>;
+  /** Checks the size of a raw JSON body, parses it and executes it. */
+  executeRaw(raw: string | Uint8Array, user: User): Promise<GraphqlResponse>;
+  readonly stats: Readonly<GraphqlEndpointStats>;
+}
+
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+const DEFAULT_DOCUMENT_CACHE_SIZE = 500;
+
+type Executor = (context: RequestContext<unknown>, variables: Record<string, unknown>) => Promise<ExecutionResult> | ExecutionResult;
+
+interface CachedDocument {
+  document?: DocumentNode;
+  /** Syntax or validation errors: the document never executes. */
+  errors?: GraphqlErrorEntry[];
+  /** By operation name ('' for none). */
+  executors: Map<string, Executor>;
+}
+
+export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User>): GraphqlEndpoint<User> {
+  const model = buildRuntimeModel(options.generated);
+  const schema = buildExecutableSchema(model);
+  const env: ExecutionEnvironment<User> = { model, collectionFor: options.collectionFor, runFunction: options.runFunction };
+  const maxBodyBytes = options.limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const rules: ValidationRule[] = [...specifiedRules, depthLimitRule(options.limits.maxQueryDepth)];
+  if (options.disableIntrospection) rules.push(NoSchemaIntrospectionCustomRule);
+  const cache = new LruCache<string, CachedDocument>(options.limits.documentCacheSize ?? DEFAULT_DOCUMENT_CACHE_SIZE);
+  const stats: GraphqlEndpointStats = { parsed: 0, compiled: 0, cacheHits: 0 };
+  const customSerializers = bsonUndefinedSerializers(schema);
+
+  const documentFor = (query: string): CachedDocument => {
+    const cached = cache.get(query);
+    if (cached) {
+      stats.cacheHits++;
+      return cached;
+    }
+    stats.parsed++;
+    let entry: CachedDocument;
+    try {
+      const document = parse(query);
+      const errors = validate(schema, document, rules);
+      entry = errors.length > 0 ? { errors: errors.map(toErrorEntry), executors: new Map() } : { document, executors: new Map() };
+    } catch (error) {
+      if (!(error instanceof GraphQLError)) throw error;
+      entry = { errors: [toErrorEntry(error)], executors: new Map() };
+    }
+    cache.set(query, entry);
+    return entry;
+  };
+
+  const executorFor = (entry: CachedDocument, document: DocumentNode, operationName: string | undefined): Executor => {
+    const key = operationName ?? '';
+    const existing = entry.executors.get(key);
+    if (existing) return existing;
+    let executor: Executor;
+    try {
+      const compiled = compileQuery(schema, document, operationName, { customSerializers });
+      // An unknown or ambiguous operation name comes back as an error result; it is not worth caching.
+      if (!isCompiledQuery(compiled)) return () => compiled;
+      stats.compiled++;
+      executor = (context, variables) => compiled.query(undefined, context, variables);
+    } catch {
+      executor = (context, variableValues) =>
+        executeWithGraphqlJs({ schema, document, contextValue: context, variableValues, operationName });
+    }
+    entry.executors.set(key, executor);
+    return executor;
+  };
+
+  const execute = async (body: unknown, user: User): Promise<GraphqlResponse> => {
+    const request = readRequest(body);
+    if ('problem' in request) return failure(400, request.problem);
+    const entry = documentFor(request.query);
+    if (entry.errors) return { status: 200, body: { data: null, errors: entry.errors } };
+    const executor = executorFor(entry, entry.document!, request.operationName);
+    const context = new RequestContext(user, env) as RequestContext<unknown>;
+    const result = await executor(context, request.variables);
+    // Any failure, whether a resolver, a rule or validation, nulls the whole result (graphql.md §11).
+    if (result.errors && result.errors.length > 0) return { status: 200, body: { data: null, errors: result.errors.map(toErrorEntry) } };
+    return { status: 200, body: { data: (result.data ?? null) as Record<string, unknown> | null } };
+  };
+
+  return {
+    execute,
+    async executeRaw(raw, user) {
+      const size = typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength;
+      if (size > maxBodyBytes) return failure(413, `The request body is ${size} bytes; GraphQL requests are limited to ${maxBodyBytes} bytes.`);
+      const text = typeof raw === 'string' ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+      if (text.trim() === '') return failure(400, 'The request body is empty; send a JSON object with a "query" string.');
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch (error) {
+        return failure(400, `The request body is not valid JSON: ${(error as Error).message}`);
+      }
+      return execute(body, user);
+    },
+    get stats() { return stats; },
+  };
+}
+
+function failure(status: number, message: string): GraphqlResponse {
+  return { status, body: { data: null, errors: [{ message }] } };
+}
+
+type ParsedRequest = { query: string; variables: Record<string, unknown>; operationName?: string } | { problem: string };
+
+const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** GraphQL-over-HTTP parameter rules: `query` a string; `variables` and `extensions` maps; `operationName` a string; null means absent. */
+function readRequest(body: unknown): ParsedRequest {
+  if (!isMap(body)) return { problem: 'The request body must be a JSON object with a "query" string.' };
+  const { query, variables, operationName, extensions } = body;
+  if (query === undefined || query === null) return { problem: 'The request has no "query"; send the operation text as a string.' };
+  if (typeof query !== 'string') return { problem: `"query" must be a string, not ${describeJsonType(query)}.` };
+  if (variables !== undefined && variables !== null && !isMap(variables)) return { problem: `"variables" must be an object, not ${describeJsonType(variables)}.` };
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
+    return { problem: `"operationName" must be a string, not ${describeJsonType(operationName)}.` };
+  }
+  if (extensions !== undefined && extensions !== null && !isMap(extensions)) return { problem: `"extensions" must be an object, not ${describeJsonType(extensions)}.` };
+  return { query, variables: (variables as Record<string, unknown> | null | undefined) ?? {}, operationName: operationName ?? undefined };
+}
+
+function describeJsonType(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (value === null) return 'null';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** Rejects operations nesting fields deeper than `max`; fragments count where they are spread. */
+export function depthLimitRule(max: number): ValidationRule {
+  return (context) => {
+    const fragments = new Map<string, FragmentDefinitionNode>();
+    for (const definition of context.getDocument().definitions) {
+      if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    }
+    const fragmentDepths = new Map<string, number>();
+    const depthOf = (selectionSet: SelectionSetNode, visiting: Set<string>): number => {
+      let deepest = 0;
+      for (const selection of selectionSet.selections) {
+        let depth = 0;
+        if (selection.kind === Kind.FIELD) {
+          depth = 1 + (selection.selectionSet ? depthOf(selection.selectionSet, visiting) : 0);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          depth = depthOf(selection.selectionSet, visiting);
+        } else {
+          const name = selection.name.value;
+          const fragment = fragments.get(name);
+          // Cycles are reported by NoFragmentCyclesRule; here they only must not recurse forever.
+          if (!fragment || visiting.has(name)) continue;
+          let known = fragmentDepths.get(name);
+          if (known === undefined) {
+            visiting.add(name);
+            known = depthOf(fragment.selectionSet, visiting);
+            visiting.delete(name);
+            fragmentDepths.set(name, known);
+          }
+          depth = known;
+        }
+        deepest = Math.max(deepest, depth);
+      }
+      return deepest;
+    };
+    return {
+      OperationDefinition(node) {
+        const depth = depthOf(node.selectionSet, new Set());
+        if (depth > max) {
+          const name = node.name ? ` "${node.name.value}"` : '';
+          context.reportError(new GraphQLError(`The operation${name} nests fields ${depth} levels deep; the limit is ${max}.`, { nodes: node }));
+        }
+      },
+    };
+  };
+}
+
+/** graphql-jit serialisers that serve a stored BSON `undefined` as `{}` (graphql.md §3) for every scalar. */
+function bsonUndefinedSerializers(schema: GraphQLSchema): Record<string, (value: unknown) => unknown> {
+  const serializers: Record<string, (value: unknown) => unknown> = {};
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isScalarType(type)) continue;
+    serializers[type.name] = (value) => (value === BSON_UNDEFINED ? {} : type.serialize(value));
+  }
+  return serializers;
+}
+
+/** Least recently used entries leave first; a Map keeps insertion order, and a hit re-inserts. */
+class LruCache<K, V> {
+  private readonly entries = new Map<K, V>();
+  constructor(private readonly capacity: number) {}
+
+  get(key: K): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: K, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as K);
+  }
+}

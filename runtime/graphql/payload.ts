@@ -1,0 +1,178 @@
+// Custom resolver values crossing the function boundary: the `input` argument converted for the
+// function (ObjectId scalars become BSON ObjectIds), and the function's return value checked against
+// the payload type (graphql.md §10.2–10.4) and shaped for the response.
+import { ObjectId } from 'bson';
+import {
+  getNamedType, isInputObjectType, isListType, isNonNullType, isObjectType, isScalarType,
+  type GraphQLInputType, type GraphQLObjectType, type GraphQLOutputType, type GraphQLSchema,
+} from 'graphql';
+import { sanitizeGraphqlName, type GeneratedResolver } from '../../core/graphql';
+import type { RuntimeModel, TypeTables } from './model';
+import { bsonTag } from './values';
+
+/** A function's result that does not fit its resolver's payload type. */
+export class PayloadMismatchError extends Error {
+  readonly errorCode = 'FunctionExecutionError';
+  constructor(resolver: GeneratedResolver, detail: string) {
+    super(`custom resolver ${resolver.parent}.${resolver.fieldName} (function "${resolver.functionName}") returned a value that does not fit its payload type ${describePayload(resolver)}: ${detail}`);
+    this.name = 'PayloadMismatchError';
+  }
+}
+
+function describePayload(resolver: GeneratedResolver): string {
+  return resolver.payload.isList ? `[${resolver.payload.typeName}]` : resolver.payload.typeName;
+}
+
+/** Thrown while walking a value; carries the path to the part that did not fit. */
+class Mismatch extends Error {}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (bsonTag(value)) return `${bsonTag(value)}(${String(value)})`;
+  if (value instanceof Date) return `Date(${value.toISOString()})`;
+  try {
+    const text = JSON.stringify(value);
+    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  } catch {
+    return String(value);
+  }
+}
+
+const int32 = (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31;
+const rfc3339 = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
+
+function numericValue(value: unknown): number | undefined {
+  if (typeof value === 'number') return value;
+  switch (bsonTag(value)) {
+    case 'Long': case 'Int32': case 'Double': case 'Decimal128': return Number(String(value));
+  }
+  return undefined;
+}
+
+/** The value served for a scalar, or a Mismatch naming `at`. */
+function conformScalar(scalar: string, value: unknown, at: string): unknown {
+  const fail = (): never => { throw new Mismatch(`${at}: expected ${scalar}, got ${describe(value)}`); };
+  switch (scalar) {
+    case 'String': return typeof value === 'string' ? value : fail();
+    case 'Boolean': return typeof value === 'boolean' ? value : fail();
+    case 'Int': { const n = numericValue(value); return n !== undefined && int32(n) ? n : fail(); }
+    case 'Long': { const n = numericValue(value); return n !== undefined && Number.isSafeInteger(n) ? n : fail(); }
+    case 'Float': { const n = numericValue(value); return n !== undefined && Number.isFinite(n) ? n : fail(); }
+    case 'ObjectId':
+      if (bsonTag(value) === 'ObjectId') return value;
+      return typeof value === 'string' && /^[0-9a-fA-F]{24}$/.test(value) ? value : fail();
+    case 'DateTime':
+      if (value instanceof Date && !Number.isNaN(value.getTime())) return value;
+      return typeof value === 'string' && rfc3339.test(value) && !Number.isNaN(new Date(value).getTime()) ? value : fail();
+    default: return value;
+  }
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) && bsonTag(value) === undefined && !(value instanceof Date);
+
+/** Checks a resolver's result against its payload type; returns the value to resolve the field with. */
+export function conformPayload(model: RuntimeModel, resolver: GeneratedResolver, value: unknown): unknown {
+  const { payload } = resolver;
+  if (payload.kind === 'default') return { status: 'complete' };
+  const schema = model.generated.schema;
+  const one = (item: unknown, at: string): unknown => {
+    if (item === null || item === undefined) return null;
+    switch (payload.kind) {
+      case 'scalar': return conformScalar(payload.typeName, item, at);
+      case 'generated': return conformDocument(model, model.types.get(payload.typeName)!, item, at);
+      case 'custom': return conformCustom(schema, schema.getType(payload.typeName) as GraphQLObjectType, customItemSchema(resolver), item, at);
+    }
+  };
+  try {
+    if (!payload.isList) return one(value, 'the result');
+    if (value === null || value === undefined) return null;
+    if (!Array.isArray(value)) throw new Mismatch(`the result: expected a list, got ${describe(value)}`);
+    return value.map((item, i) => one(item, `the result[${i}]`));
+  } catch (error) {
+    if (error instanceof Mismatch) throw new PayloadMismatchError(resolver, error.message);
+    throw error;
+  }
+}
+
+function customItemSchema(resolver: GeneratedResolver): Record<string, unknown> {
+  const schema = resolver.config.payloadType as Record<string, unknown>;
+  return resolver.payload.isList ? (schema.items as Record<string, unknown>) : schema;
+}
+
+/** A generated document type: stored keys, checked per schema field; relationship keys keep their link values. */
+function conformDocument(model: RuntimeModel, tables: TypeTables, value: unknown, at: string): Record<string, unknown> {
+  if (!isPlainObject(value)) throw new Mismatch(`${at}: expected a ${tables.info.typeName} object, got ${describe(value)}`);
+  const out: Record<string, unknown> = { ...value };
+  for (const field of tables.info.fields) {
+    if (field.kind === 'relationship') continue;
+    const path = `${at}.${field.name}`;
+    const raw = value[field.sourceKey];
+    if (raw === null || raw === undefined) {
+      if (field.required) throw new Mismatch(`${path}: required field is missing`);
+      continue;
+    }
+    const conformOne = (item: unknown, itemAt: string): unknown => {
+      if (item === null || item === undefined) return null;
+      if (field.kind === 'embedded') return conformDocument(model, model.types.get(field.embedded!.typeName)!, item, itemAt);
+      return conformScalar(field.scalarType!, item, itemAt);
+    };
+    if (field.isList) {
+      if (!Array.isArray(raw)) throw new Mismatch(`${path}: expected a list, got ${describe(raw)}`);
+      out[field.sourceKey] = raw.map((item, i) => conformOne(item, `${path}[${i}]`));
+    } else {
+      out[field.sourceKey] = conformOne(raw, path);
+    }
+  }
+  return out;
+}
+
+/**
+ * A custom type built from an inline schema: its fields are the schema's properties under their GraphQL
+ * names, so the result is rebuilt keyed by those names. Properties GraphQL cannot represent are dropped.
+ */
+function conformCustom(schema: GraphQLSchema, type: GraphQLObjectType, jsonSchema: Record<string, unknown>, value: unknown, at: string): Record<string, unknown> {
+  if (!isPlainObject(value)) throw new Mismatch(`${at}: expected a ${type.name} object, got ${describe(value)}`);
+  const fields = type.getFields();
+  const properties = (jsonSchema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const out: Record<string, unknown> = {};
+  for (const [key, propertySchema] of Object.entries(properties)) {
+    const sanitized = sanitizeGraphqlName(key);
+    const field = sanitized.ok ? fields[sanitized.name] : undefined;
+    if (!field) continue;
+    const path = `${at}.${field.name}`;
+    const raw = Object.hasOwn(value, key) ? value[key] : value[field.name];
+    out[field.name] = conformOutput(schema, field.type, propertySchema, raw, path);
+  }
+  return out;
+}
+
+function conformOutput(schema: GraphQLSchema, type: GraphQLOutputType, jsonSchema: Record<string, unknown>, value: unknown, at: string): unknown {
+  if (value === null || value === undefined) {
+    if (isNonNullType(type)) throw new Mismatch(`${at}: required field is missing`);
+    return null;
+  }
+  const inner = isNonNullType(type) ? type.ofType : type;
+  if (isListType(inner)) {
+    if (!Array.isArray(value)) throw new Mismatch(`${at}: expected a list, got ${describe(value)}`);
+    const items = (jsonSchema.items ?? {}) as Record<string, unknown>;
+    return value.map((item, i) => conformOutput(schema, inner.ofType, items, item, `${at}[${i}]`));
+  }
+  if (isObjectType(inner)) return conformCustom(schema, inner, jsonSchema, value, at);
+  return conformScalar(getNamedType(inner).name, value, at);
+}
+
+/** The `input` argument as the function receives it: ObjectId scalars become BSON ObjectIds. */
+export function toFunctionInput(type: GraphQLInputType, value: unknown): unknown {
+  if (value === null || value === undefined) return value;
+  if (isNonNullType(type)) return toFunctionInput(type.ofType, value);
+  if (isListType(type)) return Array.isArray(value) ? value.map((item) => toFunctionInput(type.ofType, item)) : toFunctionInput(type.ofType, value);
+  if (isInputObjectType(type)) {
+    const fields = type.getFields();
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) out[key] = fields[key] ? toFunctionInput(fields[key].type, item) : item;
+    return out;
+  }
+  if (isScalarType(type) && type.name === 'ObjectId' && typeof value === 'string') return new ObjectId(value);
+  return value;
+}

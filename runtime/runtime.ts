@@ -1,0 +1,275 @@
+// The local platform, assembled: one HTTP server speaking the client API for one app directory.
+// Long-lived parts (HTTP server, data store, user records, function workers) live as long as the runtime;
+// everything derived from the app's files is an `AppState` that a reload rebuilds and swaps in one step,
+// so a request sees either the old app or the new one, never a mix. A reload whose files have errors
+// keeps serving the last good state.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { checkApp } from '../core/check';
+import { sortDiagnostics, type Diagnostic } from '../core/diagnostics';
+import { nodeFileSystem, type AppFileSystem } from '../core/fs';
+import { generateSchema, type GeneratedSchema } from '../core/graphql';
+import { loadApp } from '../core/load';
+import type { AppModel } from '../core/model';
+import { openAuth, type OpenedAuth } from './auth';
+import { customUserDataLookup } from './auth/customUserData';
+import { registerAuthRoutes } from './auth/routes';
+import type { AuthenticatedRequest, AuthService, AuthUser } from './auth/service';
+import type { Clock } from './auth/tokens';
+import { createDataAccess, type DataAccess } from './data';
+import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallContext, type FunctionRunner, type FunctionUser } from './functions';
+import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
+import { ApiError } from './http/errors';
+import { CLIENT_API_PREFIX, Router } from './http/router';
+import { createHttpServer, type Logger, type RunningHttpServer } from './http/server';
+import type { CorsPolicy } from './http/cors';
+import { loadSecrets, type SecretStore } from './secrets';
+import { runServiceAction } from './service-actions';
+import { openStore } from './store';
+import type { DocumentStore, StoreCollection } from './store/types';
+
+export interface RuntimeOptions {
+  appDir: string;
+  /** Where data, users and the token secret live; default `<appDir>/.asl`. */
+  dataDir?: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Overrides the app id of the app's metadata. */
+  appId?: string;
+  functionTimeoutMs?: number;
+  /** `NAME=VALUE` secret values; they win over `secrets.json`. */
+  secrets?: readonly string[];
+  /** Serve data from a MongoDB server instead of the embedded store. */
+  mongodbUri?: string;
+  /** Reload when the app's files change on disk. */
+  watch?: boolean;
+  log: Logger;
+  fs?: AppFileSystem;
+  clock?: Clock;
+}
+
+export interface RunningRuntime {
+  readonly url: string;
+  readonly port: number;
+  readonly appId: string;
+  readonly dataDir: string;
+  /** Diagnostics of the state being served. */
+  readonly diagnostics: Diagnostic[];
+  /** Reloads the app's files now; resolves with whether the new state was taken. */
+  reload(): Promise<{ applied: boolean; diagnostics: Diagnostic[] }>;
+  close(): Promise<void>;
+}
+
+/** Deeper selections are refused: deep relationship chains multiply store reads per request. */
+const MAX_QUERY_DEPTH = 32;
+const MAX_GRAPHQL_BODY_BYTES = 4 * 1024 * 1024;
+
+/** What one load of the app's files gives; replaced as a whole on reload. */
+interface AppState {
+  app: AppModel;
+  diagnostics: Diagnostic[];
+  generated: GeneratedSchema;
+  secrets: SecretStore;
+  auth: AuthService;
+  data: DataAccess;
+  graphql: GraphqlEndpoint<FunctionUser>;
+  router: Router;
+}
+
+/** A stable client app id for an app whose export carries none: `<name>-<5 letters>`, like the platform's. */
+export function deriveAppId(name: string): string {
+  const slug = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'app';
+  const digest = createHash('sha256').update(name).digest();
+  const suffix = Array.from(digest.subarray(0, 5), (b) => String.fromCharCode(97 + (b % 26))).join('');
+  return `${slug}-${suffix}`;
+}
+
+export async function startRuntime(options: RuntimeOptions): Promise<RunningRuntime> {
+  const fsys = options.fs ?? nodeFileSystem;
+  const appDir = path.resolve(options.appDir);
+  const log = options.log;
+  const first = await loadChecked(fsys, appDir);
+  if (!first.app.rootFile || first.app.loadDiagnostics.some((d) => d.code === 'app/no-root-file')) {
+    throw new Error(`no app in ${appDir}: expected root_config.json, realm_config.json, stitch.json or a legacy config.json`);
+  }
+  logDiagnostics(log, appDir, first.diagnostics);
+  const appId = options.appId ?? first.app.appId ?? deriveAppId(first.app.name);
+  const dataDir = path.resolve(options.dataDir ?? path.join(appDir, '.asl'));
+  fs.mkdirSync(dataDir, { recursive: true });
+
+  const clock = options.clock;
+  const now = clock ? () => new Date(clock.now()) : undefined;
+  const store: DocumentStore = await openStore({ dir: path.join(dataDir, 'data'), mongodbUri: options.mongodbUri, clock: now });
+  const opened: OpenedAuth = await openAuth({
+    dataDir, appId, providers: first.app.authProviders, secrets: loadSecrets({ file: first.app.secretsFile, flags: options.secrets }).store, log, clock: options.clock,
+  });
+  let state!: AppState;
+  const cors: CorsPolicy = { allowedOrigins: [], allowLocalhost: true };
+
+  const userOf = (caller: AuthenticatedRequest): FunctionUser => ({
+    id: caller.user.id, type: caller.user.type, data: caller.user.data, custom_data: caller.customData ?? {},
+    identities: caller.user.identities.map((i) => ({ ...i })),
+  });
+  const collectionsFor = (ctx: FunctionCallContext) => (service: string, database: string, collection: string): StoreCollection =>
+    state.data.forUser(ctx.runAsSystem || !ctx.user ? 'system' : ctx.user, ctx.request).collection(service, database, collection);
+
+  const functions: FunctionRunner = createFunctionRunner({
+    loadSource: (name) => {
+      const file = state.app.functions.get(name)?.sourceFile;
+      return file ? { source: file.text, path: file.path } : undefined;
+    },
+    host: {
+      serviceAction: (service, action, args, ctx) => runServiceAction(collectionsFor(ctx), service, action, args),
+      values: { get: (name) => valueOf(state, name) },
+      get environment() { return environmentOf(state.app); },
+      executeFunction: (name, args, ctx) => runFunction(name, args, { ...ctx, runAsSystem: ctx.runAsSystem || state.app.functions.get(name)?.runAsSystem }),
+    },
+    timeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
+    log: (fn, level, text) => (level === 'error' ? log.error : level === 'warn' ? log.warn : log.info)(`[function ${fn}] ${text}`),
+    packagesDir: path.join(appDir, 'functions', 'node_modules'),
+  });
+  const runFunction = (name: string, args: unknown[], ctx: FunctionCallContext) => functions.run(name, args, ctx);
+
+  function buildState(app: AppModel, diagnostics: Diagnostic[]): AppState {
+    const secrets = loadSecrets({ file: app.secretsFile, flags: options.secrets }).store;
+    const generated = generateSchema(app);
+    const data = createDataAccess({
+      app, store,
+      callFunction: (name, args, user) => runFunction(name, args, { user }),
+      now,
+      onWarning: (message) => log.warn(message),
+      values: Object.fromEntries(app.values.map((v) => [v.name, valueOfIn(app, secrets, v.name)])),
+      environment: environmentOf(app),
+    });
+    const systemCollection = (service: string, database: string, collection: string) => data.forUser('system').collection(service, database, collection);
+    const auth = opened.serviceFor({
+      appId, providers: app.authProviders, secrets, log,
+      runFunction: (name, args) => runFunction(name, args, { runAsSystem: true }),
+      findCustomUserData: customUserDataLookup(app.customUserData, systemCollection),
+      onUserCreated: app.customUserData?.enabled && app.customUserData.onUserCreationFunctionName
+        ? async (user: AuthUser) => { await runFunction(app.customUserData!.onUserCreationFunctionName!, [userOf({ user })], { runAsSystem: true }); }
+        : undefined,
+    });
+    const graphql = createGraphqlEndpoint<FunctionUser>({
+      generated,
+      collectionFor: (user, service, database, collection) => data.forUser(user).collection(service, database, collection),
+      runFunction: (name, args, user) => runFunction(name, args, { user, runAsSystem: app.functions.get(name)?.runAsSystem }),
+      disableIntrospection: app.graphql.disableSchemaIntrospection,
+      limits: { maxQueryDepth: MAX_QUERY_DEPTH, maxBodyBytes: MAX_GRAPHQL_BODY_BYTES },
+    });
+    const router = new Router();
+    registerAuthRoutes(router, auth, {
+      location: { deploymentModel: app.deploymentModel, location: app.location },
+      functions: {
+        functions: app.functions,
+        callFunction: (name, args, caller) => runFunction(name, args, { user: userOf(caller), runAsSystem: app.functions.get(name)?.runAsSystem }),
+        serviceAction: (service, action, args, caller) => runServiceAction(
+          (s, d, c) => data.forUser(userOf(caller)).collection(s, d, c), service, action, args[0]),
+      },
+    });
+    router.post(`${CLIENT_API_PREFIX}/app/:appId/graphql`, async (req) => {
+      if (req.params.appId !== appId) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
+      const caller = await auth.authenticateRequest(req.headers);
+      const result = await graphql.executeRaw(await req.text(), userOf(caller));
+      return { status: result.status, body: result.body, encoding: 'json' };
+    });
+    return { app, diagnostics, generated, secrets, auth, data, graphql, router };
+  }
+
+  state = buildState(first.app, first.diagnostics);
+  cors.allowedOrigins = first.app.allowedRequestOrigins;
+  const frontRouter = new SwappableRouter(() => state.router);
+  let http: RunningHttpServer;
+  try {
+    http = await createHttpServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, router: frontRouter, log, cors });
+  } catch (e) {
+    await Promise.allSettled([functions.close(), store.close(), opened.close()]);
+    throw (e as NodeJS.ErrnoException).code === 'EADDRINUSE'
+      ? new Error(`port ${options.port} on ${options.host ?? '127.0.0.1'} is already in use; pick another with --port`)
+      : e;
+  }
+
+  async function reload(): Promise<{ applied: boolean; diagnostics: Diagnostic[] }> {
+    const next = await loadChecked(fsys, appDir);
+    const errors = next.diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length > 0) {
+      log.warn(`reload: ${errors.length} error(s) in the app's files; still serving the last good version`);
+      logDiagnostics(log, appDir, errors);
+      return { applied: false, diagnostics: next.diagnostics };
+    }
+    state = buildState(next.app, next.diagnostics);
+    cors.allowedOrigins = next.app.allowedRequestOrigins;
+    functions.reload();
+    log.info(`reloaded ${path.relative(process.cwd(), appDir) || '.'}`);
+    return { applied: true, diagnostics: next.diagnostics };
+  }
+
+  const watcher = options.watch ? watchApp(appDir, dataDir, () => reload().catch((e) => log.error(`reload failed: ${(e as Error).stack ?? e}`))) : undefined;
+
+  return {
+    url: http.url,
+    port: http.port,
+    appId,
+    dataDir,
+    get diagnostics() { return state.diagnostics; },
+    reload,
+    async close() {
+      watcher?.close();
+      await http.close();
+      await Promise.allSettled([functions.close(), store.close(), opened.close()]);
+    },
+  };
+}
+
+class SwappableRouter extends Router {
+  constructor(private readonly current: () => Router) { super(); }
+  override match(method: string, path: string) { return this.current().match(method, path); }
+}
+
+async function loadChecked(fsys: AppFileSystem, appDir: string): Promise<{ app: AppModel; diagnostics: Diagnostic[] }> {
+  const app = await loadApp(fsys, appDir);
+  return { app, diagnostics: checkApp(app) };
+}
+
+function logDiagnostics(log: Logger, appDir: string, diagnostics: Diagnostic[]): void {
+  for (const d of sortDiagnostics(diagnostics)) {
+    if (d.severity !== 'error' && d.severity !== 'warning') continue;
+    const where = `${path.relative(appDir, d.file)}:${d.range.start.line + 1}:${d.range.start.character + 1}`;
+    (d.severity === 'error' ? log.error : log.warn)(`${where} ${d.code} ${d.message}`);
+  }
+}
+
+function valueOf(state: AppState, name: string): unknown {
+  return valueOfIn(state.app, state.secrets, name);
+}
+
+/** `%%values.<name>` / `context.values.get(name)`: the value, or the secret's value for `from_secret` values. */
+function valueOfIn(app: AppModel, secrets: SecretStore, name: string): unknown {
+  const value = app.values.find((v) => v.name === name);
+  if (!value) return undefined;
+  if (value.fromSecret && typeof value.value === 'string') return secrets.has(value.value) ? secrets.resolve(value.value, `value "${name}"`) : undefined;
+  return value.value;
+}
+
+/** `%%environment` / `context.environment`: the tag from the root config and that environment's values. */
+function environmentOf(app: AppModel): { tag: string; values: Record<string, unknown> } {
+  const tag = app.environment ?? '';
+  const file = app.environments.find((e) => e.name === (tag || 'no-environment'));
+  return { tag, values: file?.values ?? {} };
+}
+
+/** Reloads on changes below the app folder, except in the runtime's own data and in installed packages. */
+function watchApp(appDir: string, dataDir: string, onChange: () => void): fs.FSWatcher {
+  let timer: NodeJS.Timeout | undefined;
+  const ignored = (rel: string) => {
+    const abs = path.join(appDir, rel);
+    return abs === dataDir || abs.startsWith(dataDir + path.sep) || rel.split(path.sep).includes('node_modules') || rel.split(path.sep).includes('.git');
+  };
+  return fs.watch(appDir, { recursive: true }, (_event, file) => {
+    if (file && ignored(String(file))) return;
+    clearTimeout(timer);
+    timer = setTimeout(onChange, 150);
+  });
+}
