@@ -1,6 +1,6 @@
 // One entry point for "what is wrong with this app": the language server and `asl check` both call it.
 import { DiagnosticSink, sortDiagnostics, type Diagnostic } from './diagnostics';
-import { generateSchema, type GeneratedSchema } from './graphql';
+import { GenerationCache, generateSchema, type GeneratedSchema } from './graphql';
 import type { JsonFile } from './json';
 import type { AppModel } from './model';
 import { appFacts, validateExpressions } from './validate/expressions';
@@ -19,6 +19,7 @@ export class CheckCache {
   private readonly structure = new WeakMap<JsonFile, Diagnostic[]>();
   private readonly expressions = new WeakMap<JsonFile, { factsKey: string; items: Diagnostic[] }>();
   private graphql?: { inputs: unknown[]; result: GeneratedSchema };
+  private readonly generation = new GenerationCache();
 
   structureOf(file: JsonFile): Diagnostic[] {
     let items = this.structure.get(file);
@@ -43,7 +44,7 @@ export class CheckCache {
   generatedSchema(app: AppModel): GeneratedSchema {
     const inputs = graphqlInputs(app);
     if (this.graphql && sameItems(this.graphql.inputs, inputs)) return this.graphql.result;
-    const result = generateSchema(app);
+    const result = generateSchema(app, this.generation);
     this.graphql = { inputs, result };
     return result;
   }

@@ -4,7 +4,7 @@
 // Processing order is fixed (collections by data source/database/collection, resolvers by file path),
 // so which of two colliding definitions wins is deterministic.
 import { printSchema, type GraphQLSchema } from 'graphql';
-import { DiagnosticSink } from '../diagnostics';
+import { DiagnosticSink, type Diagnostic } from '../diagnostics';
 import { isObject, type JSONPath, type JsonFile } from '../json';
 import { isClusterSource, type AppModel, type Collection, type CustomResolver, type DataSource } from '../model';
 import { graphqlPlural, isValidGraphqlName, lowerFirst, sanitizeGraphqlName, singularize, upperFirst } from './inflect';
@@ -24,9 +24,45 @@ const orderedScalars: ReadonlySet<GraphqlScalar> = new Set(['String', 'Int', 'Lo
 /** Scalars that get an `_inc` update operator. */
 const incrementableScalars: ReadonlySet<GraphqlScalar> = new Set(['Int', 'Float']);
 
-export function generateSchema(app: AppModel): GeneratedSchema {
-  return new SchemaGenerator(app).generate();
+/**
+ * Remembers the collection part of the last generation (types, inputs, root fields: most of the work), so
+ * that a change confined to custom resolvers regenerates only the resolvers. The language server keeps one
+ * per app; inputs are compared by identity (parsed files keep theirs while their text is unchanged).
+ */
+export class GenerationCache {
+  collections?: CollectionSnapshot;
 }
+
+export function generateSchema(app: AppModel, cache?: GenerationCache): GeneratedSchema {
+  return new SchemaGenerator(app).generate(cache);
+}
+
+/** What the collection phase produced, kept unmodified: restoring it hands out fresh copies of what resolvers change. */
+interface CollectionSnapshot {
+  inputs: unknown[];
+  types: Map<string, IrType>;
+  typeOwners: Map<string, string>;
+  rootFieldOwners: { Query: Map<string, string>; Mutation: Map<string, string> };
+  candidates: Map<string, Candidate>;
+  documentTypeNames: string[];
+  diagnostics: Diagnostic[];
+  generatedTypeNames: { input: string[]; output: string[] };
+}
+
+function collectionInputs(app: AppModel): unknown[] {
+  const inputs: unknown[] = [app.graphql.useNaturalPluralization];
+  for (const ds of app.dataSources) {
+    inputs.push(ds.name, ds.type);
+    for (const c of ds.collections) inputs.push(c.database, c.collection, c.schema, c.relationships);
+  }
+  return inputs;
+}
+
+function sameInputs(a: unknown[], b: unknown[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+const withOwnFields = (type: IrObjectType): IrObjectType => ({ ...type, fields: new Map(type.fields) });
 
 /** A collection whose type name and root fields were claimed; its types are built in the second pass. */
 interface Candidate {
@@ -45,13 +81,13 @@ const collectionKey = (dataSource: string, database: string, collection: string)
 class SchemaGenerator {
   private readonly sink = new DiagnosticSink();
   /** Every type of the schema in print order. */
-  private readonly types = new Map<string, IrType>();
+  private types = new Map<string, IrType>();
   /** Type name → who owns it, for collision messages. Holds names claimed before their type is built. */
-  private readonly typeOwners = new Map<string, string>();
-  private readonly query: IrObjectType = { kind: 'object', name: 'Query', fields: new Map() };
-  private readonly mutation: IrObjectType = { kind: 'object', name: 'Mutation', fields: new Map() };
-  private readonly rootFieldOwners = { Query: new Map<string, string>(), Mutation: new Map<string, string>() };
-  private readonly candidates = new Map<string, Candidate>();
+  private typeOwners = new Map<string, string>();
+  private query: IrObjectType = { kind: 'object', name: 'Query', fields: new Map() };
+  private mutation: IrObjectType = { kind: 'object', name: 'Mutation', fields: new Map() };
+  private rootFieldOwners = { Query: new Map<string, string>(), Mutation: new Map<string, string>() };
+  private candidates = new Map<string, Candidate>();
   private readonly documentTypes = new Map<string, IrObjectType>();
   private readonly resolvers: GeneratedResolver[] = [];
 
@@ -61,13 +97,20 @@ class SchemaGenerator {
     }
   }
 
-  generate(): GeneratedSchema {
-    this.types.set('Query', this.query);
-    this.types.set('Mutation', this.mutation);
-    this.claimCollections();
-    for (const candidate of this.candidates.values()) this.buildCollection(candidate);
-    if (this.candidates.size > 0) this.addSharedPayloads();
-    const generatedTypeNames = this.generatedTypeNames();
+  generate(cache?: GenerationCache): GeneratedSchema {
+    const inputs = collectionInputs(this.app);
+    let generatedTypeNames: { input: string[]; output: string[] };
+    if (cache?.collections && sameInputs(cache.collections.inputs, inputs)) {
+      generatedTypeNames = this.restore(cache.collections);
+    } else {
+      this.types.set('Query', this.query);
+      this.types.set('Mutation', this.mutation);
+      this.claimCollections();
+      for (const candidate of this.candidates.values()) this.buildCollection(candidate);
+      if (this.candidates.size > 0) this.addSharedPayloads();
+      generatedTypeNames = this.generatedTypeNames();
+      if (cache) cache.collections = this.snapshot(inputs, generatedTypeNames);
+    }
     this.addCustomResolvers(generatedTypeNames);
     if (this.mutation.fields.size === 0) this.types.delete('Mutation');
     if (this.query.fields.size === 0) this.reportEmptyApi();
@@ -85,6 +128,38 @@ class SchemaGenerator {
       generatedTypeNames,
       diagnostics: this.sink.items,
     };
+  }
+
+  /** Resolvers change Query, Mutation and document types: the snapshot keeps copies of those the live state does not share. */
+  private snapshot(inputs: unknown[], generatedTypeNames: { input: string[]; output: string[] }): CollectionSnapshot {
+    const types = new Map(this.types);
+    for (const [name, type] of types) if (type === this.query || type === this.mutation || this.documentTypes.get(name) === type) types.set(name, withOwnFields(type as IrObjectType));
+    return {
+      inputs, types, generatedTypeNames,
+      typeOwners: new Map(this.typeOwners),
+      rootFieldOwners: { Query: new Map(this.rootFieldOwners.Query), Mutation: new Map(this.rootFieldOwners.Mutation) },
+      candidates: this.candidates,
+      documentTypeNames: [...this.documentTypes.keys()],
+      diagnostics: [...this.sink.items],
+    };
+  }
+
+  private restore(snapshot: CollectionSnapshot): { input: string[]; output: string[] } {
+    this.types = new Map(snapshot.types);
+    this.query = withOwnFields(snapshot.types.get('Query') as IrObjectType);
+    this.mutation = withOwnFields(snapshot.types.get('Mutation') as IrObjectType);
+    this.types.set('Query', this.query);
+    this.types.set('Mutation', this.mutation);
+    for (const name of snapshot.documentTypeNames) {
+      const type = withOwnFields(snapshot.types.get(name) as IrObjectType);
+      this.types.set(name, type);
+      this.documentTypes.set(name, type);
+    }
+    this.typeOwners = new Map(snapshot.typeOwners);
+    this.rootFieldOwners = { Query: new Map(snapshot.rootFieldOwners.Query), Mutation: new Map(snapshot.rootFieldOwners.Mutation) };
+    this.candidates = snapshot.candidates;
+    for (const d of snapshot.diagnostics) this.sink.add(d);
+    return snapshot.generatedTypeNames;
   }
 
   // ---- collections: names first, so relationships can refer to any collection ----

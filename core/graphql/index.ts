@@ -1,5 +1,5 @@
 // The generated GraphQL schema of an app, shared by the runtime, the language server and `asl schema`.
-export { generateSchema } from './generate';
+export { GenerationCache, generateSchema } from './generate';
 export { findCollectionType, sdlForResolverField, sdlForType } from './sdl';
 export { graphqlPlural, pluralize, sanitizeGraphqlName, singularize } from './inflect';
 export { GraphQLDateTime, GraphQLLong, GraphQLObjectId } from './scalars';

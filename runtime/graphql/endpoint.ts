@@ -3,9 +3,9 @@
 // cannot compile), and the response envelope. Authentication happens before `execute`: the caller passes the
 // authenticated user, and every data access and function call of the request runs as that user.
 import {
-  execute as executeWithGraphqlJs, GraphQLError, isScalarType, Kind, NoSchemaIntrospectionCustomRule, parse,
-  specifiedRules, validate,
-  type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type GraphQLSchema, type SelectionSetNode, type ValidationRule,
+  execute as executeWithGraphqlJs, getNamedType, getOperationAST, getVariableValues, GraphQLError, GraphQLScalarType, GraphQLSchema,
+  isInputObjectType, isScalarType, Kind, NoSchemaIntrospectionCustomRule, parse, specifiedRules, typeFromAST, validate, visit,
+  type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValidationRule,
 } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { GeneratedSchema } from '../../core/graphql';
@@ -84,6 +84,8 @@ export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User
   const cache = new LruCache<string, CachedDocument>(options.limits.documentCacheSize ?? DEFAULT_DOCUMENT_CACHE_SIZE);
   const stats: GraphqlEndpointStats = { parsed: 0, compiled: 0, cacheHits: 0 };
   const customSerializers = bsonUndefinedSerializers(schema);
+  let passThroughSchema: GraphQLSchema | undefined;
+  const jitSchema = () => (passThroughSchema ??= withPassThroughScalar(schema));
 
   const documentFor = (query: string): CachedDocument => {
     const cached = cache.get(query);
@@ -109,16 +111,34 @@ export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User
     const key = operationName ?? '';
     const existing = entry.executors.get(key);
     if (existing) return existing;
+    const operation = getOperationAST(document, operationName) ?? undefined;
+    const coerceFirst = operation !== undefined && hasInputObjectVariable(schema, operation);
+    const withGraphqlJs: Executor = (context, variableValues) =>
+      executeWithGraphqlJs({ schema, document, contextValue: context, variableValues, operationName });
     let executor: Executor;
-    try {
-      const compiled = compileQuery(schema, document, operationName, { customSerializers });
-      // An unknown or ambiguous operation name comes back as an error result; it is not worth caching.
-      if (!isCompiledQuery(compiled)) return () => compiled;
-      stats.compiled++;
-      executor = (context, variables) => compiled.query(undefined, context, variables);
-    } catch {
-      executor = (context, variableValues) =>
-        executeWithGraphqlJs({ schema, document, contextValue: context, variableValues, operationName });
+    if (coerceFirst && usesIntrospection(document)) {
+      // The jit schema carries an extra scalar that introspection would show.
+      executor = withGraphqlJs;
+    } else {
+      try {
+        const compiled = coerceFirst
+          ? compileQuery(jitSchema(), withPassThroughVariables(document, operation!), operationName, { customSerializers })
+          : compileQuery(schema, document, operationName, { customSerializers });
+        // An unknown or ambiguous operation name comes back as an error result; it is not worth caching.
+        if (!isCompiledQuery(compiled)) return () => compiled;
+        stats.compiled++;
+        if (coerceFirst) {
+          const definitions = operation!.variableDefinitions ?? [];
+          executor = (context, variables) => {
+            const coerced = getVariableValues(schema, definitions, variables, { maxErrors: 20 });
+            return coerced.errors ? { errors: coerced.errors } : compiled.query(undefined, context, coerced.coerced);
+          };
+        } else {
+          executor = (context, variables) => compiled.query(undefined, context, variables);
+        }
+      } catch {
+        executor = withGraphqlJs;
+      }
     }
     entry.executors.set(key, executor);
     return executor;
@@ -228,6 +248,44 @@ export function depthLimitRule(max: number): ValidationRule {
       },
     };
   };
+}
+
+// graphql-jit 0.8 generates variable coercion code by inlining input types, which never ends for the
+// generated QueryInputs (they contain themselves through AND/OR). Operations with input-object variables
+// therefore have graphql-js coerce the variables, and jit compiles a copy of the operation whose variables
+// are declared with a pass-through scalar that hands the coerced values on unchanged.
+const PASS_THROUGH_SCALAR = '__CoercedVariable';
+
+function hasInputObjectVariable(schema: GraphQLSchema, operation: OperationDefinitionNode): boolean {
+  return (operation.variableDefinitions ?? []).some((definition) => {
+    const type = typeFromAST(schema, definition.type);
+    return type !== undefined && isInputObjectType(getNamedType(type));
+  });
+}
+
+function withPassThroughScalar(schema: GraphQLSchema): GraphQLSchema {
+  const config = schema.toConfig();
+  const passThrough = new GraphQLScalarType({ name: PASS_THROUGH_SCALAR, parseValue: (value) => value, serialize: (value) => value });
+  return new GraphQLSchema({ ...config, types: [...config.types, passThrough] });
+}
+
+function withPassThroughVariables(document: DocumentNode, operation: OperationDefinitionNode): DocumentNode {
+  const passThrough = { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: PASS_THROUGH_SCALAR } } as const;
+  const rewritten: OperationDefinitionNode = {
+    ...operation,
+    variableDefinitions: (operation.variableDefinitions ?? []).map((definition) => ({ ...definition, type: passThrough, defaultValue: undefined })),
+  };
+  return { ...document, definitions: document.definitions.map((definition) => (definition === operation ? rewritten : definition)) };
+}
+
+function usesIntrospection(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Field(node) {
+      if (node.name.value === '__schema' || node.name.value === '__type') found = true;
+    },
+  });
+  return found;
 }
 
 /** graphql-jit serialisers that serve a stored BSON `undefined` as `{}` (graphql.md §3) for every scalar. */

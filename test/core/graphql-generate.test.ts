@@ -898,3 +898,28 @@ describe('with the loader', () => {
     assert.deepEqual(validateSchema(generated.schema), []);
   });
 });
+
+describe('GenerationCache', () => {
+  test('regenerating after a resolver change reuses the collection phase and equals a fresh generation', async () => {
+    const { GenerationCache } = await import('../../core/graphql/generate');
+    const { ParseCache } = await import('../../core/load');
+    const files = baseApp();
+    const parseCache = new ParseCache();
+    const cache = new GenerationCache();
+    const first = generateSchema(await loadApp(appFs(files), APP_ROOT, { cache: parseCache }), cache);
+    const snapshot = cache.collections;
+    assert.ok(snapshot);
+    assert.ok(String(first.schema.getMutationType()!.getFields().renameTask.type) === 'Task');
+    files['graphql/custom_resolvers/task_extra.json'] = { on_type: 'Task', field_name: 'extra', function_name: 'renameTask', input_type_format: '', payload_type_format: 'scalar', payload_type: 'string' };
+    files['graphql/custom_resolvers/query_broken.json'] = { on_type: 'Nope', field_name: 'x', function_name: 'renameTask' };
+    const app = await loadApp(appFs(files), APP_ROOT, { cache: parseCache });
+    const incremental = generateSchema(app, cache);
+    assert.equal(cache.collections, snapshot, 'the collection phase was reused');
+    const fresh = generateSchema(app);
+    assert.equal(incremental.sdl, fresh.sdl);
+    assert.deepEqual(incremental.diagnostics, fresh.diagnostics);
+    assert.ok((incremental.schema.getType('Task') as unknown as { getFields(): Record<string, unknown> }).getFields().extra);
+    const again = generateSchema(await loadApp(appFs(baseApp()), APP_ROOT, { cache: parseCache }), cache);
+    assert.equal((again.schema.getType('Task') as unknown as { getFields(): Record<string, unknown> }).getFields().extra, undefined, 'a computed field of an earlier generation does not leak into the snapshot');
+  });
+});
