@@ -1,5 +1,6 @@
 // Parsing and checking of expansion strings (`%%user.custom_data.team`) against the expansion table.
 import { EXPANSIONS, EXPANSIONS_BY_NAME, type ExpansionInfo } from './tables';
+import { closestName } from '../spelling';
 
 export const EXPANSION_PREFIX = '%%';
 
@@ -62,27 +63,7 @@ export function checkExpansion(text: string): ExpansionCheck {
   }
 }
 
-/** The candidate nearest to `word` by edit distance, if it is near enough to be a misspelling. */
+/** The candidate nearest to `word`, if it is near enough to be a misspelling. */
 export function closest(word: string, candidates: Iterable<string>): string | undefined {
-  const limit = Math.max(2, Math.floor(word.length / 3));
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  const lower = word.toLowerCase();
-  for (const candidate of candidates) {
-    const distance = editDistance(lower, candidate.toLowerCase());
-    if (distance < bestDistance) { best = candidate; bestDistance = distance; }
-  }
-  return bestDistance <= limit ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length];
+  return closestName(word, candidates);
 }

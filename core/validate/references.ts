@@ -10,6 +10,7 @@
 import type { DiagnosticSink } from '../diagnostics';
 import { isObject, type JsonFile, type JSONPath } from '../json';
 import { isClusterSource, type AppModel, type AuthProvider } from '../model';
+import { closestName } from '../spelling';
 
 /** Provider types whose `name` must equal their `type` (config-format §5.1). */
 const BUILT_IN_PROVIDER_TYPES = new Set(['anon-user', 'api-key', 'local-userpass', 'custom-token', 'custom-function', 'oauth2-google', 'oauth2-facebook', 'oauth2-apple']);
@@ -195,35 +196,6 @@ function checkValues(app: AppModel, sink: DiagnosticSink): void {
   }
 }
 
-/** The closest candidate within a small edit distance, for "did you mean" hints and quick fixes. */
-export function closestName(name: string, candidates: Iterable<string>): string | undefined {
-  const lower = name.toLowerCase();
-  let best: string | undefined;
-  let bound = Math.max(2, Math.floor(name.length / 3));
-  for (const c of candidates) {
-    if (Math.abs(c.length - name.length) > bound) continue;
-    const d = boundedEditDistance(lower, c.toLowerCase(), bound);
-    if (d <= bound && (best === undefined || d < bound)) { best = c; bound = d - 1; }
-    if (bound < 0) break;
-  }
-  return best;
-}
-
-/** Levenshtein distance, or `bound + 1` as soon as it is known to exceed `bound` (hints only need close names). */
-function boundedEditDistance(a: string, b: string, bound: number): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (cur[j] < rowMin) rowMin = cur[j];
-    }
-    if (rowMin > bound) return bound + 1;
-    prev = cur;
-  }
-  return prev[b.length];
-}
 /**
  * Exports carry secret names, never values; the runtime reads values from `secrets.json` at the app root
  * or `asl serve --secret NAME=VALUE`. A secret nobody supplied locally is a warning saying how to supply it.

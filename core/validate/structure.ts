@@ -46,6 +46,7 @@ import rules from '../../schemas/rules.schema.json';
 import syncConfig from '../../schemas/sync-config.schema.json';
 import trigger from '../../schemas/trigger.schema.json';
 import value from '../../schemas/value.schema.json';
+import { closestName } from '../spelling';
 
 /** Every bundled schema by kind; the kinds are those of schemas/catalog.json. */
 export const schemasByKind: Readonly<Record<string, object>> = {
@@ -301,24 +302,6 @@ function propertyDescription(rootSchema: unknown, schemaPath: string, name: stri
 /** A near miss among the allowed names (different case or a typo of at most two edits). */
 function closest(actual: unknown, candidates: unknown[]): unknown {
   if (typeof actual !== 'string' || actual === '') return undefined;
-  const lower = actual.toLowerCase();
-  let best: unknown, bestDistance = Infinity;
-  for (const candidate of candidates) {
-    if (typeof candidate !== 'string' || candidate === '') continue;
-    const distance = candidate.toLowerCase() === lower ? 0 : editDistance(lower, candidate.toLowerCase());
-    if (distance < bestDistance) { best = candidate; bestDistance = distance; }
-  }
-  return bestDistance <= Math.min(2, Math.floor(actual.length / 3)) ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length];
+  const names = candidates.filter((c): c is string => typeof c === 'string');
+  return closestName(actual, names, Math.min(2, Math.floor(actual.length / 3)));
 }

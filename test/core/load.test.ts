@@ -224,3 +224,14 @@ describe('secrets', () => {
     assert.deepEqual(sink2.items.filter((d) => d.code.startsWith('secret')), []);
   });
 });
+
+describe('closestName', () => {
+  test('finds the nearest name within the limit, case-insensitively, and nothing beyond it', async () => {
+    const { closestName } = await import('../../core/spelling');
+    assert.equal(closestName('renameTsk', ['renameTask', 'taskSummary']), 'renameTask');
+    assert.equal(closestName('RENAMETASK', ['renameTask']), 'renameTask');
+    assert.equal(closestName('abc', ['xyz', 'abd', 'abcd']), 'abd');
+    assert.equal(closestName('completelyDifferent', ['renameTask']), undefined);
+    assert.equal(closestName('ab', ['abcdef'], 2), undefined);
+  });
+});

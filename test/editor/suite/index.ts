@@ -137,6 +137,31 @@ export async function run(): Promise<void> {
     assert.ok(document.isDirty, 'the fix was expected to stay unsaved');
   });
 
+  await check('a misspelt expansion in a sync permission gets rule/unknown-expansion, and its quick fix repairs it', async () => {
+    const folder = vscode.workspace.workspaceFolders![0];
+    const uri = vscode.Uri.joinPath(folder.uri, 'sync/config.json');
+    const document = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(document);
+    const at = document.getText().indexOf('"%%user.id"');
+    assert.ok(at >= 0, 'sync/config.json has no "%%user.id" to misspell');
+    const misspelt = new vscode.WorkspaceEdit();
+    misspelt.replace(uri, new vscode.Range(document.positionAt(at), document.positionAt(at + '"%%user.id"'.length)), '"%%usr.id"');
+    assert.ok(await vscode.workspace.applyEdit(misspelt), 'the misspelling was not applied');
+    const [problem] = await waitFor('rule/unknown-expansion on sync/config.json', () => {
+      const found = vscode.languages.getDiagnostics(uri).filter((d) => codeOf(d) === 'rule/unknown-expansion');
+      return found.length ? found : undefined;
+    });
+    assert.equal(document.getText(problem.range), '"%%usr.id"');
+    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, problem.range, vscode.CodeActionKind.QuickFix.value);
+    const fix = actions?.find((a) => a.title.includes('%%user.id'));
+    assert.ok(fix?.edit, `no quick fix offers %%user.id; got: ${JSON.stringify(actions?.map((a) => a.title))}`);
+    assert.ok(await vscode.workspace.applyEdit(fix.edit), 'the quick fix was not applied');
+    const fixedLine = document.lineAt(problem.range.start.line).text;
+    assert.ok(fixedLine.includes('"%%user.id"') && !fixedLine.includes('%%usr.id'), `the quick fix left: ${fixedLine}`);
+    await waitFor('rule/unknown-expansion to go after the quick fix', () =>
+      vscode.languages.getDiagnostics(uri).every((d) => codeOf(d) !== 'rule/unknown-expansion'));
+  });
+
   const failed = results.filter((r) => !r.ok).length;
   const resultFile = process.env.ASL_EDITOR_RESULT;
   if (resultFile) {
