@@ -11,7 +11,9 @@ import { sortDiagnostics, type Diagnostic } from '../core/diagnostics';
 import { nodeFileSystem, type AppFileSystem } from '../core/fs';
 import { generateSchema, type GeneratedSchema } from '../core/graphql';
 import { loadApp } from '../core/load';
+import { isObject } from '../core/json';
 import type { AppModel } from '../core/model';
+import { evaluateExpression } from '../core/rules';
 import { openAuth, type OpenedAuth } from './auth';
 import { customUserDataLookup } from './auth/customUserData';
 import { registerAuthRoutes } from './auth/routes';
@@ -132,6 +134,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   });
   const runFunction = (name: string, args: unknown[], ctx: FunctionCallContext) => functions.run(name, args, ctx);
 
+  /** A call on behalf of a user (client call, resolver): the function's `can_evaluate` must hold for that user first. */
+  async function callAsUser(name: string, args: unknown[], user: FunctionUser): Promise<unknown> {
+    const fn = state.app.functions.get(name);
+    const rule = fn?.canEvaluate;
+    if (rule !== undefined && !(isObject(rule) && Object.keys(rule).length === 0)) {
+      const allowed = await evaluateExpression(rule, {
+        user, args, values: Object.fromEntries(state.app.values.map((v) => [v.name, valueOf(state, v.name)])), environment: environmentOf(state.app),
+        callFunction: (fnName, fnArgs) => runFunction(fnName, fnArgs, { runAsSystem: true }),
+      });
+      if (!allowed) throw new CallNotAllowedError(`rule not matched for function "${name}": its can_evaluate expression is false for this user`);
+    }
+    return runFunction(name, args, { user, runAsSystem: fn?.runAsSystem });
+  }
+
   function buildState(app: AppModel, diagnostics: Diagnostic[]): AppState {
     const secrets = loadSecrets({ file: app.secretsFile, flags: options.secrets }).store;
     const generated = generateSchema(app);
@@ -155,7 +171,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     const graphql = createGraphqlEndpoint<FunctionUser>({
       generated,
       collectionFor: (user, service, database, collection) => data.forUser(user).collection(service, database, collection),
-      runFunction: (name, args, user) => runFunction(name, args, { user, runAsSystem: app.functions.get(name)?.runAsSystem }),
+      runFunction: (name, args, user) => callAsUser(name, args, user),
       disableIntrospection: app.graphql.disableSchemaIntrospection,
       limits: { maxQueryDepth: MAX_QUERY_DEPTH, maxBodyBytes: MAX_GRAPHQL_BODY_BYTES },
     });
@@ -164,7 +180,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       location: { deploymentModel: app.deploymentModel, location: app.location },
       functions: {
         functions: app.functions,
-        callFunction: (name, args, caller) => runFunction(name, args, { user: userOf(caller), runAsSystem: app.functions.get(name)?.runAsSystem }),
+        callFunction: (name, args, caller) => callAsUser(name, args, userOf(caller)),
         serviceAction: (service, action, args, caller) => runServiceAction(
           (s, d, c) => data.forUser(userOf(caller)).collection(s, d, c), service, action, args[0]),
       },
@@ -221,6 +237,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       await Promise.allSettled([functions.close(), store.close(), opened.close()]);
     },
   };
+}
+
+/** A function's `can_evaluate` refused the caller. */
+class CallNotAllowedError extends Error {
+  readonly errorCode = 'FunctionExecutionError';
 }
 
 class SwappableRouter extends Router {

@@ -95,6 +95,20 @@ describe('runtime serving the example app', () => {
     assert.equal(hidden.body.error_code, 'FunctionNotFound');
   });
 
+  test("a function's can_evaluate decides whether a user may call it", async () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(appDir, 'functions/config.json'), 'utf8')) as Array<Record<string, unknown>>;
+    fs.writeFileSync(path.join(appDir, 'functions/adminOnly.js'), 'exports = () => "secret stuff";\n');
+    fs.writeFileSync(path.join(appDir, 'functions/config.json'), JSON.stringify([...manifest,
+      { name: 'adminOnly', private: false, can_evaluate: { '%%user.custom_data.isAdmin': true } }], null, 2));
+    assert.equal((await runtime.reload()).applied, true);
+    const refused = await post(`${client}/app/${runtime.appId}/functions/call`, { name: 'adminOnly', arguments: [] }, { authorization: `Bearer ${token}` });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error_code, 'FunctionExecutionError');
+    assert.match(refused.body.error, /rule not matched/);
+    const sum = await post(`${client}/app/${runtime.appId}/functions/call`, { name: 'sum', arguments: [1, 2] }, { authorization: `Bearer ${token}` });
+    assert.equal(sum.status, 200, 'functions without can_evaluate stay callable');
+  });
+
   test('a malformed GraphQL body is a JSON error, not a crash', async () => {
     const res = await fetch(`${client}/app/${runtime.appId}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"query": ' });
     assert.ok(res.status >= 400 && res.status < 500);
