@@ -12,7 +12,7 @@ import { nodeFileSystem, type AppFileSystem } from '../core/fs';
 import { generateSchema, type GeneratedSchema } from '../core/graphql';
 import { loadApp } from '../core/load';
 import { isObject } from '../core/json';
-import type { AppModel } from '../core/model';
+import { isClusterSource, type AppModel } from '../core/model';
 import { evaluateExpression } from '../core/rules';
 import { openAuth, type OpenedAuth } from './auth';
 import { customUserDataLookup } from './auth/customUserData';
@@ -195,6 +195,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   }
 
   state = buildState(first.app, first.diagnostics);
+  await createDeclaredIndexes(store, first.app);
   cors.allowedOrigins = first.app.allowedRequestOrigins;
   const frontRouter = new SwappableRouter(() => state.router);
   let http: RunningHttpServer;
@@ -216,6 +217,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       return { applied: false, diagnostics: next.diagnostics };
     }
     state = buildState(next.app, next.diagnostics);
+    await createDeclaredIndexes(store, next.app);
     cors.allowedOrigins = next.app.allowedRequestOrigins;
     functions.reload();
     log.info(`reloaded ${path.relative(process.cwd(), appDir) || '.'}`);
@@ -247,6 +249,35 @@ class CallNotAllowedError extends Error {
 class SwappableRouter extends Router {
   constructor(private readonly current: () => Router) { super(); }
   override match(method: string, path: string) { return this.current().match(method, path); }
+}
+
+/**
+ * Fields the app looks documents up by get an index (`_id` always has one): the sync partition key, the
+ * foreign keys relationships resolve through, and the custom user data id field.
+ */
+export async function createDeclaredIndexes(store: DocumentStore, app: AppModel): Promise<void> {
+  const wanted = new Set<string>();
+  const add = (service: string | undefined, database: string | undefined, collection: string | undefined, field: string | undefined) => {
+    if (service && database && collection && field && field !== '_id') wanted.add(JSON.stringify([service, database, collection, field]));
+  };
+  for (const ds of app.dataSources) {
+    if (!isClusterSource(ds)) continue;
+    for (const coll of ds.collections) {
+      const properties = isObject(coll.schema?.value) && isObject(coll.schema.value.properties) ? coll.schema.value.properties : {};
+      if (app.sync?.partition?.key && app.sync.partition.key in properties) add(ds.name, coll.database, coll.collection, app.sync.partition.key);
+      const relationships = isObject(coll.relationships?.value) ? coll.relationships.value : {};
+      for (const rel of Object.values(relationships)) {
+        const m = isObject(rel) && typeof rel.ref === 'string' ? /^#\/relationship\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(rel.ref) : null;
+        if (m && isObject(rel) && typeof rel.foreign_key === 'string') add(m[1], m[2], m[3], rel.foreign_key);
+      }
+    }
+  }
+  const cud = app.customUserData;
+  if (cud?.enabled) add(cud.serviceName, cud.databaseName, cud.collectionName, cud.userIdField);
+  for (const key of wanted) {
+    const [, database, collection, field] = JSON.parse(key) as string[];
+    await store.collection(database, collection).createIndex(field);
+  }
 }
 
 async function loadChecked(fsys: AppFileSystem, appDir: string): Promise<{ app: AppModel; diagnostics: Diagnostic[] }> {

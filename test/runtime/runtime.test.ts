@@ -207,3 +207,23 @@ describe('asl serve', () => {
     first.child.kill('SIGTERM');
   });
 });
+
+describe('declared indexes', () => {
+  test('the partition key, relationship foreign keys and the custom user data id field are indexed', async () => {
+    const { createDeclaredIndexes } = await import('../../runtime/runtime');
+    const { openEmbeddedStore } = await import('../../runtime/store');
+    const { loadApp } = await import('../../core/load');
+    const { nodeFileSystem } = await import('../../core/fs');
+    const { EmbeddedCollection } = await import('../../runtime/store/engine');
+    const store = await openEmbeddedStore({});
+    const app = await loadApp(nodeFileSystem, path.join(REPO_ROOT, 'examples/todo-tracker'));
+    await createDeclaredIndexes(store, app);
+    const plan = (collection: string, filter: Record<string, unknown>) => (store.collection('tracker', collection) as InstanceType<typeof EmbeddedCollection>).explain(filter);
+    await store.collection('tracker', 'Task').insertOne({ _partition: 'p1', name: 'x' });
+    await store.collection('tracker', 'User').insertOne({ _partition: 'p1', userId: 'u1' });
+    assert.deepEqual(plan('Task', { _partition: 'p1' }), { kind: 'index', field: '_partition' });
+    assert.deepEqual(plan('User', { userId: 'u1' }), { kind: 'index', field: 'userId' });
+    assert.deepEqual(plan('Task', { name: 'x' }), { kind: 'scan' });
+    await store.close();
+  });
+});
