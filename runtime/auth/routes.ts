@@ -125,7 +125,10 @@ async function callFunctionRoute(req: HttpRequest, auth: AuthService, fn: Functi
 function toApiError(e: unknown): unknown {
   if (e instanceof ApiError) return e;
   const code = (e as { errorCode?: unknown })?.errorCode;
-  if (typeof code === 'string') return new ApiError(FUNCTION_ERROR_STATUS[code] ?? 400, code, (e as Error).message);
+  if (typeof code === 'string') {
+    const status = (e as { httpStatus?: unknown }).httpStatus;
+    return new ApiError(typeof status === 'number' ? status : FUNCTION_ERROR_STATUS[code] ?? 400, code, (e as Error).message);
+  }
   return e;
 }
 
