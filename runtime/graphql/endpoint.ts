@@ -3,8 +3,8 @@
 // cannot compile), and the response envelope. Authentication happens before `execute`: the caller passes the
 // authenticated user, and every data access and function call of the request runs as that user.
 import {
-  execute as executeWithGraphqlJs, getNamedType, getOperationAST, getVariableValues, GraphQLError, GraphQLScalarType, GraphQLSchema,
-  isInputObjectType, isScalarType, Kind, NoSchemaIntrospectionCustomRule, parse, specifiedRules, typeFromAST, validate, visit,
+  execute as executeWithGraphqlJs, getOperationAST, getVariableValues, GraphQLError, GraphQLScalarType, GraphQLSchema,
+  isScalarType, Kind, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, visit,
   type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValidationRule,
 } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
@@ -112,7 +112,7 @@ export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User
     const existing = entry.executors.get(key);
     if (existing) return existing;
     const operation = getOperationAST(document, operationName) ?? undefined;
-    const coerceFirst = operation !== undefined && hasInputObjectVariable(schema, operation);
+    const coerceFirst = operation !== undefined && (operation.variableDefinitions ?? []).length > 0;
     const withGraphqlJs: Executor = (context, variableValues) =>
       executeWithGraphqlJs({ schema, document, contextValue: context, variableValues, operationName });
     let executor: Executor;
@@ -250,18 +250,12 @@ export function depthLimitRule(max: number): ValidationRule {
   };
 }
 
-// graphql-jit 0.8 generates variable coercion code by inlining input types, which never ends for the
-// generated QueryInputs (they contain themselves through AND/OR). Operations with input-object variables
-// therefore have graphql-js coerce the variables, and jit compiles a copy of the operation whose variables
-// are declared with a pass-through scalar that hands the coerced values on unchanged.
+// Variables are coerced by graphql-js for every operation that declares any, and jit compiles a copy of
+// the operation whose variables are declared with a pass-through scalar that hands the coerced values on
+// unchanged. Two reasons: graphql-jit 0.8 generates coercion code by inlining input types, which never ends
+// for the generated QueryInputs (they contain themselves through AND/OR); and one coercion path gives one
+// wording of variable errors (the scalars' own reasons) whatever the variables' types.
 const PASS_THROUGH_SCALAR = '__CoercedVariable';
-
-function hasInputObjectVariable(schema: GraphQLSchema, operation: OperationDefinitionNode): boolean {
-  return (operation.variableDefinitions ?? []).some((definition) => {
-    const type = typeFromAST(schema, definition.type);
-    return type !== undefined && isInputObjectType(getNamedType(type));
-  });
-}
 
 function withPassThroughScalar(schema: GraphQLSchema): GraphQLSchema {
   const config = schema.toConfig();
