@@ -1,6 +1,6 @@
 // Finds every rule expression of an app (sync permissions, data-access roles and filters, function
 // can_evaluate) and runs the expression analysis on it with the facts the app provides.
-import type { DiagnosticSink } from '../diagnostics';
+import { DiagnosticSink } from '../diagnostics';
 import { isObject, type JsonFile, type JSONPath } from '../json';
 import type { AppModel } from '../model';
 import { analyzeExpression, type ExpressionContext, type ExpressionFacts, type PartitionKeyType } from '../rules';
@@ -40,9 +40,37 @@ export function validateExpressions(
     });
   }
   for (const [file, expressions] of pending) {
-    perFile(file, (fileSink) => { for (const [path, context] of expressions) analyzeExpression(file, path, context, facts, fileSink); });
+    perFile(file, (fileSink) => {
+      for (const [path, context] of expressions) {
+        if (context === 'partition-sync') analyzeSyncPermission(file, path, facts, fileSink);
+        else analyzeExpression(file, path, context, facts, fileSink);
+      }
+    });
   }
 }
+
+/**
+ * A sync permission is analysed like any expression, except that what cannot migrate to flexible sync is
+ * told once per permission (at its key, listing each use) instead of once per use.
+ */
+function analyzeSyncPermission(file: JsonFile, path: JSONPath, facts: ExpressionFacts, sink: DiagnosticSink): void {
+  const local = new DiagnosticSink();
+  analyzeExpression(file, path, 'partition-sync', facts, local);
+  const blockers = local.items.filter((d) => d.code === MIGRATION_BLOCKER);
+  for (const d of local.items) if (d.code !== MIGRATION_BLOCKER) sink.add(d);
+  if (blockers.length === 0) return;
+  const uses = new Map<string, number[]>();
+  for (const d of blockers) {
+    const what = /'([^']+)'/.exec(d.message)?.[1] ?? 'this expression';
+    uses.set(what, [...(uses.get(what) ?? []), d.range.start.line + 1]);
+  }
+  const list = [...uses].map(([what, lines]) => `${what} (line${lines.length > 1 ? 's' : ''} ${lines.join(', ')})`).join(' and ');
+  sink.at(file, path, 'information', MIGRATION_BLOCKER,
+    `The ${String(path[path.length - 1])} permission cannot migrate to flexible sync as written: ${list} ${uses.size > 1 ? 'have' : 'has'} no flexible sync equivalent`,
+    { target: 'key' });
+}
+
+const MIGRATION_BLOCKER = 'rule/migration-blocker';
 
 function checkRuleFile(file: JsonFile, check: (file: JsonFile, path: JSONPath, context: ExpressionContext) => void): void {
   const rules = file.value;

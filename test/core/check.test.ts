@@ -122,3 +122,13 @@ describe('CheckCache', () => {
     assert.ok(incremental.some((d) => d.code === 'resolver/unknown-function'));
   });
 });
+
+describe('migration to flexible sync', () => {
+  test('each sync permission gets one information diagnostic listing what cannot migrate', async () => {
+    const ds = checkApp(await loadApp(nodeFileSystem, EXAMPLE)).filter((d) => d.code === 'rule/migration-blocker');
+    assert.equal(ds.length, 2);
+    assert.ok(ds.every((d) => d.severity === 'information'));
+    const read = ds.find((d) => /The read permission/.test(d.message))!;
+    assert.match(read.message, /%%partition \(lines \d+(, \d+)+\) and %function \(line \d+\) have no flexible sync equivalent/);
+  });
+});
