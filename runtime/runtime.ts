@@ -30,6 +30,8 @@ import type { CorsPolicy } from './http/cors';
 import { loadSecrets, type SecretStore } from './secrets';
 import { runServiceAction } from './service-actions';
 import { openStore } from './store';
+import { withChangeEvents } from './store/changes';
+import { createTriggerDispatcher, type TriggerDispatcher } from './triggers';
 import type { DocumentStore, StoreCollection } from './store/types';
 
 export interface RuntimeOptions {
@@ -79,6 +81,7 @@ interface AppState {
   data: DataAccess;
   graphql: GraphqlEndpoint<FunctionUser>;
   router: Router;
+  triggers: TriggerDispatcher;
 }
 
 /** A stable client app id for an app whose export carries none: `<name>-<5 letters>`, like the platform's. */
@@ -104,11 +107,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
 
   const clock = options.clock;
   const now = clock ? () => new Date(clock.now()) : undefined;
-  const store: DocumentStore = await openStore({ dir: path.join(dataDir, 'data'), mongodbUri: options.mongodbUri, clock: now });
+  let state!: AppState;
+  // Every write reaches the current app's DATABASE triggers; collections no trigger watches skip the extra reads.
+  const store: DocumentStore = withChangeEvents(
+    await openStore({ dir: path.join(dataDir, 'data'), mongodbUri: options.mongodbUri, clock: now }),
+    (change) => state.triggers.onChange(change),
+    { wants: (database, collection, operationType) => state.triggers.wants(database, collection, operationType), now },
+  );
   const opened: OpenedAuth = await openAuth({
     dataDir, appId, providers: first.app.authProviders, secrets: loadSecrets({ file: first.app.secretsFile, flags: options.secrets }).store, log, clock: options.clock,
   });
-  let state!: AppState;
   const cors: CorsPolicy = { allowedOrigins: [], allowLocalhost: true };
 
   const userOf = (caller: AuthenticatedRequest): FunctionUser => ({
@@ -164,8 +172,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     });
     const systemCollection = (service: string, database: string, collection: string) => data.forUser('system').collection(service, database, collection);
     const findCustomUserData = customUserDataLookup(app.customUserData, systemCollection);
+    const triggers = createTriggerDispatcher({ app, log, clock: options.clock, runFunction: (name, args) => runFunction(name, args, { runAsSystem: true }) });
     const auth = opened.serviceFor({
       appId, providers: app.authProviders, secrets, log,
+      onAuthEvent: (event) => triggers.onAuthEvent({ ...event, user: userOf({ user: event.user }) }),
       runFunction: (name, args) => runFunction(name, args, { runAsSystem: true }),
       findCustomUserData,
       onUserCreated: app.customUserData?.enabled && app.customUserData.onUserCreationFunctionName
@@ -208,10 +218,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       const result = await graphql.executeRaw(await req.text(), userOf(caller));
       return { status: result.status, body: result.body, encoding: 'json' };
     });
-    return { app, diagnostics, generated, secrets, auth, data, graphql, router };
+    return { app, diagnostics, generated, secrets, auth, data, graphql, router, triggers };
   }
 
   state = buildState(first.app, first.diagnostics);
+  state.triggers.start();
   await createDeclaredIndexes(store, first.app);
   cors.allowedOrigins = first.app.allowedRequestOrigins;
   const frontRouter = new SwappableRouter(() => state.router);
@@ -219,6 +230,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   try {
     http = await createHttpServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, router: frontRouter, log, cors });
   } catch (e) {
+    await state.triggers.dispose();
     await Promise.allSettled([functions.close(), store.close(), opened.close()]);
     throw (e as NodeJS.ErrnoException).code === 'EADDRINUSE'
       ? new Error(`port ${options.port} on ${options.host ?? '127.0.0.1'} is already in use; pick another with --port`)
@@ -233,7 +245,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       logDiagnostics(log, appDir, errors);
       return { applied: false, diagnostics: next.diagnostics };
     }
+    const previous = state;
     state = buildState(next.app, next.diagnostics);
+    state.triggers.start();
+    void previous.triggers.dispose();
     await createDeclaredIndexes(store, next.app);
     cors.allowedOrigins = next.app.allowedRequestOrigins;
     functions.reload();
@@ -253,7 +268,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     async close() {
       watcher?.close();
       await http.close();
+      // Trigger runs still in progress end with the function runner; they are not waited for.
+      const draining = state.triggers.dispose();
       await Promise.allSettled([functions.close(), store.close(), opened.close()]);
+      await draining;
     },
   };
 }

@@ -54,6 +54,11 @@ export interface AuthServiceOptions {
   runFunction?: (name: string, args: unknown[]) => Promise<unknown>;
   /** The custom user data document of a user, from the configured collection. */
   findCustomUserData?: (user: AuthUser) => Promise<Record<string, unknown> | undefined>;
+  /**
+   * Authentication events for AUTHENTICATION triggers (never rejects). CREATE is awaited, so what its triggers
+   * write (custom user data) is in the new user's first access token; LOGIN and DELETE are not.
+   */
+  onAuthEvent?: (event: { operationType: 'CREATE' | 'LOGIN' | 'DELETE'; providers: string[]; user: AuthUser }) => Promise<void>;
   /** Called once for every new user (the custom user data creation function). */
   onUserCreated?: (user: AuthUser) => Promise<void>;
   /** Delivers confirmation and reset mails; locally they are logged by default. */
@@ -99,7 +104,9 @@ export class AuthService {
     const deviceId = deviceIdOf(payload);
     if (linkingAccessToken !== undefined) return this.link(provider, payload, linkingAccessToken, deviceId);
     const { user, identity } = await this.authenticateIdentity(provider, payload);
-    return this.startSession(user, identity, deviceId);
+    const response = await this.startSession(user, identity, deviceId);
+    void this.o.onAuthEvent?.({ operationType: 'LOGIN', providers: [identity.provider_type], user: toAuthUser(user) });
+    return response;
   }
 
   private async link(provider: AuthProvider, payload: Record<string, unknown>, accessToken: string, deviceId: string): Promise<LoginResponse> {
@@ -218,6 +225,7 @@ export class AuthService {
         this.o.log.warn(`the user creation function failed for user ${user._id}: ${(e as Error).message}`);
       }
     }
+    await this.o.onAuthEvent?.({ operationType: 'CREATE', providers: [resolved.identity.provider_type], user: toAuthUser(user) });
     return { user, identity: resolved.identity };
   }
 
@@ -343,6 +351,7 @@ export class AuthService {
   async deleteCurrentUser(accessToken: string | undefined): Promise<void> {
     const { user } = await this.verifyAccess(accessToken);
     await this.repo.deleteUser(user._id);
+    void this.o.onAuthEvent?.({ operationType: 'DELETE', providers: [...new Set(user.identities.map((i) => i.provider_type))], user: toAuthUser(user) });
   }
 
   /** For the admin API: a disabled user cannot log in, refresh or use its tokens. */

@@ -29,6 +29,7 @@ import { applyUpdate, prepareUpdate, seedFromFilter } from '../store/update';
 import { DataAccessError, noMatchingRole, notPermitted } from './errors';
 import { compileRules, isRecord, NO_RULES, type CollectionRules, type CompiledRole, type FieldRule, type Permission } from './rules';
 import { compileSchema, writeValidationSettings, type SchemaValidator, type WriteValidationSettings } from './schema';
+import { updateBetween } from '../store/changes';
 
 /** `%%user` (rules-and-sync §1.2). */
 export interface DataAccessUser {
@@ -451,6 +452,9 @@ function typeOf(value: unknown): string {
 const CROSS_COLLECTION_STAGES = new Set(['$lookup', '$graphLookup', '$unionWith', '$out', '$merge']);
 const SEARCH_STAGES = new Set(['$search', '$searchMeta']);
 
+/** How a write turns each matched document into its new version, and what an upsert inserts. */
+interface WritePlan { kind: 'update' | 'replace'; change: (prev: Document) => Document; seed: () => Document }
+
 interface Change { prev: Document; next: Document }
 
 class RuledCollection implements StoreCollection {
@@ -605,11 +609,13 @@ class RuledCollection implements StoreCollection {
     return changes;
   }
 
-  private async applyChanges(changes: Change[]): Promise<number> {
+  /** Writes checked changes; updates stay updates (not replacements) so change events and triggers see what the caller did. */
+  private async applyChanges(changes: Change[], kind: WritePlan['kind']): Promise<number> {
     let modified = 0;
     for (const { prev, next } of changes) {
       if (sameValue(prev, next)) continue;
-      await this.inner.replaceOne({ _id: prev._id }, next);
+      if (kind === 'update') await this.inner.updateOne({ _id: prev._id }, updateBetween(prev, next));
+      else await this.inner.replaceOne({ _id: prev._id }, next);
       modified++;
     }
     return modified;
@@ -622,10 +628,11 @@ class RuledCollection implements StoreCollection {
     return checked;
   }
 
-  private updated(filter: Filter, update: UpdateSpec): { change: (prev: Document) => Document; seed: () => Document } {
+  private updated(filter: Filter, update: UpdateSpec): WritePlan {
     const prepared = prepareUpdate(update);
     const now = (this.scope.options.now ?? (() => new Date()))();
     return {
+      kind: 'update',
       change: (prev) => {
         const next = cloneStored(prev);
         applyUpdate(next, prepared, { isInsert: false, now, filter });
@@ -639,12 +646,13 @@ class RuledCollection implements StoreCollection {
     };
   }
 
-  private replaced(filter: Filter, replacement: Document): { change: (prev: Document) => Document; seed: () => Document } {
+  private replaced(filter: Filter, replacement: Document): WritePlan {
     if (!isRecord(replacement) || Object.keys(replacement).some((key) => key.startsWith('$'))) {
       throw StoreError.badValue('Replacement must be a document without update operators');
     }
     const { _id: id, ...rest } = replacement;
     return {
+      kind: 'replace',
       change: (prev) => {
         if (id !== undefined && valueKey(toStorable(id)) !== valueKey(prev._id)) {
           throw new StoreError('The _id field cannot be changed by a replacement', StoreErrorCode.ImmutableField, 'ImmutableField');
@@ -659,14 +667,14 @@ class RuledCollection implements StoreCollection {
   }
 
   private async modify(
-    filter: Filter, plan: { change: (prev: Document) => Document; seed: () => Document }, many: boolean, upsert: boolean | undefined,
+    filter: Filter, plan: WritePlan, many: boolean, upsert: boolean | undefined,
   ): Promise<UpdateResult> {
     const changes = await this.planChanges(filter, plan.change, many);
     if (changes.length === 0 && upsert) {
       const inserted = await this.upsert(plan.seed());
       return { matchedCount: 0, modifiedCount: 0, upsertedId: inserted._id };
     }
-    return { matchedCount: changes.length, modifiedCount: await this.applyChanges(changes) };
+    return { matchedCount: changes.length, modifiedCount: await this.applyChanges(changes, plan.kind) };
   }
 
   updateOne(filter: Filter, update: UpdateSpec, options: UpsertOptions = {}): Promise<UpdateResult> {
@@ -682,12 +690,12 @@ class RuledCollection implements StoreCollection {
   }
 
   private async findOneAndModify(
-    filter: Filter, plan: { change: (prev: Document) => Document; seed: () => Document }, options: FindOneAndModifyOptions,
+    filter: Filter, plan: WritePlan, options: FindOneAndModifyOptions,
   ): Promise<Document | null> {
     const [change] = await this.planChanges(filter, plan.change, false, options.sort);
     let result: Document | undefined;
     if (change) {
-      await this.applyChanges([change]);
+      await this.applyChanges([change], plan.kind);
       result = options.returnNewDocument ? change.next : change.prev;
     } else if (options.upsert) {
       const inserted = await this.upsert(plan.seed());

@@ -178,7 +178,8 @@ export function createTriggerDispatcher(options: TriggerDispatcherOptions): Trig
 
   /** Runs one delivery, logging its failure under the trigger's name; tracked so `idle()` can wait for it. */
   function track(name: string, functionName: string, args: unknown[]): Promise<void> {
-    const run = runFunction(functionName, args).then(
+    // Started inside a promise so that even a runner throwing synchronously cannot reach the writer.
+    const run = new Promise((resolve) => resolve(runFunction(functionName, args))).then(
       () => undefined,
       (error) => log.error(`trigger "${name}" failed: function "${functionName}": ${messageOf(error)}`),
     );
