@@ -537,14 +537,14 @@ export class EmbeddedCollection implements StoreCollection {
     const doc = seedFromFilter(compiled.filter);
     applyUpdate(doc, prepared, { isInsert: true, now: this.engine.now(), filter: compiled.filter });
     const { id, durable } = this.engine.insert(state, doc);
-    return { id, doc, durable };
+    return { id, doc: withId(doc, id), durable };
   }
 
   private upsertWithReplacement(state: CollectionState, compiled: CompiledFilter, replacement: Document): { id: unknown; doc: Document; durable: Promise<void> } {
     const seed = seedFromFilter(compiled.filter);
     const doc = '_id' in replacement || !('_id' in seed) ? replacement : { _id: seed._id, ...replacement };
     const { id, durable } = this.engine.insert(state, doc);
-    return { id, doc, durable };
+    return { id, doc: withId(doc, id), durable };
   }
 
   /** The replacement as it will be stored: it keeps the matched document's `_id`, placed first. */
@@ -671,4 +671,9 @@ export class EmbeddedCollection implements StoreCollection {
     await this.engine.declareIndex(state, field);
     return field === '_id' ? '_id_' : `${field}_1`;
   }
+}
+
+/** An upserted document as the driver returns it: with the `_id` the insert assigned, first. */
+function withId(doc: Document, id: unknown): Document {
+  return '_id' in doc ? doc : { _id: id, ...doc };
 }

@@ -162,6 +162,16 @@ function storeContract(name: string, open: () => Promise<Backend>, skip?: string
       assert.equal(Number((doc.d as Decimal128).toString()), 0.3);
     });
 
+    test('an upserting findOneAndUpdate/findOneAndReplace returns the new document with its _id', async () => {
+      const items = await fresh();
+      const updated = await items.findOneAndUpdate({ name: 'a' }, { $set: { n: 1 } }, { upsert: true, returnNewDocument: true });
+      assert.ok(updated && updated._id instanceof ObjectId, JSON.stringify(updated));
+      assert.deepEqual(await items.findOne({ _id: updated._id }), updated);
+      const replaced = await items.findOneAndReplace({ name: 'b' }, { name: 'b', n: 2 }, { upsert: true, returnNewDocument: true });
+      assert.ok(replaced && replaced._id instanceof ObjectId, JSON.stringify(replaced));
+      assert.deepEqual(await items.findOne({ _id: replaced._id }), replaced);
+    });
+
     test('upsert inserts from the filter equalities and the update', async () => {
       const items = await fresh();
       const result = await items.updateOne({ owner: 'u1', kind: { $eq: 'k' } }, { $set: { n: 1 }, $setOnInsert: { created: true } }, { upsert: true });
