@@ -70,9 +70,17 @@ export class JsonFile extends TextFile {
   constructor(path: string, relPath: string, text: string) {
     super(path, relPath, text);
     const errors: ParseError[] = [];
-    this.root = parseTree(text, errors, { allowTrailingComma: false, disallowComments: false });
-    this.value = this.root ? getNodeValue(this.root) : undefined;
-    this.syntaxErrors = errors.map((e) => ({ message: describeParseError(e), offset: e.offset, length: Math.max(e.length, 1) }));
+    try {
+      this.root = parseTree(text, errors, { allowTrailingComma: false, disallowComments: false });
+      this.value = this.root ? getNodeValue(this.root) : undefined;
+      this.syntaxErrors = errors.map((e) => ({ message: describeParseError(e), offset: e.offset, length: Math.max(e.length, 1) }));
+    } catch (e) {
+      // jsonc-parser recurses per nesting level; thousands of levels exhaust the stack. No config is that deep.
+      if (!(e instanceof RangeError)) throw e;
+      this.root = undefined;
+      this.value = undefined;
+      this.syntaxErrors = [{ message: 'JSON syntax error: the value is nested too deeply to read', offset: 0, length: 1 }];
+    }
   }
 
   /** The node at a JSON path, if it exists. */

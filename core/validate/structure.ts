@@ -129,7 +129,17 @@ export function validateStructure(files: Iterable<JsonFile>, sink: DiagnosticSin
     if (file.value === undefined) continue;
     const kind = schemaKindForPath(file.relPath);
     const validate = kind ? validatorFor(kind) : undefined;
-    if (!validate || validate(file.value)) continue;
+    if (!validate) continue;
+    let valid: boolean;
+    try {
+      valid = validate(file.value) as boolean;
+    } catch (e) {
+      // ajv recurses per nesting level; a value nested deeper than the stack allows cannot be a real config.
+      if (!(e instanceof RangeError)) throw e;
+      sink.atRange(file, file.startRange, 'warning', 'schema/too-deep', `${file.relPath} is nested too deeply to check its structure; its keys and values were not validated`);
+      continue;
+    }
+    if (valid) continue;
     const seen = new Set<string>();
     for (const problem of describeErrors(validate.errors ?? [], file.value, validate.schema)) {
       const key = `${JSON.stringify(problem.path)}|${problem.target}|${problem.code}|${problem.message}`;

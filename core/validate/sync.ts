@@ -31,7 +31,7 @@ export function validateSync(app: AppModel, sink: DiagnosticSink): void {
   if (!ds) return;
   const schemas = ds.collections.filter((c) => isObject(c.schema?.value) && (!sync.developmentModeEnabled || !sync.databaseName || c.database === sync.databaseName));
   let withKey = 0;
-  const expected = partition.type ? SCHEMA_TYPES_FOR_PARTITION[partition.type] : undefined;
+  const expected = partition.type && Object.hasOwn(SCHEMA_TYPES_FOR_PARTITION, partition.type) ? SCHEMA_TYPES_FOR_PARTITION[partition.type] : undefined;
   for (const coll of schemas) {
     const schema = coll.schema!;
     const properties = isObject(schema.value) && isObject(schema.value.properties) ? schema.value.properties : {};

@@ -1,7 +1,7 @@
 // Quick fixes for diagnostics of the app: each turns the facts a diagnostic carries (its code, range and
 // data) into a WorkspaceEdit. Edits to JSON go through jsonc-parser's `modify`, so they keep the file's
 // formatting and comments.
-import { modify, type JSONPath } from 'jsonc-parser';
+import { modify, type EditResult, type JSONPath, type ModificationOptions } from 'jsonc-parser';
 import path from 'node:path';
 import {
   CodeActionKind, type CodeAction, type Diagnostic as LspDiagnostic, type Range, type TextDocumentEdit, type TextEdit, type WorkspaceEdit,
@@ -27,21 +27,21 @@ export function codeActions(app: LoadedApp | undefined, file: JsonFile | TextFil
       }
       case 'graphql/invalid-custom-type':
       case 'schema/shape':
-        for (const missing of missingTitles(app, file, diagnostic.range)) fix(`Add "title": "${missing.title}"`, editFile(file, modify(file.text, missing.path, missing.title, { ...FORMAT, getInsertionIndex: () => 0 })), true);
+        for (const missing of missingTitles(app, file, diagnostic.range)) fix(`Add "title": "${missing.title}"`, editFile(file, formattedModify(file.text, missing.path, missing.title, { ...FORMAT, getInsertionIndex: () => 0 })), true);
         break;
       case 'sync/partition-type-mismatch': {
         const schemaType = typeof data.schemaType === 'string' ? data.schemaType : undefined;
         const partitionType = typeof data.partitionType === 'string' ? data.partitionType : undefined;
         const target = schemaType ? partitionTypeForBsonType(schemaType) : undefined;
         const syncFile = app?.model.sync?.file;
-        if (target && syncFile) fix(`Set partition.type to "${target}" in sync/config.json`, editFile(syncFile, modify(syncFile.text, ['partition', 'type'], target, FORMAT)));
+        if (target && syncFile) fix(`Set partition.type to "${target}" in sync/config.json`, editFile(syncFile, formattedModify(syncFile.text, ['partition', 'type'], target, FORMAT)));
         const bsonType = partitionType ? bsonTypeForPartitionType(partitionType) : undefined;
         const node = nodeAtRange(file, diagnostic.range);
         if (bsonType && node?.type === 'string') fix(`Change bsonType to "${bsonType}" to match partition.type`, replace(file, diagnostic.range, JSON.stringify(bsonType)));
         break;
       }
       case 'auth/jwk-uri-with-signing-keys':
-        if (Array.isArray(data.path)) fix('Empty signingKeys: the JWK URI supplies the keys', editFile(file, modify(file.text, data.path as JSONPath, [], FORMAT)), true);
+        if (Array.isArray(data.path)) fix('Empty signingKeys: the JWK URI supplies the keys', editFile(file, formattedModify(file.text, data.path as JSONPath, [], FORMAT)), true);
         break;
       case 'rule/unknown-expansion':
       case 'rule/unknown-custom-data-field':
@@ -68,6 +68,18 @@ export function codeActions(app: LoadedApp | undefined, file: JsonFile | TextFil
 }
 
 const FORMAT = { formattingOptions: { insertSpaces: true, tabSize: 2, eol: '\n' } };
+
+/**
+ * jsonc-parser's formatter fails on some deeply indented one-line files (an off-by-one in its indent cache);
+ * the edit is still right without formatting, so fall back to a plain one.
+ */
+function formattedModify(text: string, at: JSONPath, value: unknown, options: ModificationOptions): EditResult {
+  try {
+    return modify(text, at, value, options);
+  } catch {
+    return modify(text, at, value, { ...options, formattingOptions: undefined });
+  }
+}
 
 function editFile(file: TextFile, edits: { offset: number; length: number; content: string }[]): WorkspaceEdit {
   const textEdits: TextEdit[] = edits.map((e) => ({ range: file.rangeOf(e.offset, e.length), newText: e.content }));

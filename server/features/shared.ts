@@ -18,11 +18,11 @@ const PARTITION_TYPE_OF_BSON: Readonly<Record<string, string>> = { string: 'stri
 const BSON_OF_PARTITION_TYPE: Readonly<Record<string, string>> = { string: 'string', objectId: 'objectId', long: 'long', uuid: 'uuid' };
 
 export function partitionTypeForBsonType(bsonType: string): string | undefined {
-  return PARTITION_TYPE_OF_BSON[bsonType];
+  return Object.hasOwn(PARTITION_TYPE_OF_BSON, bsonType) ? PARTITION_TYPE_OF_BSON[bsonType] : undefined;
 }
 
 export function bsonTypeForPartitionType(partitionType: string): string | undefined {
-  return BSON_OF_PARTITION_TYPE[partitionType];
+  return Object.hasOwn(BSON_OF_PARTITION_TYPE, partitionType) ? BSON_OF_PARTITION_TYPE[partitionType] : undefined;
 }
 
 export function graphqlBlock(sdl: string): string {
