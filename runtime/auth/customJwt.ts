@@ -1,6 +1,7 @@
 // The `custom-token` provider (auth-custom-jwt.md): verifies a JWT from an external identity system,
 // with HS256/RS256 keys from secrets or an asymmetric key set fetched from `jwkURI`, and maps
 // `metadata_fields` into the user's data. Every failure is a 401 AuthError with a clear reason.
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { loadJose, type FetchImplementation, type Jose, type JWTPayload, type RemoteKeySet, type VerificationKey } from './jose';
 import type { AuthProvider } from '../../core/model';
 import { ApiError, authError } from '../http/errors';
@@ -33,6 +34,7 @@ interface MetadataField { path: string[]; name: string; fieldName: string; requi
 
 export class CustomJwtVerifier {
   private readonly keySets = new Map<string, RemoteKeySet>();
+  private readonly hmacKeys = new Map<string, KeyObject>();
   private readonly fields: MetadataField[];
 
   constructor(
@@ -114,7 +116,13 @@ export class CustomJwtVerifier {
         if (e instanceof MissingSecretError) throw new ApiError(500, 'InternalServerError', e.message);
         throw e;
       }
-      if (algorithm === 'HS256') { keys.push(new TextEncoder().encode(value)); continue; }
+      if (algorithm === 'HS256') {
+        // The HMAC key is the secret's raw UTF-8 bytes (auth-custom-jwt.md §1), imported once per value.
+        let key = this.hmacKeys.get(value);
+        if (!key) this.hmacKeys.set(value, (key = createSecretKey(Buffer.from(value, 'utf8'))));
+        keys.push(key);
+        continue;
+      }
       try { keys.push(await importSPKI(value, 'RS256')); } catch {
         throw authError('could not find PEM formatted data in the provided public key');
       }

@@ -6,7 +6,7 @@ export type Jose = typeof JoseModule;
 export type JWTPayload = JoseModule.JWTPayload;
 export type FetchImplementation = JoseModule.FetchImplementation;
 export type RemoteKeySet = ReturnType<Jose['createRemoteJWKSet']>;
-export type VerificationKey = Uint8Array | Awaited<ReturnType<Jose['importSPKI']>>;
+export type VerificationKey = Uint8Array | import('node:crypto').KeyObject | Awaited<ReturnType<Jose['importSPKI']>>;
 
 let loading: Promise<Jose> | undefined;
 

@@ -30,6 +30,7 @@ import { DataAccessError, noMatchingRole, notPermitted } from './errors';
 import { compileRules, isRecord, NO_RULES, type CollectionRules, type CompiledRole, type FieldRule, type Permission } from './rules';
 import { compileSchema, writeValidationSettings, type SchemaValidator, type WriteValidationSettings } from './schema';
 import { updateBetween } from '../store/changes';
+import { compiledQuery } from '../store/query-cache';
 
 /** `%%user` (rules-and-sync §1.2). */
 export interface DataAccessUser {
@@ -239,7 +240,7 @@ function documentTest(query: Document | undefined): DocumentTest {
   if (query === undefined || Object.keys(query).length === 0) return () => true;
   let compiled: Query;
   try {
-    compiled = new Query(toComparable(toStorable(query)) as Document, { scriptEnabled: false });
+    compiled = compiledQuery(toComparable(toStorable(query)) as Document);
   } catch {
     return () => false;
   }

@@ -210,8 +210,13 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
 
+/** Request ids only need to be unique in this process's log: a random prefix per process and a counter. */
+const REQUEST_ID_PREFIX = randomBytes(6).toString('hex');
+let requestCounter = 0;
+
 function newRequestId(): string {
-  return randomBytes(12).toString('hex');
+  requestCounter = (requestCounter + 1) % 0x1000000000000;
+  return REQUEST_ID_PREFIX + requestCounter.toString(16).padStart(12, '0');
 }
 
 function describe(e: unknown): string {

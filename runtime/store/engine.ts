@@ -7,6 +7,7 @@ import { EJSON, ObjectId } from 'bson';
 import { Aggregator, ProcessingMode, Query } from 'mingo';
 import { bsonType, cloneStored, fromComparable, toComparable, toStorable, valueKey } from './bson-values';
 import { applyUpdate, prepareReplacement, prepareUpdate, seedFromFilter, type PreparedUpdate } from './update';
+import { compiledQuery } from './query-cache';
 import {
   StoreError, StoreErrorCode,
   type CollectionName, type CountOptions, type DeleteResult, type Document, type DocumentStore, type Filter,
@@ -165,7 +166,7 @@ function compileFilter(filter: unknown): CompiledFilter {
   if (keys.length === 0 || exactById) return { filter: stored, test: () => true, equalities };
   let query: Query;
   try {
-    query = new Query(toComparable(stored) as Filter, { scriptEnabled: false });
+    query = compiledQuery(toComparable(stored) as Filter);
   } catch (error) {
     throw mingoError('Invalid query', error);
   }

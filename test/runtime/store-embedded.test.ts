@@ -219,3 +219,24 @@ describe('MongoDB backend without a server', () => {
     await assert.rejects(openMongoStore({ uri: 'not-a-mongodb-uri' }), (e: unknown) => e instanceof StoreError && e.code === 2);
   });
 });
+
+describe('compiled query cache', () => {
+  test('filters that print alike but differ in type do not share a compiled query', async () => {
+    const { openEmbeddedStore } = await import('../../runtime/store/embedded');
+    const { ObjectId } = await import('bson');
+    const store = await openEmbeddedStore({});
+    const items = store.collection('cache', 'items');
+    const id = new ObjectId();
+    const when = new Date('2024-05-01T00:00:00.000Z');
+    await items.insertMany([{ ref: id, at: when, n: 1 }, { ref: id.toHexString(), at: when.toISOString(), n: 2 }]);
+    for (let round = 0; round < 2; round++) {
+      assert.deepEqual((await items.find({ ref: id })).map((d) => d.n), [1]);
+      assert.deepEqual((await items.find({ ref: id.toHexString() })).map((d) => d.n), [2]);
+      assert.deepEqual((await items.find({ at: when })).map((d) => d.n), [1]);
+      assert.deepEqual((await items.find({ at: when.toISOString() })).map((d) => d.n), [2]);
+      assert.deepEqual((await items.find({ ref: { $regex: /^[0-9a-f]+$/ } })).map((d) => d.n), [2]);
+      assert.deepEqual((await items.find({ ref: { $regex: /^nothing$/ } })).map((d) => d.n), []);
+    }
+    await store.close();
+  });
+});
