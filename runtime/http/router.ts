@@ -11,15 +11,18 @@ export type RouteMatch =
 export const CLIENT_API_PREFIX = '/api/client/v2.0';
 
 export class Router {
-  private readonly routes: Route[] = [];
+  /** Routes by their number of segments: a path is only ever compared with routes of its own length. */
+  private readonly routesByLength = new Map<number, Route[]>();
 
   add(method: string, pattern: string, handler: HttpHandler): this {
     const segments = split(pattern);
     const upper = method.toUpperCase();
-    if (this.routes.some((r) => r.method === upper && r.segments.join('/') === segments.join('/'))) {
+    const sameLength = this.routesByLength.get(segments.length) ?? [];
+    if (sameLength.some((r) => r.method === upper && r.segments.join('/') === segments.join('/'))) {
       throw new Error(`route ${upper} ${pattern} is registered twice`);
     }
-    this.routes.push({ method: upper, segments, handler });
+    sameLength.push({ method: upper, segments, handler });
+    this.routesByLength.set(segments.length, sameLength);
     return this;
   }
 
@@ -29,12 +32,14 @@ export class Router {
   delete(pattern: string, handler: HttpHandler): this { return this.add('DELETE', pattern, handler); }
 
   match(method: string, path: string): RouteMatch {
-    const parts = split(path);
+    let parts: string[];
+    try { parts = split(path).map(decodeURIComponent); } catch { return { kind: 'none' }; }
+    const upper = method.toUpperCase();
     const allowed: string[] = [];
-    for (const route of this.routes) {
+    for (const route of this.routesByLength.get(parts.length) ?? []) {
       const params = matchSegments(route.segments, parts);
       if (!params) continue;
-      if (route.method === method.toUpperCase()) return { kind: 'found', handler: route.handler, params };
+      if (route.method === upper) return { kind: 'found', handler: route.handler, params };
       allowed.push(route.method);
     }
     return allowed.length ? { kind: 'wrong-method', allowed } : { kind: 'none' };
@@ -46,14 +51,11 @@ function split(path: string): string[] {
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {
-  if (pattern.length !== parts.length) return undefined;
   const params: Record<string, string> = {};
   for (let i = 0; i < pattern.length; i++) {
     const want = pattern[i]!;
-    let got: string;
-    try { got = decodeURIComponent(parts[i]!); } catch { return undefined; }
-    if (want.startsWith(':')) params[want.slice(1)] = got;
-    else if (want !== got) return undefined;
+    if (want.startsWith(':')) params[want.slice(1)] = parts[i]!;
+    else if (want !== parts[i]) return undefined;
   }
   return params;
 }
