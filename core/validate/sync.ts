@@ -2,9 +2,9 @@
 // schema, and the consistency of the sync config's own settings.
 //
 // Codes: sync/partition-key-missing, sync/partition-key-not-in-schema, sync/partition-type-mismatch,
-// sync/partition-type-uuid, sync/dev-mode-needs-database.
+// sync/partition-type-uuid, sync/dev-mode-needs-database, sync/partition-key-writable.
 import type { DiagnosticSink } from '../diagnostics';
-import { isObject } from '../json';
+import { isObject, type JsonFile } from '../json';
 import type { AppModel } from '../model';
 
 /** bsonTypes a schema may declare for each `partition.type`. */
@@ -49,7 +49,40 @@ export function validateSync(app: AppModel, sink: DiagnosticSink): void {
         { data: { schemaType: declared[0], partitionType: partition.type } });
     }
   }
+  for (const coll of schemas) {
+    const properties = isObject(coll.schema!.value) && isObject(coll.schema!.value.properties) ? coll.schema!.value.properties : {};
+    const rules = coll.rules ?? ds.defaultRule;
+    if (partition.key in properties && rules) checkPartitionKeyWrites(rules, partition.key, `${coll.database}.${coll.collection}`, sink);
+  }
   if (schemas.length > 0 && withKey === 0) {
     sink.at(file, ['partition', 'key'], 'error', 'sync/partition-key-missing', `No collection schema of "${ds.name}" defines the partition key "${partition.key}"; nothing would sync`);
   }
+}
+
+/**
+ * Clients must not change a document's partition key: a change moves the document to another partition
+ * behind the backs of the synced clients of both (rules-and-sync §3). Every role that could write it is told.
+ */
+function checkPartitionKeyWrites(rules: JsonFile, key: string, namespace: string, sink: DiagnosticSink): void {
+  const roles = isObject(rules.value) && Array.isArray(rules.value.roles) ? rules.value.roles : [];
+  roles.forEach((role, i) => {
+    if (!isObject(role)) return;
+    const where = fieldWriteRule(role, key);
+    if (!where) return;
+    const name = typeof role.name === 'string' ? role.name : `#${i + 1}`;
+    sink.at(rules, ['roles', i, ...where], 'warning', 'sync/partition-key-writable',
+      `Role "${name}" lets clients change the partition key "${key}" of ${namespace} documents, which moves them between partitions under synced clients; let it be set only on insert: "fields": {"${key}": {"read": true, "write": {"%%prevRoot": {"$exists": false}}}}`,
+      { data: { key, role: i } });
+  });
+}
+
+/** The JSON path (inside the role) of the permission that makes `field` writable, or undefined when it is not. */
+function fieldWriteRule(role: Record<string, unknown>, field: string): (string | number)[] | undefined {
+  const fields = isObject(role.fields) ? role.fields : {};
+  const own = fields[field];
+  // A field-level expression is taken as deliberate (it may allow the key only on insert, say).
+  if (isObject(own) && own.write !== undefined) return own.write === true ? ['fields', field, 'write'] : undefined;
+  const additional = isObject(role.additional_fields) ? role.additional_fields : undefined;
+  if (!isObject(own) && additional && additional.write !== undefined) return additional.write === true ? ['additional_fields', 'write'] : undefined;
+  return role.write !== undefined && role.write !== false ? ['write'] : undefined;
 }

@@ -132,3 +132,20 @@ describe('migration to flexible sync', () => {
     assert.match(read.message, /%%partition \(lines \d+(, \d+)+\) and %function \(line \d+\) have no flexible sync equivalent/);
   });
 });
+
+describe('partition key writes', () => {
+  test('a role that lets clients change the partition key is warned about; an insert-only field rule is not', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = partitionSync({ read: true, write: true });
+    const schema = files['data_sources/mongodb-atlas/todo/Task/schema.json'] as { properties: Record<string, unknown> };
+    schema.properties._partition = { bsonType: 'string' };
+    files['data_sources/mongodb-atlas/todo/Task/rules.json'] = { database: 'todo', collection: 'Task', roles: [
+      { name: 'editor', apply_when: {}, read: true, write: true },
+      { name: 'member', apply_when: {}, fields: { _partition: { read: true, write: { '%%prevRoot': { $exists: false } } } }, additional_fields: { read: true, write: true } },
+      { name: 'viewer', apply_when: {}, read: true, write: false },
+    ] };
+    const writable = (await check(files)).filter((d) => d.code === 'sync/partition-key-writable');
+    assert.deepEqual(writable.map((d) => d.message.match(/Role "(\w+)"/)?.[1]), ['editor']);
+    assert.equal(writable[0].severity, 'warning');
+  });
+});

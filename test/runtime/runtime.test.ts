@@ -62,6 +62,14 @@ describe('runtime serving the example app', () => {
     assert.deepEqual(list.body.data.tasks, [{ _id: '65a000000000000000000001', name: 'Write the docs' }]);
   });
 
+  test('the partition key can be set on insert but not changed afterwards', async () => {
+    const moved = await gql(`mutation { updateOneTask(query: {_id: "65a000000000000000000001"}, set: {_partition: "someone-else"}) { _id } }`);
+    assert.equal(moved.body.data, null);
+    assert.match(moved.body.errors[0].message, /code="PermissionDenied"/);
+    const renamed = await gql(`mutation { updateOneTask(query: {_id: "65a000000000000000000001"}, set: {status: "open"}) { status } }`);
+    assert.deepEqual(renamed.body, { data: { updateOneTask: { status: 'open' } } });
+  });
+
   test('custom resolvers of all three kinds run their functions as the user', async () => {
     const summary = await gql(`query { taskSummary(input: {owner: "${userId}", status: "open"}) { owner status count } }`);
     assert.deepEqual(summary.body, { data: { taskSummary: { owner: userId, status: 'open', count: 1 } } });
