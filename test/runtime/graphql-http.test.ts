@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { startRuntime, type RunningRuntime } from '../../runtime';
 import { baseApp } from '../helpers/app';
 import { writeApp } from '../helpers/disk';
+import { objectSchema, resolver, taskCollectionFiles } from './fixtures/graphql-apps';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const ds = 'data_sources/mongodb-atlas/todo';
@@ -40,29 +41,7 @@ function servedApp(): Record<string, unknown> {
 
 /** The collection shape of graphql.test.ts: every scalar kind, scalar and embedded arrays, an embedded object, to-one and to-many relationships. */
 function taskApp(): Record<string, unknown> {
-  return {
-    ...servedApp(),
-    [`${ds}/Task/schema.json`]: {
-      title: 'Task', bsonType: 'object', required: ['name'],
-      properties: {
-        _id: { bsonType: 'objectId' }, name: { bsonType: 'string' }, isComplete: { bsonType: 'bool' },
-        priority: { bsonType: 'int' }, dueDate: { bsonType: 'date' }, owner: { bsonType: 'objectId' },
-        watchers: { bsonType: 'array', items: { bsonType: 'objectId' } },
-        tags: { bsonType: 'array', items: { bsonType: 'string' } },
-        checklist: { bsonType: 'array', items: { bsonType: 'object', properties: { text: { bsonType: 'string' }, done: { bsonType: 'bool' } } } },
-        meta: { bsonType: 'object', properties: { source: { bsonType: 'string' }, views: { bsonType: 'long' } } },
-        'Assigned team': { bsonType: 'string' }, cost: { bsonType: 'decimal' },
-      },
-    },
-    [`${ds}/Task/relationships.json`]: {
-      owner: { ref: '#/relationship/mongodb-atlas/todo/User', source_key: 'owner', foreign_key: '_id', is_list: false },
-      watchers: { ref: '#/relationship/mongodb-atlas/todo/User', source_key: 'watchers', foreign_key: '_id', is_list: true },
-    },
-    [`${ds}/User/schema.json`]: {
-      title: 'User', bsonType: 'object',
-      properties: { _id: { bsonType: 'objectId' }, name: { bsonType: 'string' }, team: { bsonType: 'string' } },
-    },
-  };
+  return { ...servedApp(), ...taskCollectionFiles() };
 }
 
 /** A runtime on a temporary copy of `files`, with one registered and logged-in user. */
@@ -480,15 +459,7 @@ const resolverFunctions: Record<string, string> = {
   spin: 'exports = async () => { for (;;) {} };',
 };
 
-const objectSchema = (title: string, properties: Record<string, unknown>, required?: string[]) => ({ title, bsonType: 'object', ...(required ? { required } : {}), properties });
 
-function resolver(onType: string, fieldName: string, functionName: string, input: [string, unknown?], payload: [string, unknown?]) {
-  return {
-    on_type: onType, field_name: fieldName, function_name: functionName,
-    input_type_format: input[0], ...(input[1] !== undefined ? { input_type: input[1] } : {}),
-    payload_type_format: payload[0], ...(payload[1] !== undefined ? { payload_type: payload[1] } : {}),
-  };
-}
 
 /** The resolver shapes of graphql-resolvers.test.ts, with an echo function behind every input format. */
 function resolverApp(): Record<string, unknown> {

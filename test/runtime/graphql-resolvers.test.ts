@@ -11,6 +11,7 @@ import { createFunctionRunner, type FunctionRunner, type FunctionUser } from '..
 import { createGraphqlEndpoint, type GraphqlEndpoint } from '../../runtime/graphql';
 import { openEmbeddedStore, type DocumentStore } from '../../runtime/store';
 import { APP_ROOT, appFs, baseApp } from '../helpers/app';
+import { objectSchema, resolver } from './fixtures/graphql-apps';
 
 const ds = 'data_sources/mongodb-atlas/todo';
 const resolverDir = 'graphql/custom_resolvers';
@@ -39,16 +40,7 @@ const functions: Record<string, string> = {
   spin: 'exports = async () => { for (;;) {} };',
 };
 
-const objectSchema = (title: string, properties: Record<string, unknown>, required?: string[]) =>
-  ({ title, bsonType: 'object', ...(required ? { required } : {}), properties });
 
-function resolver(onType: string, fieldName: string, functionName: string, input: [string, unknown?], payload: [string, unknown?]) {
-  return {
-    on_type: onType, field_name: fieldName, function_name: functionName,
-    input_type_format: input[0], ...(input[1] !== undefined ? { input_type: input[1] } : {}),
-    payload_type_format: payload[0], ...(payload[1] !== undefined ? { payload_type: payload[1] } : {}),
-  };
-}
 
 function resolverApp(): Record<string, unknown> {
   const files = baseApp();

@@ -9,37 +9,15 @@ import { loadApp } from '../../core/load';
 import { createGraphqlEndpoint, type GraphqlEndpoint } from '../../runtime/graphql';
 import { openEmbeddedStore, type DocumentStore, type StoreCollection } from '../../runtime/store';
 import { APP_ROOT, appFs, baseApp } from '../helpers/app';
+import { taskCollectionFiles } from './fixtures/graphql-apps';
 
 interface TestUser { id: string }
 
-const ds = 'data_sources/mongodb-atlas/todo';
 
 function taskApp(): Record<string, unknown> {
   const files = baseApp();
   delete files['graphql/custom_resolvers/mutation_renameTask.json'];
-  return {
-    ...files,
-    [`${ds}/Task/schema.json`]: {
-      title: 'Task', bsonType: 'object', required: ['name'],
-      properties: {
-        _id: { bsonType: 'objectId' }, name: { bsonType: 'string' }, isComplete: { bsonType: 'bool' },
-        priority: { bsonType: 'int' }, dueDate: { bsonType: 'date' }, owner: { bsonType: 'objectId' },
-        watchers: { bsonType: 'array', items: { bsonType: 'objectId' } },
-        tags: { bsonType: 'array', items: { bsonType: 'string' } },
-        checklist: { bsonType: 'array', items: { bsonType: 'object', properties: { text: { bsonType: 'string' }, done: { bsonType: 'bool' } } } },
-        meta: { bsonType: 'object', properties: { source: { bsonType: 'string' }, views: { bsonType: 'long' } } },
-        'Assigned team': { bsonType: 'string' }, cost: { bsonType: 'decimal' },
-      },
-    },
-    [`${ds}/Task/relationships.json`]: {
-      owner: { ref: '#/relationship/mongodb-atlas/todo/User', source_key: 'owner', foreign_key: '_id', is_list: false },
-      watchers: { ref: '#/relationship/mongodb-atlas/todo/User', source_key: 'watchers', foreign_key: '_id', is_list: true },
-    },
-    [`${ds}/User/schema.json`]: {
-      title: 'User', bsonType: 'object',
-      properties: { _id: { bsonType: 'objectId' }, name: { bsonType: 'string' }, team: { bsonType: 'string' } },
-    },
-  };
+  return { ...files, ...taskCollectionFiles() };
 }
 
 /** Counts the data accesses per user and the finds per collection, as a rules layer would see them. */
