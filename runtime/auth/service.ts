@@ -11,6 +11,7 @@ import { CustomJwtVerifier, type KeySetOptions } from './customJwt';
 import { decoyHash, hashPassword, verifyPassword } from './passwords';
 import type { ApiKeyRecord, AuthRepository, IdentityRecord, SessionRecord, UserRecord, UserpassRecord } from './repository';
 import { ANONYMOUS_REFRESH_EXPIRY, DEFAULT_REFRESH_TOKEN_SECONDS, NO_DEVICE_ID, TokenFailure, type AccessClaims, type Clock, type TokenService } from './tokens';
+import { isObject } from '../../core/json';
 
 /** The user as other parts of the runtime see it (function context, rules, GraphQL). */
 export interface AuthUser {
@@ -304,8 +305,10 @@ export class AuthService {
     const auth = headerValue(headers.authorization);
     const match = auth === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (!match) throw invalidAccessToken();
-    const { user, session } = await this.verifyAccess(match[1]);
-    const customData = await this.customData(user);
+    const { user, session, claims } = await this.verifyAccess(match[1]);
+    // As on the platform, custom user data is what the access token carries: read when the token was
+    // issued, fresh again after a refresh (the SDKs' refreshCustomData), not looked up on every request.
+    const customData = isObject(claims.user_data) ? EJSON.deserialize(claims.user_data, { relaxed: true }) as Record<string, unknown> : undefined;
     return { user: toAuthUser(user), sessionId: session._id, ...(customData ? { customData } : {}) };
   }
 

@@ -66,6 +66,32 @@ export class TokenService {
   async verify(token: string, kind: 'refresh'): Promise<RefreshClaims>;
   async verify(token: string, kind: 'access' | 'refresh'): Promise<AccessClaims | RefreshClaims> {
     if (typeof token !== 'string' || token.length > MAX_TOKEN_CHARS) throw new TokenFailure('token too large');
+    const known = this.verified.get(token);
+    const payload = known ?? this.checkSignature(token);
+    if (!known) this.remember(token, payload);
+    const now = this.nowSeconds();
+    if ((payload.exp as number) <= now) throw new TokenFailure('"exp" claim timestamp check failed');
+    if (typeof payload.nbf === 'number' && payload.nbf > now) throw new TokenFailure('"nbf" claim timestamp check failed');
+    if (payload.typ !== kind) throw new TokenFailure(`expected a ${kind} token`);
+    if (kind === 'access' && typeof payload.iss !== 'string') throw new TokenFailure('access token without session');
+    if (kind === 'refresh' && typeof payload.baas_id !== 'string') throw new TokenFailure('refresh token without session');
+    return payload as unknown as AccessClaims | RefreshClaims;
+  }
+
+  /**
+   * Tokens whose signature checked out, by their exact text: a client sends the same access token with
+   * every request for up to 30 minutes. Only the signature check is skipped; expiry and kind are checked
+   * on every use, and the caller still looks the session up.
+   */
+  private readonly verified = new Map<string, Record<string, unknown>>();
+
+  private remember(token: string, payload: Record<string, unknown>): void {
+    this.verified.set(token, payload);
+    if (this.verified.size > VERIFIED_TOKENS_KEPT) this.verified.delete(this.verified.keys().next().value!);
+  }
+
+  /** The payload of a token signed with our key (HS256, well-formed, with the required claims), else TokenFailure. */
+  private checkSignature(token: string): Record<string, unknown> {
     const parts = token.split('.');
     if (parts.length !== 3) throw new TokenFailure('malformed token');
     const [header, body, signature] = parts;
@@ -79,13 +105,7 @@ export class TokenService {
     if (!payload) throw new TokenFailure('malformed payload');
     for (const claim of ['sub', 'typ'] as const) if (typeof payload[claim] !== 'string') throw new TokenFailure(`missing required "${claim}" claim`);
     for (const claim of ['exp', 'iat'] as const) if (typeof payload[claim] !== 'number') throw new TokenFailure(`missing required "${claim}" claim`);
-    const now = this.nowSeconds();
-    if ((payload.exp as number) <= now) throw new TokenFailure('"exp" claim timestamp check failed');
-    if (typeof payload.nbf === 'number' && payload.nbf > now) throw new TokenFailure('"nbf" claim timestamp check failed');
-    if (payload.typ !== kind) throw new TokenFailure(`expected a ${kind} token`);
-    if (kind === 'access' && typeof payload.iss !== 'string') throw new TokenFailure('access token without session');
-    if (kind === 'refresh' && typeof payload.baas_id !== 'string') throw new TokenFailure('refresh token without session');
-    return payload as unknown as AccessClaims | RefreshClaims;
+    return Object.freeze(payload);
   }
 
   private sign(claims: Record<string, unknown>): string {
@@ -97,6 +117,9 @@ export class TokenService {
     return createHmac('sha256', this.key).update(signingInput).digest('base64url');
   }
 }
+
+/** Verified tokens remembered (about 0.5 KiB each). */
+const VERIFIED_TOKENS_KEPT = 10_000;
 
 const TOKEN_HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 

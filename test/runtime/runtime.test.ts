@@ -12,7 +12,8 @@ const quiet = { info: () => undefined, warn: () => undefined, error: () => undef
 
 function copyExample(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-runtime-'));
-  fs.cpSync(path.join(REPO_ROOT, 'examples/todo-tracker'), dir, { recursive: true });
+  // A local .asl data folder (left by npm start) is not part of the app.
+  fs.cpSync(path.join(REPO_ROOT, 'examples/todo-tracker'), dir, { recursive: true, filter: (src) => path.basename(src) !== '.asl' });
   return dir;
 }
 
