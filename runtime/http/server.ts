@@ -189,7 +189,7 @@ function readBody(req: http.IncomingMessage, maxBody: number): Promise<string> {
       if (size > maxBody) { failed = true; chunks.length = 0; reject(tooLarge()); return; }
       chunks.push(chunk);
     });
-    req.on('end', () => { if (!failed) resolve(Buffer.concat(chunks).toString('utf8')); });
+    req.on('end', () => { if (!failed) resolve((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8')); });
     req.on('error', (e) => { if (!failed) { failed = true; reject(new ApiError(400, 'BadRequest', `could not read the request body: ${e.message}`)); } });
   });
 }
