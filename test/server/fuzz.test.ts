@@ -170,7 +170,7 @@ describe('regressions found by fuzzing', () => {
     assert.ok(diagnostics.some((d) => d.file.endsWith('auth/providers.json') && d.severity === 'error'), diagnostics.map((d) => d.code).join(', '));
   });
 
-  test('a schema whose properties nest 1,200 levels deep is reported as too deep to check, not thrown on', async () => {
+  test('a schema whose properties nest 1,200 levels deep is checked or reported as too deep to check, never thrown on', async () => {
     const files = baseApp();
     const nestedSchema = (depth: number): unknown => (depth === 0 ? { bsonType: 'string' } : { bsonType: 'object', title: `Level${depth}`, properties: { p: nestedSchema(depth - 1) } });
     const rel = 'data_sources/mongodb-atlas/todo/Task/schema.json';
@@ -179,8 +179,10 @@ describe('regressions found by fuzzing', () => {
     // Compact: indented, this file would pass the loader's size limit.
     files[rel] = JSON.stringify(schema);
     const app = await loadedApp(files);
-    // The same schema 300 levels deep is valid and has no diagnostics; this one is beyond what the validator can walk.
-    assert.deepEqual(app.diagnostics.map((d) => `${d.severity} ${d.code}`), ['warning schema/too-deep']);
+    // The schema is valid. Whether the validator can walk 1,200 levels depends on the stack left and on how far
+    // the JIT has optimised its recursion, so both outcomes are right; a thrown RangeError never is.
+    const codes = app.diagnostics.map((d) => `${d.severity} ${d.code}`);
+    assert.ok(codes.length === 0 || (codes.length === 1 && codes[0] === 'warning schema/too-deep'), codes.join(', '));
   });
 
   test('a partition key declared with a bsonType named like an Object.prototype member gets no partition.type fix', async () => {
