@@ -311,18 +311,7 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
     const c = obj(config?.value);
     const customResolvers: CustomResolver[] = [];
     for (const rel of jsonFilesIn('graphql/custom_resolvers')) {
-      const file = (await readJson(rel))!;
-      const v = obj(file.value);
-      customResolvers.push({
-        file,
-        onType: str(v.on_type) ?? '',
-        fieldName: str(v.field_name) ?? '',
-        functionName: str(v.function_name) ?? '',
-        inputType: v.input_type,
-        inputTypeFormat: str(v.input_type_format) ?? '',
-        payloadType: v.payload_type,
-        payloadTypeFormat: str(v.payload_type_format) ?? '',
-      });
+      customResolvers.push(customResolverOf((await readJson(rel))!));
     }
     return {
       config,
@@ -431,6 +420,21 @@ function provider(key: string, entry: unknown, file: JsonFile, at: JSONPath): Au
     metadataFields: Array.isArray(v.metadata_fields) ? v.metadata_fields : [],
     redirectUris: Array.isArray(v.redirect_uris) ? v.redirect_uris : [],
     source: { file, path: at },
+  };
+}
+
+/** A custom resolver file as the model holds it (missing or mistyped keys become empty; validation reports them). */
+export function customResolverOf(file: JsonFile): CustomResolver {
+  const v = obj(file.value);
+  return {
+    file,
+    onType: str(v.on_type) ?? '',
+    fieldName: str(v.field_name) ?? '',
+    functionName: str(v.function_name) ?? '',
+    inputType: v.input_type,
+    inputTypeFormat: str(v.input_type_format) ?? '',
+    payloadType: v.payload_type,
+    payloadTypeFormat: str(v.payload_type_format) ?? '',
   };
 }
 

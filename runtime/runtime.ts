@@ -83,6 +83,8 @@ interface AppState {
   diagnostics: Diagnostic[];
   generated: GeneratedSchema;
   secrets: SecretStore;
+  /** `%%values` / `context.values`: every app value, secrets resolved. */
+  values: Record<string, unknown>;
   auth: AuthService;
   data: DataAccess;
   graphql: GraphqlEndpoint<FunctionUser>;
@@ -140,7 +142,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     }),
     host: {
       serviceAction: (service, action, args, ctx) => runServiceAction(collectionsFor(ctx), service, action, args),
-      values: { get: (name) => valueOf(state, name) },
+      values: { get: (name) => state.values[name] },
       get environment() { return environmentOf(state.app); },
       executeFunction: (name, args, ctx) => runFunction(name, args, { ...ctx, runAsSystem: ctx.runAsSystem || state.app.functions.get(name)?.runAsSystem }),
     },
@@ -156,7 +158,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     const rule = fn?.canEvaluate;
     if (rule !== undefined && !(isObject(rule) && Object.keys(rule).length === 0)) {
       const allowed = await evaluateExpression(rule, {
-        user, args, values: Object.fromEntries(state.app.values.map((v) => [v.name, valueOf(state, v.name)])), environment: environmentOf(state.app),
+        user, args, values: state.values, environment: environmentOf(state.app),
         callFunction: (fnName, fnArgs) => runFunction(fnName, fnArgs, { runAsSystem: true }),
       });
       if (!allowed) throw new CallNotAllowedError(`rule not matched for function "${name}": its can_evaluate expression is false for this user`);
@@ -224,7 +226,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       const result = await graphql.executeRaw(await req.text(), userOf(caller));
       return { status: result.status, body: result.body, encoding: 'json' };
     });
-    return { app, diagnostics, generated, secrets, auth, data, graphql, router, triggers };
+    return { app, diagnostics, generated, secrets, values, auth, data, graphql, router, triggers };
   }
 
   state = buildState(first.app, first.diagnostics);
@@ -332,10 +334,6 @@ function logDiagnostics(log: Logger, appDir: string, diagnostics: Diagnostic[]):
     const where = `${path.relative(appDir, d.file)}:${d.range.start.line + 1}:${d.range.start.character + 1}`;
     (d.severity === 'error' ? log.error : log.warn)(`${where} ${d.code} ${d.message}`);
   }
-}
-
-function valueOf(state: AppState, name: string): unknown {
-  return valueOfIn(state.app, state.secrets, name);
 }
 
 /** `%%values.<name>` / `context.values.get(name)`: the value, or the secret's value for `from_secret` values. */

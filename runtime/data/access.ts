@@ -29,18 +29,12 @@ import { applyUpdate, prepareUpdate, seedFromFilter } from '../store/update';
 import { DataAccessError, noMatchingRole, notPermitted } from './errors';
 import { compileRules, isRecord, NO_RULES, type CollectionRules, type CompiledRole, type FieldRule, type Permission } from './rules';
 import { compileSchema, writeValidationSettings, type SchemaValidator, type WriteValidationSettings } from './schema';
+import type { FunctionUser } from '../functions';
 import { updateBetween } from '../store/changes';
 import { compiledQuery } from '../store/query-cache';
 
-/** `%%user` (rules-and-sync §1.2). */
-export interface DataAccessUser {
-  id: string;
-  /** `normal`, or `server` for API-key users. */
-  type: string;
-  data: Record<string, unknown>;
-  custom_data: Record<string, unknown>;
-  identities: unknown[];
-}
+/** `%%user` (rules-and-sync §1.2): the same user functions see as `context.user`. */
+export type DataAccessUser = FunctionUser;
 
 /** `'system'`: system functions and the runtime itself, which bypass rules and schema validation. */
 export type DataPrincipal = DataAccessUser | 'system';

@@ -2,8 +2,9 @@
 // contents, without the loader: collection schemas and relationships under data_sources/, custom
 // resolvers under graphql/custom_resolvers/.
 import path from 'node:path';
-import { JsonFile, isObject } from '../../core/json';
+import { JsonFile } from '../../core/json';
 import type { AppModel, Collection, CustomResolver, DataSource } from '../../core/model';
+import { customResolverOf } from '../../core/load';
 
 export const GRAPHQL_APP_ROOT = path.resolve('/graphql-test-app');
 
@@ -41,18 +42,7 @@ export function graphqlTestApp(files: Record<string, unknown>, options: TestAppO
       else if (fileName === 'relationships.json') collection.relationships = file;
       else if (fileName === 'rules.json') collection.rules = file;
     } else if (parts[0] === 'graphql' && parts[1] === 'custom_resolvers') {
-      const v = isObject(file.value) ? file.value : {};
-      const str = (x: unknown) => (typeof x === 'string' ? x : undefined);
-      customResolvers.push({
-        file,
-        onType: str(v.on_type) ?? '',
-        fieldName: str(v.field_name) ?? '',
-        functionName: str(v.function_name) ?? '',
-        inputType: v.input_type,
-        inputTypeFormat: str(v.input_type_format) ?? '',
-        payloadType: v.payload_type,
-        payloadTypeFormat: str(v.payload_type_format) ?? '',
-      });
+      customResolvers.push(customResolverOf(file));
     } else if (relPath === 'graphql/config.json') {
       graphqlConfig = file;
     }
