@@ -127,10 +127,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   });
   const cors: CorsPolicy = { allowedOrigins: [], allowLocalhost: true };
 
-  const userOf = (caller: AuthenticatedRequest): FunctionUser => ({
-    id: caller.user.id, type: caller.user.type, data: caller.user.data, custom_data: caller.customData ?? {},
-    identities: caller.user.identities.map((i) => ({ ...i })),
-  });
+  // The same caller object (a remembered bearer token) yields the same user object, which lets the data
+  // access keep the user's rule decisions between requests.
+  const usersOfCallers = new WeakMap<AuthenticatedRequest, FunctionUser>();
+  const userOf = (caller: AuthenticatedRequest): FunctionUser => {
+    let user = usersOfCallers.get(caller);
+    if (!user) {
+      user = {
+        id: caller.user.id, type: caller.user.type, data: caller.user.data, custom_data: caller.customData ?? {},
+        identities: caller.user.identities.map((i) => ({ ...i })),
+      };
+      usersOfCallers.set(caller, user);
+    }
+    return user;
+  };
   const collectionsFor = (ctx: FunctionCallContext) => (service: string, database: string, collection: string): StoreCollection =>
     state.data.forUser(ctx.runAsSystem || !ctx.user ? 'system' : ctx.user, ctx.request).collection(service, database, collection);
 

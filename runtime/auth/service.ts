@@ -69,6 +69,8 @@ export interface AuthServiceOptions {
 }
 
 const TOKEN_LIFETIME_MS = 30 * 60 * 1000;
+/** Access tokens whose caller is remembered (see `bearerCallers`); the oldest is forgotten first. */
+const BEARER_CALLERS_KEPT = 10_000;
 const HEX24 = /^[0-9a-f]{24}$/;
 
 export class AuthService {
@@ -305,12 +307,25 @@ export class AuthService {
     const auth = headerValue(headers.authorization);
     const match = auth === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (!match) throw invalidAccessToken();
-    const { user, session, claims } = await this.verifyAccess(match[1]);
+    const token = match[1];
+    const { user, session, claims } = await this.verifyAccess(token);
+    const known = this.bearerCallers.get(token);
+    if (known && known.user === user && known.session === session) return known.caller;
     // As on the platform, custom user data is what the access token carries: read when the token was
     // issued, fresh again after a refresh (the SDKs' refreshCustomData), not looked up on every request.
     const customData = isObject(claims.user_data) ? EJSON.deserialize(claims.user_data, { relaxed: true }) as Record<string, unknown> : undefined;
-    return { user: toAuthUser(user), sessionId: session._id, ...(customData ? { customData } : {}) };
+    const caller: AuthenticatedRequest = { user: toAuthUser(user), sessionId: session._id, ...(customData ? { customData } : {}) };
+    this.bearerCallers.set(token, { user, session, caller });
+    if (this.bearerCallers.size > BEARER_CALLERS_KEPT) this.bearerCallers.delete(this.bearerCallers.keys().next().value!);
+    return caller;
   }
+
+  /**
+   * The caller each access token last stood for, handed out again (the same object) while its user and
+   * session records are unchanged (they are replaced, never mutated, on change), so that what later
+   * steps derive from a caller (rule decisions) can be kept per caller. Every check still runs per request.
+   */
+  private readonly bearerCallers = new Map<string, { user: UserRecord; session: SessionRecord; caller: AuthenticatedRequest }>();
 
   /** GraphQL authentication, in the platform's order (client-api.md §9). */
   async authenticateRequest(headers: IncomingHttpHeaders): Promise<AuthenticatedRequest> {

@@ -83,6 +83,12 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
     }
   }
   const sources = new Map<string, DataSource>(options.app.dataSources.map((d) => [d.name, d]));
+  const preparedByUser = new WeakMap<DataAccessUser, Map<CollectionPolicy, Promise<Prepared>>>();
+  const sharedPreparations = (user: DataAccessUser): Map<CollectionPolicy, Promise<Prepared>> => {
+    let map = preparedByUser.get(user);
+    if (!map) preparedByUser.set(user, (map = new Map()));
+    return map;
+  };
 
   const policyFor = (dataSource: string, database: string, collection: string): CollectionPolicy => {
     if (!sources.has(dataSource)) {
@@ -101,7 +107,9 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
           },
         };
       }
-      const scope = new RequestScope(options, principal, request, settings);
+      // Without a request (whose details rules may read) the user-only decisions can outlive the request.
+      const shared = request === undefined ? sharedPreparations(principal) : undefined;
+      const scope = new RequestScope(options, principal, request, settings, shared);
       return {
         collection(dataSource, database, collection) {
           const policy = policyFor(dataSource, database, collection);
@@ -150,6 +158,13 @@ interface Prepared {
   readonly exactWrite: boolean;
 }
 
+/**
+ * One request's use of the data: the user's rule decisions per collection policy, made once. `shared`
+ * holds the decisions of earlier requests by the same user object (the authentication layer hands the
+ * same object for the same session and user record), for policies whose rules call no function: their
+ * decisions depend only on the user, the values and the environment, all fixed for that object and
+ * this app version.
+ */
 class RequestScope {
   readonly env: EvaluationEnv;
   private readonly prepared = new Map<CollectionPolicy, Promise<Prepared>>();
@@ -159,6 +174,7 @@ class RequestScope {
     readonly user: DataAccessUser,
     request: Record<string, unknown> | undefined,
     readonly settings: WriteValidationSettings,
+    private readonly shared?: Map<CollectionPolicy, Promise<Prepared>>,
   ) {
     const call = options.callFunction;
     this.env = {
@@ -171,10 +187,13 @@ class RequestScope {
   }
 
   prepare(policy: CollectionPolicy): Promise<Prepared> {
-    let prepared = this.prepared.get(policy);
+    const cache = this.shared && !policy.rules.callsFunctions ? this.shared : this.prepared;
+    let prepared = cache.get(policy);
     if (!prepared) {
       prepared = prepareRules(policy.rules, this.env);
-      this.prepared.set(policy, prepared);
+      cache.set(policy, prepared);
+      // A failed evaluation is reported to this request only; the next one tries again.
+      prepared.catch(() => { if (cache.get(policy) === prepared) cache.delete(policy); });
     }
     return prepared;
   }
@@ -308,15 +327,21 @@ function* selectRole(prepared: Prepared, env: DocumentEnv): Decision<Candidate |
   return undefined;
 }
 
-/** The document as the user may read it, or undefined when it is invisible to them. */
-function* readView(prepared: Prepared, doc: Document): Decision<Document | undefined> {
+/**
+ * The document as the user may read it, or undefined when it is invisible to them. `fromReadScope`: the
+ * store found the document with a query that included `readScope`; with a single candidate role that
+ * already proves it lies in the role's read or write filter, so the filters are not tested again.
+ */
+function* readView(prepared: Prepared, doc: Document, fromReadScope: boolean): Decision<Document | undefined> {
   const env: DocumentEnv = { root: doc };
   const candidate = yield* selectRole(prepared, env);
   if (!candidate) return undefined;
-  const inRead = candidate.inReadFilter(doc);
-  let inWrite: boolean | undefined = candidate.sameFilters ? inRead : undefined;
-  const inWriteFilter = (): boolean => (inWrite ??= candidate.inWriteFilter(doc));
-  if (!inRead && !inWriteFilter()) return undefined;
+  let inRead: boolean | undefined;
+  let inWrite: boolean | undefined;
+  const inReadFilter = (): boolean => (inRead ??= candidate.inReadFilter(doc));
+  const inWriteFilter = (): boolean => (inWrite ??= candidate.sameFilters ? inReadFilter() : candidate.inWriteFilter(doc));
+  const inScope = fromReadScope && prepared.candidates.length === 1;
+  if (!inScope && !inReadFilter() && !inWriteFilter()) return undefined;
   const { role } = candidate;
   const values = prepared.userValues;
   if (yield* holds(role.read, values, env)) return doc;
@@ -483,11 +508,14 @@ class RuledCollection implements StoreCollection {
     }
   }
 
-  /** Readable views of documents in order, invisible ones left out, projections applied. */
-  private async views(prepared: Prepared, docs: Document[], projection?: Projection): Promise<Document[]> {
+  /**
+   * Readable views of documents in order, invisible ones left out, projections applied. `fromReadScope`:
+   * the documents come from a store query that included `prepared.readScope`.
+   */
+  private async views(prepared: Prepared, docs: Document[], fromReadScope: boolean, projection?: Projection): Promise<Document[]> {
     const out: Document[] = [];
     for (const doc of docs) {
-      const result = this.run(readView(prepared, doc));
+      const result = this.run(readView(prepared, doc, fromReadScope));
       const view = result instanceof Promise ? await result : result;
       if (view) out.push(view);
     }
@@ -500,10 +528,10 @@ class RuledCollection implements StoreCollection {
     const query = and([filter, prepared.readScope, prepared.filterQuery]);
     if (prepared.exactRead) {
       const docs = await this.inner.find(query, withoutProjection(options));
-      return this.views(prepared, docs, options.projection);
+      return this.views(prepared, docs, true, options.projection);
     }
     const docs = await this.inner.find(query, options.sort ? { sort: options.sort } : {});
-    const visible = await this.views(prepared, docs, options.projection);
+    const visible = await this.views(prepared, docs, true, options.projection);
     const skip = options.skip ?? 0;
     return options.limit ? visible.slice(skip, skip + options.limit) : visible.slice(skip);
   }
@@ -517,7 +545,7 @@ class RuledCollection implements StoreCollection {
     if (prepared.candidates.length === 0) return 0;
     const query = and([filter, prepared.readScope, prepared.filterQuery]);
     if (prepared.exactRead) return this.inner.countDocuments(query, options);
-    const visible = (await this.views(prepared, await this.inner.find(query))).length - (options.skip ?? 0);
+    const visible = (await this.views(prepared, await this.inner.find(query), true)).length - (options.skip ?? 0);
     return Math.max(0, options.limit ? Math.min(visible, options.limit) : visible);
   }
 
@@ -536,7 +564,7 @@ class RuledCollection implements StoreCollection {
     const single = prepared.candidates[0];
     const wholeDocuments = prepared.exactRead && known(single.role.read, prepared.userValues) === true && prepared.projections.length === 0;
     if (wholeDocuments) return this.inner.aggregate([...(isEmptyQuery(scope) ? [] : [{ $match: scope }]), ...pipeline]);
-    const readable = await this.views(prepared, await this.inner.find(scope));
+    const readable = await this.views(prepared, await this.inner.find(scope), true);
     try {
       const aggregator = new Aggregator(toComparable(toStorable(pipeline, 'pipeline')) as Document[], {
         scriptEnabled: false, processingMode: ProcessingMode.CLONE_INPUT,
@@ -711,7 +739,7 @@ class RuledCollection implements StoreCollection {
   private async readable(doc: Document, projection?: Projection): Promise<Document | null> {
     const prepared = await this.scope.prepare(this.policy);
     const stored = toStorable(doc) as Document;
-    return (await this.views(prepared, [stored], projection))[0] ?? null;
+    return (await this.views(prepared, [stored], false, projection))[0] ?? null;
   }
 
   private async planDeletes(filter: Filter, many: boolean, sort?: SortSpec): Promise<Document[]> {

@@ -46,6 +46,8 @@ export interface CollectionRules {
   readonly source: 'collection' | 'default' | 'none';
   readonly roles: readonly CompiledRole[];
   readonly filters: readonly CompiledFilter[];
+  /** Some expression calls an app function (`%function`), so its outcome may change between requests. */
+  readonly callsFunctions: boolean;
 }
 
 export const TRUE: Permission = { kind: 'const', value: true };
@@ -56,10 +58,16 @@ export function compileRules(value: unknown, source: 'collection' | 'default'): 
   const config = isRecord(value) ? value : {};
   const roles = Array.isArray(config.roles) ? config.roles.filter(isRecord).map((role, i) => compileRole(role, i)) : [];
   const filters = Array.isArray(config.filters) ? config.filters.filter(isRecord).map(compileFilter) : [];
-  return { source, roles, filters };
+  return { source, roles, filters, callsFunctions: containsKey(config, '%function') };
 }
 
-export const NO_RULES: CollectionRules = { source: 'none', roles: [], filters: [] };
+export const NO_RULES: CollectionRules = { source: 'none', roles: [], filters: [], callsFunctions: false };
+
+function containsKey(value: unknown, key: string, depth = 0): boolean {
+  if (depth > 64 || typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return value.some((item) => containsKey(item, key, depth + 1));
+  return Object.entries(value).some(([k, v]) => k === key || containsKey(v, key, depth + 1));
+}
 
 function compileRole(role: Record<string, unknown>, index: number): CompiledRole {
   const filters = isRecord(role.document_filters) ? role.document_filters : {};

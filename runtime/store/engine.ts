@@ -48,6 +48,8 @@ function isPlainObject(value: unknown): value is Document {
   return proto === Object.prototype || proto === null;
 }
 
+const NO_ENTRIES: ReadonlySet<StoredDoc> = new Set();
+
 /** Equality index on one dotted field. Documents whose path crosses an array are always candidates. */
 class FieldIndex {
   private readonly segments: string[];
@@ -92,10 +94,12 @@ class FieldIndex {
     }
   }
 
-  candidates(values: unknown[]): Set<StoredDoc> {
-    const out = new Set<StoredDoc>(this.unkeyed);
-    for (const value of values) for (const entry of this.buckets.get(valueKey(value)) ?? []) out.add(entry);
-    return out;
+  /** The entries whose value at the field equals one of `values`, and the entries the index cannot key. */
+  lookup(values: unknown[]): { keyed: ReadonlySet<StoredDoc>; unkeyed: ReadonlySet<StoredDoc> } {
+    if (values.length === 1) return { keyed: this.buckets.get(valueKey(values[0])) ?? NO_ENTRIES, unkeyed: this.unkeyed };
+    const keyed = new Set<StoredDoc>();
+    for (const value of values) for (const entry of this.buckets.get(valueKey(value)) ?? []) keyed.add(entry);
+    return { keyed, unkeyed: this.unkeyed };
   }
 }
 
@@ -146,6 +150,12 @@ interface CompiledFilter {
   readonly filter: Filter;
   readonly test: (view: Document) => boolean;
   readonly equalities: Map<string, unknown[]>;
+  /**
+   * Set when the whole filter asks for one field to equal one scalar (possibly repeated, as a rule's
+   * document filter repeats the query's condition): the documents an equality index files under that
+   * value match it without a test.
+   */
+  readonly soleEqualityField?: string;
 }
 
 function mingoError(context: string, error: unknown): StoreError {
@@ -159,32 +169,68 @@ function compileFilter(filter: unknown): CompiledFilter {
   const stored = toStorable(filter, 'filter') as Filter;
   const equalities = new Map<string, unknown[]>();
   collectEqualities(stored, equalities);
-  const keys = Object.keys(stored);
-  // An `_id` equality is answered exactly by the `_id` map (canonical keys follow MongoDB equality),
-  // so keyed lookups skip compiling a mingo query.
-  const exactById = keys.length === 1 && keys[0] === '_id' && isExactEquality(stored._id);
-  if (keys.length === 0 || exactById) return { filter: stored, test: () => true, equalities };
+  // Index buckets and the `_id` map are keyed canonically (valueKey follows MongoDB equality), so a sole
+  // equality needs no mingo query: `_id` lookups are exact, and index lookups test only unkeyed entries.
+  const soleEqualityField = Object.keys(stored).length === 0 ? undefined : soleEquality(stored);
+  if (Object.keys(stored).length === 0 || soleEqualityField === '_id') return { filter: stored, test: () => true, equalities };
+  if (soleEqualityField !== undefined) {
+    let lazy: ((view: Document) => boolean) | undefined;
+    const test = (view: Document): boolean => (lazy ??= mingoTest(stored))(view);
+    return { filter: stored, test, equalities, soleEqualityField };
+  }
+  return { filter: stored, test: mingoTest(stored), equalities };
+}
+
+function mingoTest(stored: Filter): (view: Document) => boolean {
   let query: Query;
   try {
     query = compiledQuery(toComparable(stored) as Filter);
   } catch (error) {
     throw mingoError('Invalid query', error);
   }
-  const test = (view: Document): boolean => {
+  return (view: Document): boolean => {
     try {
       return query.test(view);
     } catch (error) {
       throw mingoError('Invalid query', error);
     }
   };
-  return { filter: stored, test, equalities };
 }
 
-function isExactEquality(condition: unknown): boolean {
-  if (isIndexableScalar(condition)) return true;
-  if (!isPlainObject(condition)) return false;
+/**
+ * The field, when every condition of the filter (through `$and`) is `field: v` or `field: {$eq: v}` on the
+ * same field with the same non-null scalar `v` (by MongoDB equality).
+ */
+function soleEquality(filter: Filter): string | undefined {
+  let field: string | undefined;
+  let key: string | undefined;
+  const visit = (part: Filter): boolean => {
+    for (const [name, condition] of Object.entries(part)) {
+      if (name === '$and') {
+        if (!Array.isArray(condition) || condition.length === 0 || !condition.every(isPlainObject)) return false;
+        if (!condition.every(visit)) return false;
+        continue;
+      }
+      if (name.startsWith('$')) return false;
+      const value = isPlainObject(condition) ? equalityOperand(condition) : condition;
+      if (value === undefined || value === null || !isIndexableScalar(value)) return false;
+      const valueKeyed = valueKey(value);
+      if (field === undefined) {
+        field = name;
+        key = valueKeyed;
+      } else if (field !== name || key !== valueKeyed) {
+        return false;
+      }
+    }
+    return true;
+  };
+  return visit(filter) ? field : undefined;
+}
+
+/** `v` of `{$eq: v}`; undefined for any other condition document. */
+function equalityOperand(condition: Document): unknown {
   const keys = Object.keys(condition);
-  return keys.length === 1 && keys[0] === '$eq' && isIndexableScalar(condition.$eq);
+  return keys.length === 1 && keys[0] === '$eq' ? condition.$eq : undefined;
 }
 
 function collectEqualities(filter: Filter, out: Map<string, unknown[]>): void {
@@ -397,7 +443,8 @@ export class EmbeddedCollection implements StoreCollection {
     return this.plan(this.engine.state(this.database, this.name), compiled).plan;
   }
 
-  private plan(state: CollectionState | undefined, compiled: CompiledFilter): { plan: QueryPlan; entries?: StoredDoc[] } {
+  /** The plan, its candidate entries in natural order, and those among them known to match (`exact`). */
+  private plan(state: CollectionState | undefined, compiled: CompiledFilter): { plan: QueryPlan; entries?: StoredDoc[]; exact?: ReadonlySet<StoredDoc> } {
     if (!state) return { plan: { kind: 'scan' } };
     const ids = compiled.equalities.get('_id');
     if (ids) {
@@ -408,36 +455,39 @@ export class EmbeddedCollection implements StoreCollection {
       }
       return { plan: { kind: 'id' }, entries: entries.sort((a, b) => a.seq - b.seq) };
     }
-    let best: { field: string; set: Set<StoredDoc> } | undefined;
+    let best: { field: string; keyed: ReadonlySet<StoredDoc>; unkeyed: ReadonlySet<StoredDoc>; size: number } | undefined;
     for (const [field, values] of compiled.equalities) {
       const index = state.indexes.get(field);
       if (!index) continue;
-      const set = index.candidates(values);
-      if (!best || set.size < best.set.size) best = { field, set };
+      const { keyed, unkeyed } = index.lookup(values);
+      const size = keyed.size + unkeyed.size;
+      if (!best || size < best.size) best = { field, keyed, unkeyed, size };
     }
     if (!best) return { plan: { kind: 'scan' } };
-    return { plan: { kind: 'index', field: best.field }, entries: [...best.set].sort((a, b) => a.seq - b.seq) };
+    const entries = [...best.keyed, ...best.unkeyed].sort((a, b) => a.seq - b.seq);
+    return { plan: { kind: 'index', field: best.field }, entries, ...(compiled.soleEqualityField === best.field ? { exact: best.keyed } : {}) };
   }
 
   /** The stored entries matching a filter, in sort (or natural) order, after skip and limit. */
   private match(state: CollectionState | undefined, compiled: CompiledFilter, options: MatchOptions = {}): StoredDoc[] {
     if (!state) return [];
-    const { entries } = this.plan(state, compiled);
+    const { entries, exact } = this.plan(state, compiled);
     const source: Iterable<StoredDoc> = entries ?? state.docs.values();
+    const matches = exact ? (entry: StoredDoc) => exact.has(entry) || compiled.test(entry.view) : (entry: StoredDoc) => compiled.test(entry.view);
     const skip = options.skip ?? 0;
     const limit = options.limit ?? 0;
     const matched: StoredDoc[] = [];
     if (!options.sort) {
       let skipped = 0;
       for (const entry of source) {
-        if (!compiled.test(entry.view)) continue;
+        if (!matches(entry)) continue;
         if (skipped < skip) { skipped++; continue; }
         matched.push(entry);
         if (limit && matched.length >= limit) break;
       }
       return matched;
     }
-    for (const entry of source) if (compiled.test(entry.view)) matched.push(entry);
+    for (const entry of source) if (matches(entry)) matched.push(entry);
     let cursor;
     try {
       cursor = new Query({}).find(matched.map((e) => e.view)).sort(options.sort);

@@ -2,6 +2,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, decodeJwt } from 'jose';
 import { APP_ID, JWT_SECRET, appRoute, client, errorOf, startAuthHarness, type Harness } from './fixtures/auth-harness';
+import type { ApiError } from '../../runtime/http/errors';
 
 const HEX24 = /^[0-9a-f]{24}$/;
 const device = { platform: 'node', platformVersion: '20', sdkVersion: '2.0.1' };
@@ -252,6 +253,21 @@ describe('client API auth routes over HTTP', () => {
     assert.equal((await h.request('GET', client('/auth/profile'), { token: login.json.access_token })).status, 401);
     await h.auth.service.setUserDisabled(login.json.user_id, false);
     assert.equal((await h.request('POST', appRoute('/auth/providers/custom-function/login'), { body: { username: 'mallory' } })).status, 200);
+  });
+
+  test('a bearer token stands for the same caller until its user changes; every check still runs', async () => {
+    const login = await h.request('POST', appRoute('/auth/providers/custom-function/login'), { body: { username: 'reuse' } });
+    const headers = { authorization: `Bearer ${login.json.access_token}` };
+    const first = await h.auth.service.authenticateRequest(headers);
+    assert.equal(await h.auth.service.authenticateRequest(headers), first);
+    await h.auth.service.setUserDisabled(login.json.user_id, true);
+    await assert.rejects(h.auth.service.authenticateRequest(headers), (e: ApiError) => e.errorCode === 'UserDisabled');
+    await h.auth.service.setUserDisabled(login.json.user_id, false);
+    const again = await h.auth.service.authenticateRequest(headers);
+    assert.notEqual(again, first);
+    assert.deepEqual(again, first);
+    await h.request('DELETE', client('/auth/session'), { token: login.json.refresh_token });
+    await assert.rejects(h.auth.service.authenticateRequest(headers), (e: ApiError) => e.errorCode === 'InvalidSession');
   });
 
   test('custom user data goes into the access token and is refreshed with the session', async () => {

@@ -170,6 +170,44 @@ describe('role selection', () => {
     assert.equal((await data.forUser(user(BOB)).collection('mongodb-atlas', 'todo', 'Task').find({})).length, 0);
   });
 
+  test('a %function rule is evaluated again on every request of the same user', async () => {
+    let vip = true;
+    let calls = 0;
+    const { system, data } = await setup(
+      { roles: [{ name: 'vip', apply_when: { '%%true': { '%function': { name: 'isVip', arguments: [] } } }, read: true }] },
+      {},
+      { callFunction: async () => { calls++; return vip; } },
+    );
+    await system.insertMany([{ _id: 1 }, { _id: 2 }]);
+    const alice = user(ALICE);
+    const tasks = () => data.forUser(alice).collection('mongodb-atlas', 'todo', 'Task');
+    assert.equal((await tasks().find({})).length, 2);
+    vip = false;
+    assert.equal((await tasks().find({})).length, 0);
+    assert.equal(calls, 2);
+  });
+
+  test('user-only decisions are kept for the same user object, and never shared with another user object', async () => {
+    const { system, data } = await setup({
+      roles: [{
+        name: 'team', apply_when: {},
+        document_filters: { read: { team: '%%user.custom_data.team' }, write: { team: '%%user.custom_data.team' } },
+        read: true, write: true,
+      }],
+    });
+    await system.insertMany([{ _id: 1, team: 'red' }, { _id: 2, team: 'blue' }, { _id: 3, team: 'red' }]);
+    const tasks = (who: DataAccessUser) => data.forUser(who).collection('mongodb-atlas', 'todo', 'Task');
+    const red = user(ALICE, { team: 'red' });
+    assert.deepEqual((await tasks(red).find({})).map((d) => d._id), [1, 3]);
+    assert.deepEqual((await tasks(red).find({ _id: 3 })).map((d) => d._id), [3]);
+    // The same user after a change of custom data is a new object (as a refreshed token gives).
+    const movedToBlue = user(ALICE, { team: 'blue' });
+    assert.deepEqual((await tasks(movedToBlue).find({})).map((d) => d._id), [2]);
+    assert.deepEqual((await tasks(red).find({})).map((d) => d._id), [1, 3]);
+    // A request carries details rules may read, so its decisions are its own.
+    assert.deepEqual((await data.forUser(movedToBlue, { remoteIPAddress: '10.0.0.1' }).collection('mongodb-atlas', 'todo', 'Task').find({})).map((d) => d._id), [2]);
+  });
+
   test('%%request and %%values are available to rules', async () => {
     const { system, as } = await setup(
       { roles: [{ name: 'office', apply_when: { '%%request.remoteIPAddress': { $in: '%%values.officeIps' } }, read: true }] },

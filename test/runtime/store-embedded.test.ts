@@ -170,7 +170,8 @@ describe('embedded store semantics', () => {
       fc.constantFrom('a', 'b', null, true),
     );
     const value = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.record({ k: scalar }), fc.array(fc.record({ k: scalar }), { maxLength: 2 }));
-    const doc = fc.record({ f: value, g: fc.record({ k: value }) }, { requiredKeys: [] });
+    // `g` as an array makes `g.k` cross an array: such documents are not keyed by the index.
+    const doc = fc.record({ f: value, g: fc.oneof(fc.record({ k: value }), fc.array(fc.record({ k: value }), { maxLength: 2 })) }, { requiredKeys: [] });
     await fc.assert(fc.asyncProperty(fc.array(doc, { maxLength: 15 }), scalar, async (docs, probe) => {
       const store = await openEmbeddedStore();
       const indexed = store.collection('db', 'indexed');
@@ -180,7 +181,13 @@ describe('embedded store semantics', () => {
       await plain.insertMany(withIds);
       await indexed.createIndex('f');
       await indexed.createIndex('g.k');
-      for (const filter of [{ f: probe }, { 'g.k': probe }, { f: { $in: [probe, 'a'] } }]) {
+      // A sole equality (also repeated through $and, as a rule's filter repeats the query's) is answered
+      // from the index without a per-document test; a conflicting repetition must still match nothing.
+      const filters: Document[] = [
+        { f: probe }, { 'g.k': probe }, { f: { $in: [probe, 'a'] } }, { 'g.k': { $eq: probe } },
+        { $and: [{ f: probe }, { f: { $eq: probe } }] }, { $and: [{ f: probe }, { f: 'b' }] },
+      ];
+      for (const filter of filters) {
         assert.deepEqual(await indexed.find(filter), await plain.find(filter), JSON.stringify(filter));
       }
     }), { numRuns: 150 });
