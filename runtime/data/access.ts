@@ -280,7 +280,9 @@ function and(parts: Document[]): Document {
 function union(parts: Document[]): Document {
   if (parts.length === 0) return { $nor: [{}] };
   if (parts.some(isEmptyQuery)) return {};
-  return parts.length === 1 ? parts[0] : { $or: parts };
+  // Roles usually give the same query for read and write; one copy keeps the store query an equality.
+  const distinct = parts.filter((part, i) => parts.findIndex((other) => sameValue(other, part)) === i);
+  return distinct.length === 1 ? distinct[0] : { $or: distinct };
 }
 
 // ---------------------------------------------------------------------------------------------------

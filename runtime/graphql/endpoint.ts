@@ -4,8 +4,9 @@
 // authenticated user, and every data access and function call of the request runs as that user.
 import {
   execute as executeWithGraphqlJs, getOperationAST, getVariableValues, GraphQLError, GraphQLScalarType, GraphQLSchema,
-  isScalarType, Kind, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, visit,
-  type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValidationRule,
+  isLeafType, isScalarType, Kind, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, visit,
+  type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type GraphQLEnumType, type NonNullTypeNode,
+  type OperationDefinitionNode, type SelectionSetNode, type ValidationRule, type VariableDefinitionNode,
 } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { GeneratedSchema } from '../../core/graphql';
@@ -129,7 +130,10 @@ export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User
         stats.compiled++;
         if (coerceFirst) {
           const definitions = operation!.variableDefinitions ?? [];
+          const coerceLeaves = leafVariableCoercion(schema, definitions);
           executor = (context, variables) => {
+            const quick = coerceLeaves?.(variables);
+            if (quick) return compiled.query(undefined, context, quick);
             const coerced = getVariableValues(schema, definitions, variables, { maxErrors: 20 });
             return coerced.errors ? { errors: coerced.errors } : compiled.query(undefined, context, coerced.coerced);
           };
@@ -270,6 +274,51 @@ function withPassThroughVariables(document: DocumentNode, operation: OperationDe
     variableDefinitions: (operation.variableDefinitions ?? []).map((definition) => ({ ...definition, type: passThrough, defaultValue: undefined })),
   };
   return { ...document, definitions: document.definitions.map((definition) => (definition === operation ? rewritten : definition)) };
+}
+
+/**
+ * For operations whose variables are all scalars or enums (possibly non-null) without defaults, the
+ * common case: coercion is each type's own `parseValue`, as graphql-js applies it. Returns undefined
+ * (and graphql-js coerces, reporting errors in its words) for any value that is missing, null where
+ * it may not be, or refused by `parseValue`.
+ */
+export function leafVariableCoercion(
+  schema: GraphQLSchema, definitions: readonly VariableDefinitionNode[],
+): ((variables: Record<string, unknown>) => Record<string, unknown> | undefined) | undefined {
+  const leaves: { name: string; type: GraphQLScalarType | GraphQLEnumType; nonNull: boolean }[] = [];
+  for (const definition of definitions) {
+    if (definition.defaultValue) return undefined;
+    const nonNull = definition.type.kind === Kind.NON_NULL_TYPE;
+    const named = nonNull ? (definition.type as NonNullTypeNode).type : definition.type;
+    if (named.kind !== Kind.NAMED_TYPE) return undefined;
+    const type = schema.getType(named.name.value);
+    if (!isLeafType(type)) return undefined;
+    leaves.push({ name: definition.variable.name.value, type, nonNull });
+  }
+  return (variables) => {
+    const coerced: Record<string, unknown> = {};
+    for (const { name, type, nonNull } of leaves) {
+      const value = variables[name];
+      if (value === undefined) {
+        if (nonNull || Object.hasOwn(variables, name)) return undefined;
+        continue;
+      }
+      if (value === null) {
+        if (nonNull) return undefined;
+        coerced[name] = null;
+        continue;
+      }
+      let parsed: unknown;
+      try {
+        parsed = type.parseValue(value);
+      } catch {
+        return undefined;
+      }
+      if (parsed === undefined) return undefined;
+      coerced[name] = parsed;
+    }
+    return coerced;
+  };
 }
 
 function usesIntrospection(document: DocumentNode): boolean {

@@ -3,10 +3,15 @@
 // Executes against the embedded in-memory store; data access goes through an injected per-user accessor.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { getVariableValues, parse as parseGraphql, type OperationDefinitionNode } from 'graphql';
 import { Decimal128, Long, ObjectId } from 'bson';
 import { generateSchema } from '../../core/graphql';
 import { loadApp } from '../../core/load';
 import { createGraphqlEndpoint, type GraphqlEndpoint } from '../../runtime/graphql';
+import { leafVariableCoercion } from '../../runtime/graphql/endpoint';
+import { buildRuntimeModel } from '../../runtime/graphql/model';
+import { buildExecutableSchema } from '../../runtime/graphql/resolvers';
 import { openEmbeddedStore, type DocumentStore, type StoreCollection } from '../../runtime/store';
 import { APP_ROOT, appFs, baseApp } from '../helpers/app';
 import { taskCollectionFiles } from './fixtures/graphql-apps';
@@ -504,5 +509,43 @@ describe('GraphQL endpoint: stored BSON undefined', () => {
     });
     const response = await endpoint.execute({ query: '{ task { name priority isComplete meta { source } } }' }, alice);
     assert.deepEqual(response.body, { data: { task: { name: 'Odd', priority: {}, isComplete: null, meta: { source: {} } } } });
+  });
+});
+
+describe('GraphQL endpoint: variable coercion', () => {
+  test('the fast path for scalar and enum variables agrees with graphql-js, or leaves the value to it', async () => {
+    const app = await loadApp(appFs(taskApp()), APP_ROOT);
+    const schema = buildExecutableSchema(buildRuntimeModel(generateSchema(app)));
+    const operation = parseGraphql(
+      'query($s: String!, $i: Int, $f: Float, $b: Boolean, $oid: ObjectId, $d: DateTime, $l: Long, $e: TaskSortByInput) { tasks { _id } }',
+    ).definitions[0] as OperationDefinitionNode;
+    const definitions = operation.variableDefinitions!;
+    const coerce = leafVariableCoercion(schema, definitions);
+    assert.ok(coerce, 'every variable is a leaf type without a default');
+    const anyJson = fc.oneof(
+      fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(2 ** 31), fc.constant(-(2 ** 31) - 1),
+      fc.constantFrom('65f000000000000000000001', '2024-05-01T00:00:00Z', '12', 'NAME_ASC', 'nope', '', '1.5'),
+      fc.array(fc.integer(), { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { maxKeys: 2 }),
+    );
+    // Mostly values of the variable's own type, so most sets take the fast path; sometimes anything.
+    const mostly = (own: fc.Arbitrary<unknown>) => fc.oneof({ arbitrary: own, weight: 4 }, { arbitrary: anyJson, weight: 1 });
+    const variableSets = fc.record({
+      s: mostly(fc.string()), i: mostly(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })), f: mostly(fc.double({ noNaN: true, noDefaultInfinity: true })),
+      b: mostly(fc.boolean()), oid: mostly(fc.constantFrom('65f000000000000000000001', '5f1f1a3ae4b0c1a2b3c4d501')),
+      d: mostly(fc.constantFrom('2024-05-01T00:00:00Z', '2024-05-01T00:00:00.123Z', '2024-05-01')), l: mostly(fc.constantFrom('12', 12, '-9007199254740993')),
+      e: mostly(fc.constantFrom('NAME_ASC', 'NAME_DESC', '_ID_ASC')),
+    }, { requiredKeys: ['s'] });
+    let fast = 0;
+    fc.assert(fc.property(variableSets, (variables) => {
+      const quick = coerce!(variables);
+      const reference = getVariableValues(schema, definitions, variables);
+      if (quick === undefined) return;
+      fast++;
+      assert.equal(reference.errors, undefined, `graphql-js refuses ${JSON.stringify(variables)}`);
+      assert.deepEqual(quick, reference.coerced);
+    }), { numRuns: 2000 });
+    assert.ok(fast > 200, `only ${fast} variable sets took the fast path`);
+    assert.equal(leafVariableCoercion(schema, parseGraphql('query($q: TaskQueryInput) { tasks { _id } }').definitions
+      .map((d) => (d as OperationDefinitionNode).variableDefinitions![0])), undefined, 'input objects go to graphql-js');
   });
 });
