@@ -170,9 +170,13 @@ export class AuthService {
   }
 
   private async verifyAccess(token: string | undefined): Promise<{ user: UserRecord; session: SessionRecord; claims: AccessClaims }> {
+    return this.checkAccess(token);
+  }
+
+  private checkAccess(token: string | undefined): { user: UserRecord; session: SessionRecord; claims: AccessClaims } {
     if (!token) throw invalidAccessToken();
     let claims: AccessClaims;
-    try { claims = await this.o.tokens.verify(token, 'access'); } catch (e) {
+    try { claims = this.o.tokens.check(token, 'access'); } catch (e) {
       if (e instanceof TokenFailure) throw invalidAccessToken();
       throw e;
     }
@@ -303,12 +307,21 @@ export class AuthService {
   // ---- request authentication ----
 
   /** A request that must carry `Authorization: Bearer <access token>`. */
-  async requireAccessToken(headers: IncomingHttpHeaders): Promise<AuthenticatedRequest> {
+  /** The caller of a request with `Authorization: Bearer <access token>`; synchronous work, as a promise. */
+  requireAccessToken(headers: IncomingHttpHeaders): Promise<AuthenticatedRequest> {
+    try {
+      return Promise.resolve(this.bearerCaller(headers));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private bearerCaller(headers: IncomingHttpHeaders): AuthenticatedRequest {
     const auth = headerValue(headers.authorization);
     const match = auth === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (!match) throw invalidAccessToken();
     const token = match[1];
-    const { user, session, claims } = await this.verifyAccess(token);
+    const { user, session, claims } = this.checkAccess(token);
     const known = this.bearerCallers.get(token);
     if (known && known.user === user && known.session === session) return known.caller;
     // As on the platform, custom user data is what the access token carries: read when the token was
@@ -328,8 +341,11 @@ export class AuthService {
   private readonly bearerCallers = new Map<string, { user: UserRecord; session: SessionRecord; caller: AuthenticatedRequest }>();
 
   /** GraphQL authentication, in the platform's order (client-api.md §9). */
-  async authenticateRequest(headers: IncomingHttpHeaders): Promise<AuthenticatedRequest> {
-    if (headers.authorization !== undefined) return this.requireAccessToken(headers);
+  authenticateRequest(headers: IncomingHttpHeaders): Promise<AuthenticatedRequest> {
+    return headers.authorization !== undefined ? this.requireAccessToken(headers) : this.authenticateByCredentials(headers);
+  }
+
+  private async authenticateByCredentials(headers: IncomingHttpHeaders): Promise<AuthenticatedRequest> {
     const email = headerValue(headers.email);
     const password = headerValue(headers.password);
     const apiKey = headerValue(headers.apikey);

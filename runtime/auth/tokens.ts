@@ -61,10 +61,18 @@ export class TokenService {
     }));
   }
 
-  /** Verifies signature, algorithm, expiry and kind; throws TokenFailure otherwise (the caller picks the 401 body). */
+  /** Verifies signature, algorithm, expiry and kind; rejects with TokenFailure otherwise (the caller picks the 401 body). */
   async verify(token: string, kind: 'access'): Promise<AccessClaims>;
   async verify(token: string, kind: 'refresh'): Promise<RefreshClaims>;
   async verify(token: string, kind: 'access' | 'refresh'): Promise<AccessClaims | RefreshClaims> {
+    return this.check(token, kind);
+  }
+
+  /** `verify` without the promise, for the per-request path; throws TokenFailure. */
+  check(token: string, kind: 'access'): AccessClaims;
+  check(token: string, kind: 'refresh'): RefreshClaims;
+  check(token: string, kind: 'access' | 'refresh'): AccessClaims | RefreshClaims;
+  check(token: string, kind: 'access' | 'refresh'): AccessClaims | RefreshClaims {
     if (typeof token !== 'string' || token.length > MAX_TOKEN_CHARS) throw new TokenFailure('token too large');
     const known = this.verified.get(token);
     const payload = known ?? this.checkSignature(token);
