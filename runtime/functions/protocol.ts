@@ -35,17 +35,30 @@ export interface WorkerInit {
   packagesDir: string | undefined;
   /** Shared flag the worker sleeps on while the main thread answers a synchronous request. */
   syncFlag: Int32Array;
+  /**
+   * The id of the call whose code the worker is running (0: none, or not known), so that the runner can
+   * tell which call keeps a stuck worker busy.
+   */
+  runningCall: Int32Array;
   syncPort: import('node:worker_threads').MessagePort;
 }
+
+// Both directions post arrays of messages: everything one side has for the other when its event loop
+// turn ends goes in one postMessage, whose fixed cost dominates small messages under load.
 
 export type ToWorker =
   | { t: 'call'; id: number; name: string; sourceId: number; source?: string; path: string; payload: Encoded }
   | { t: 'reply'; rid: number; ok: true; payload: Encoded }
   | { t: 'reply'; rid: number; ok: false; message: string }
+  /** Answered with `pong` at once: tells a worker whose event loop runs from one stuck in a loop. */
+  | { t: 'ping' }
+  /** The call ran out of time while the worker stayed responsive: drop it, refuse its further requests. */
+  | { t: 'abandon'; id: number }
   | { t: 'reload' };
 
 export type FromWorker =
   | { t: 'ready' }
+  | { t: 'pong' }
   | { t: 'done'; id: number; payload: Encoded }
   | { t: 'failed'; id: number; message: string }
   | { t: 'syntax'; id: number; reason: string; line: number; character: number }

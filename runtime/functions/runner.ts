@@ -1,7 +1,11 @@
-// Runs app functions on a small pool of worker threads. A worker runs one call tree at a time (a top-level
-// call plus the functions it executes), so a call that exceeds its time limit is stopped by terminating its
-// worker without touching anyone else's call; a fresh worker takes its place. Data, values and nested
-// function calls are answered here, on the main thread, by the injected host.
+// Runs app functions on a small pool of worker threads. Calls share workers: a function spends most of its
+// time waiting for data from this thread, and while it waits its worker runs others. Messages each way
+// leave in one batch per turn of the event loop. The time limit: when a call runs out of time, its worker
+// is pinged; a worker that answers is merely waiting, so only that call is dropped; a worker that does not
+// is stuck in a loop and is terminated. Its other calls then are retried on another worker when they had
+// not yet asked this thread for anything (so nothing of them was seen), and fail with a clear error
+// otherwise. New calls are not given to a worker that has left messages unanswered for a while. Data,
+// values and nested function calls are answered here, on the main thread, by the injected host.
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -81,6 +85,14 @@ interface WorkerSlot {
   alive: boolean;
   calls: Map<number, CallRecord>;
   knownSources: Set<number>;
+  /** Messages for the worker, posted together when this turn of the event loop ends. */
+  outbox: ToWorker[];
+  /** When the oldest message the worker has not answered since was sent; undefined when it has answered all. */
+  unansweredSince?: number;
+  /** Which call's code the worker is running (see WorkerInit.runningCall). */
+  runningCall: Int32Array;
+  /** Resolves true when the worker answers the ping in flight. */
+  ping?: { answered: Promise<boolean>; answer(alive: boolean): void };
 }
 
 interface CallRecord {
@@ -90,11 +102,20 @@ interface CallRecord {
   payload: Encoded;
   ctx: FunctionCallContext;
   caller: FunctionCaller;
+  /** The call that executed this one (`context.functions.execute`); it runs on the same worker. */
+  parent?: CallRecord;
   slot?: WorkerSlot;
   timer?: NodeJS.Timeout;
+  /** Requests it sent to this thread (data, nested calls): after one, a retry could repeat what it did. */
+  hostRequests: number;
   resolve(value: unknown): void;
   reject(error: Error): void;
 }
+
+/** How long a worker may leave messages unanswered before new calls go elsewhere. */
+const UNRESPONSIVE_AFTER_MS = 1000;
+/** How long a ping may go unanswered before the worker counts as stuck. */
+const PING_GRACE_MS = 250;
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -140,14 +161,17 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
 
   function spawn(): WorkerSlot {
     const syncFlag = new Int32Array(new SharedArrayBuffer(4));
+    const runningCall = new Int32Array(new SharedArrayBuffer(4));
     const { port1, port2 } = new MessageChannel();
     const slot: WorkerSlot = {
-      worker: startWorker({ packagesDir: options.packagesDir, syncFlag, syncPort: port2 }),
+      worker: startWorker({ packagesDir: options.packagesDir, syncFlag, runningCall, syncPort: port2 }),
+      runningCall,
       syncPort: port1,
       ready: false,
       alive: true,
       calls: new Map(),
       knownSources: new Set(),
+      outbox: [],
     };
     slot.worker.unref();
     port1.unref();
@@ -162,17 +186,76 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       Atomics.store(syncFlag, 0, 1);
       Atomics.notify(syncFlag, 0);
     });
-    slot.worker.on('message', (message: FromWorker) => onWorkerMessage(slot, message));
+    slot.worker.on('message', (batch: FromWorker[]) => {
+      slot.unansweredSince = undefined;
+      for (const message of batch) onWorkerMessage(slot, message);
+      if (queue.length > 0) pump();
+    });
     slot.worker.on('error', (error) => retire(slot, (call) => new FunctionExecutionError(call.name, `function worker failed: ${error.message}`)));
     slot.worker.on('exit', (code) => retire(slot, (call) => new FunctionExecutionError(call.name, `function worker stopped unexpectedly (exit code ${code})`)));
     slots.push(slot);
     return slot;
   }
 
+  function send(slot: WorkerSlot, message: ToWorker): void {
+    if (slot.outbox.length === 0) setImmediate(flush, slot);
+    slot.outbox.push(message);
+    slot.unansweredSince ??= Date.now();
+  }
+
+  function flush(slot: WorkerSlot): void {
+    const batch = slot.outbox;
+    slot.outbox = [];
+    if (slot.alive && batch.length > 0) slot.worker.postMessage(batch);
+  }
+
   function startClock(call: CallRecord): void {
-    call.timer = setTimeout(() => {
-      if (call.slot) void retire(call.slot, (c) => new ExecutionTimeLimitExceeded(c.name));
-    }, timeoutMs);
+    call.timer = setTimeout(() => void timeUp(call), timeoutMs);
+  }
+
+  /** A call ran out of time: drop it alone if its worker still answers, else stop the stuck worker. */
+  async function timeUp(call: CallRecord): Promise<void> {
+    const slot = call.slot;
+    if (!slot || !slot.calls.has(call.id)) return;
+    if (await answersPing(slot)) {
+      if (!slot.calls.has(call.id)) return;
+      for (const dropped of [call, ...descendants(slot, call)]) {
+        send(slot, { t: 'abandon', id: dropped.id });
+        settle(dropped, { error: new ExecutionTimeLimitExceeded(dropped.name) });
+      }
+      return;
+    }
+    // The worker names the call it is stuck in; failing that, the call whose time ran out is taken for it.
+    // That call's whole tree (callers waiting on it, calls it waits on) ran out of time; the worker's other
+    // calls only shared the worker.
+    const culprit = slot.calls.get(Atomics.load(slot.runningCall, 0)) ?? call;
+    const tree = new Set([culprit, ...descendants(slot, culprit)]);
+    for (let p = culprit.parent; p; p = p.parent) tree.add(p);
+    await retire(slot, (c) => (tree.has(c) ? new ExecutionTimeLimitExceeded(c.name) : undefined), (c) =>
+      new FunctionExecutionError(c.name, `stopped with its worker: function '${culprit.name}', running on the same worker, exceeded the execution time limit`));
+  }
+
+  function descendants(slot: WorkerSlot, call: CallRecord): CallRecord[] {
+    return [...slot.calls.values()].filter((c) => {
+      for (let p = c.parent; p; p = p.parent) if (p === call) return true;
+      return false;
+    });
+  }
+
+  function answersPing(slot: WorkerSlot): Promise<boolean> {
+    if (!slot.ping) {
+      let answer!: (alive: boolean) => void;
+      const answered = new Promise<boolean>((resolve) => { answer = resolve; });
+      const ping = { answered, answer };
+      slot.ping = ping;
+      const timer = setTimeout(() => ping.answer(false), PING_GRACE_MS);
+      void answered.then(() => {
+        clearTimeout(timer);
+        if (slot.ping === ping) slot.ping = undefined;
+      });
+      send(slot, { t: 'ping' });
+    }
+    return slot.ping.answered;
   }
 
   function dispatch(call: CallRecord, slot: WorkerSlot): void {
@@ -181,17 +264,30 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     slot.calls.set(call.id, call);
     const known = slot.knownSources.has(call.source.id);
     slot.knownSources.add(call.source.id);
-    const message: ToWorker = {
+    send(slot, {
       t: 'call', id: call.id, name: call.name, sourceId: call.source.id, path: call.source.path, payload: call.payload,
       ...(known ? {} : { source: call.source.text }),
-    };
-    slot.worker.postMessage(message);
+    });
     if (slot.ready) startClock(call);
+  }
+
+  /** A worker for the next call: an idle one, a new one while the pool has room, else the least busy responsive one. */
+  function pickSlot(): WorkerSlot | undefined {
+    const idle = slots.find((s) => s.alive && s.calls.size === 0);
+    if (idle) return idle;
+    if (slots.length < poolSize) return spawn();
+    const now = Date.now();
+    let best: WorkerSlot | undefined;
+    for (const slot of slots) {
+      if (!slot.alive || (slot.unansweredSince !== undefined && now - slot.unansweredSince > UNRESPONSIVE_AFTER_MS)) continue;
+      if (!best || slot.calls.size < best.calls.size) best = slot;
+    }
+    return best;
   }
 
   function pump(): void {
     while (queue.length > 0 && !closed) {
-      const slot = slots.find((s) => s.alive && s.calls.size === 0) ?? (slots.length < poolSize ? spawn() : undefined);
+      const slot = pickSlot();
       if (!slot) return;
       dispatch(queue.shift()!, slot);
     }
@@ -209,13 +305,33 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     }
   }
 
-  function retire(slot: WorkerSlot, errorFor: (call: CallRecord) => Error): Promise<unknown> {
+  /**
+   * Stops a worker. Each of its calls fails with `errorFor(call)`; when that gives undefined, the call is
+   * retried on another worker if it is a top-level call that never asked this thread for anything, and
+   * fails with `otherwise(call)` if not.
+   */
+  function retire(slot: WorkerSlot, errorFor: (call: CallRecord) => Error | undefined, otherwise?: (call: CallRecord) => Error): Promise<unknown> {
     if (!slot.alive) return Promise.resolve();
     slot.alive = false;
     slots.splice(slots.indexOf(slot), 1);
     slot.syncPort.close();
+    slot.ping?.answer(false);
     const exited = slot.worker.terminate();
-    for (const call of [...slot.calls.values()]) settle(call, { error: errorFor(call) });
+    const retries: CallRecord[] = [];
+    for (const call of [...slot.calls.values()]) {
+      const error = errorFor(call);
+      if (error) {
+        settle(call, { error });
+      } else if (!call.parent && call.hostRequests === 0) {
+        slot.calls.delete(call.id);
+        clearTimeout(call.timer);
+        call.slot = undefined;
+        retries.push(call);
+      } else {
+        settle(call, { error: otherwise!(call) });
+      }
+    }
+    queue.unshift(...retries);
     pump();
     return exited;
   }
@@ -225,11 +341,10 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       .then(work)
       .then(
         (value) => {
-          if (!slot.alive) return;
-          slot.worker.postMessage({ t: 'reply', rid, ok: true, payload: encodeValue(value) } satisfies ToWorker);
+          if (slot.alive) send(slot, { t: 'reply', rid, ok: true, payload: encodeValue(value) });
         },
         (error: unknown) => {
-          if (slot.alive) slot.worker.postMessage({ t: 'reply', rid, ok: false, message: messageOf(error) } satisfies ToWorker);
+          if (slot.alive) send(slot, { t: 'reply', rid, ok: false, message: messageOf(error) });
         },
       );
   }
@@ -238,6 +353,10 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     if (message.t === 'ready') {
       slot.ready = true;
       for (const call of slot.calls.values()) startClock(call);
+      return;
+    }
+    if (message.t === 'pong') {
+      slot.ping?.answer(true);
       return;
     }
     if (message.t === 'log') {
@@ -268,9 +387,11 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         return;
       }
       case 'service':
+        call.hostRequests++;
         reply(slot, message.rid, () => host.serviceAction(message.service, message.action, decodeValue(message.payload) as Record<string, unknown>, call.ctx));
         return;
       case 'execute':
+        call.hostRequests++;
         reply(slot, message.rid, () => host.executeFunction(message.name, decodeValue(message.payload) as unknown[], { ...call.ctx, caller: call.caller }));
         return;
     }
@@ -289,9 +410,12 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         throw new FunctionExecutionError(name, `arguments cannot be passed to the function: ${messageOf(error)}`);
       }
       return new Promise((resolve, reject) => {
-        const call: CallRecord = { id: nextCallId++, name, source, payload, ctx, caller: Object.freeze({ functionName: name }), resolve, reject };
-        callers.set(call.caller, call);
         const parent = ctx.caller ? callers.get(ctx.caller) : undefined;
+        const call: CallRecord = {
+          id: nextCallId++, name, source, payload, ctx, caller: Object.freeze({ functionName: name }), hostRequests: 0, resolve, reject,
+          ...(parent ? { parent } : {}),
+        };
+        callers.set(call.caller, call);
         if (parent?.slot?.alive && parent.slot.calls.has(parent.id)) {
           dispatch(call, parent.slot);
         } else {
@@ -306,7 +430,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       syntaxErrors.clear();
       for (const slot of slots) {
         slot.knownSources.clear();
-        slot.worker.postMessage({ t: 'reload' } satisfies ToWorker);
+        send(slot, { t: 'reload' });
       }
     },
 

@@ -16,7 +16,19 @@ import { createServiceClient, type HostRequest } from './services';
 const port = parentPort;
 if (!port) throw new Error('runtime/functions/worker must run in a worker thread');
 const init = workerData as WorkerInit;
-const post = (message: FromWorker): void => port.postMessage(message);
+
+let outbox: FromWorker[] = [];
+/** Queues a message; what queues up during this turn of the event loop leaves in one postMessage. */
+function post(message: FromWorker): void {
+  if (outbox.length === 0) setImmediate(flush);
+  outbox.push(message);
+}
+
+function flush(): void {
+  const batch = outbox;
+  outbox = [];
+  if (batch.length > 0) port!.postMessage(batch);
+}
 
 // Node built-ins the platform offers to functions; the file system, processes and threads stay out of reach.
 const ALLOWED_BUILTINS = new Set([
@@ -111,13 +123,29 @@ function compile(functionName: string, source: string, filePath: string): Compil
   return { evaluate, sandbox, RealmError: vm.runInContext('Error', context) as ErrorConstructor };
 }
 
-const pendingHostRequests = new Map<number, { resolve: (value: unknown) => void; reject: (message: string) => void }>();
+const pendingHostRequests = new Map<number, { callId: number; resolve: (value: unknown) => void; reject: (message: string) => void }>();
 let nextRequestId = 1;
+/** Calls the runner gave up on (time limit); whatever they still ask for is refused. */
+const abandoned = new Set<number>();
+const ABANDONED = 'the call was stopped: execution time limit exceeded';
+
+function abandon(callId: number): void {
+  abandoned.add(callId);
+  for (const [rid, pending] of pendingHostRequests) {
+    if (pending.callId !== callId) continue;
+    pendingHostRequests.delete(rid);
+    pending.reject(ABANDONED);
+  }
+}
 
 function hostRequestFor(callId: number, RealmError: ErrorConstructor): HostRequest {
   return (request) => new Promise((resolve, reject) => {
+    if (abandoned.has(callId)) {
+      reject(new RealmError(ABANDONED));
+      return;
+    }
     const rid = nextRequestId++;
-    pendingHostRequests.set(rid, { resolve, reject: (message) => reject(new RealmError(message)) });
+    pendingHostRequests.set(rid, { callId, resolve, reject: (message) => reject(new RealmError(message)) });
     post(request.kind === 'service'
       ? { t: 'service', id: callId, rid, service: request.service, action: request.action, payload: encodeValue(request.args) }
       : { t: 'execute', id: callId, rid, name: request.name, payload: encodeValue(request.args) });
@@ -201,10 +229,35 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
   }
 }
 
-port.on('message', (message: ToWorker) => {
+// One message per macrotask, with `runningCall` naming the call it concerns, so that the microtasks it
+// sets off (the function's code after an await) run before the next message and under its name.
+const inbox: ToWorker[] = [];
+port.on('message', (batch: ToWorker[]) => {
+  if (inbox.length === 0) setImmediate(receiveNext);
+  inbox.push(...batch);
+});
+
+function receiveNext(): void {
+  Atomics.store(init.runningCall, 0, 0);
+  const message = inbox.shift();
+  if (!message) return;
+  Atomics.store(init.runningCall, 0, callOf(message));
+  receive(message);
+  setImmediate(receiveNext);
+}
+
+function callOf(message: ToWorker): number {
+  if (message.t === 'call') return message.id;
+  if (message.t === 'reply') return pendingHostRequests.get(message.rid)?.callId ?? 0;
+  return 0;
+}
+
+function receive(message: ToWorker): void {
   switch (message.t) {
     case 'call':
-      runCall(message).catch((error: unknown) => post({ t: 'failed', id: message.id, message: messageOf(error) }));
+      runCall(message)
+        .catch((error: unknown) => post({ t: 'failed', id: message.id, message: messageOf(error) }))
+        .finally(() => abandoned.delete(message.id));
       break;
     case 'reply': {
       const pending = pendingHostRequests.get(message.rid);
@@ -214,12 +267,18 @@ port.on('message', (message: ToWorker) => {
       else pending.reject(message.message);
       break;
     }
+    case 'ping':
+      post({ t: 'pong' });
+      break;
+    case 'abandon':
+      abandon(message.id);
+      break;
     case 'reload':
       compiled.clear();
       forgetPackages();
       break;
   }
-});
+}
 
 // A function's stray promise or timer callback must not take the worker (and its neighbours' calls) down.
 process.on('uncaughtException', (error) => post({ t: 'log', name: lastFunctionName, level: 'error', text: `uncaught exception: ${messageOf(error)}` }));

@@ -343,6 +343,57 @@ describe('function time limit', () => {
   });
 });
 
+describe('functions sharing a worker', () => {
+  const timeoutMs = 400;
+  const sources = new Map<string, string>([
+    ['hang', 'exports = () => new Promise(() => {});'],
+    ['ok', 'exports = (x) => x + 1;'],
+    ['readThenSpin', 'exports = async () => { await context.services.get("mongodb-atlas").db("d").collection("c").find({}).toArray(); for (;;) {} };'],
+    ['readThenWait', 'exports = async () => { await context.services.get("mongodb-atlas").db("d").collection("c").find({}).toArray(); await new Promise((r) => setTimeout(r, 3000)); return "late"; };'],
+    ['waitThenAnswer', 'exports = async () => { await new Promise((r) => setTimeout(r, 300)); return "answered"; };'],
+  ]);
+
+  test('a call that only waits runs out of time alone; the others on its worker go on', { timeout: 60_000 }, async () => {
+    const fake = fakeHost();
+    const { runner } = startRunner(sources, { host: fake.host, poolSize: 1, timeoutMs });
+    fake.attach(runner);
+    try {
+      const order: string[] = [];
+      const hanging = runner.run('hang', []).then(() => order.push('hang resolved'), (error: unknown) =>
+        order.push(error instanceof ExecutionTimeLimitExceeded ? 'hang timed out' : `hang failed: ${String(error)}`));
+      // With a pool of one these share the worker, and they finish while the other call waits.
+      const others = Promise.all([runner.run('ok', [1]), runner.run('waitThenAnswer', [])]).then((values) => order.push(`others ${values.join(' ')}`));
+      await Promise.all([hanging, others]);
+      assert.deepEqual(order, ['others 2 answered', 'hang timed out']);
+      assert.equal(await runner.run('ok', [41]), 42);
+    } finally {
+      await runner.close();
+    }
+  });
+
+  test('a stuck worker is stopped: calls that asked for nothing are retried, the others fail saying why', { timeout: 60_000 }, async () => {
+    const fake = fakeHost({ find: [] });
+    const { runner } = startRunner(sources, { host: fake.host, poolSize: 1, timeoutMs });
+    fake.attach(runner);
+    try {
+      const waiting = runner.run('readThenWait', []);
+      // Let it reach the host before the loop starts, so it has been seen doing something.
+      while (fake.serviceCalls.length === 0) await new Promise((r) => setTimeout(r, 5));
+      const spinning = runner.run('readThenSpin', []);
+      const queuedBehindLoop = runner.run('ok', [1]);
+      await assert.rejects(spinning, ExecutionTimeLimitExceeded);
+      await assert.rejects(waiting, (error: unknown) => {
+        assert.ok(error instanceof FunctionExecutionError);
+        assert.match(error.message, /function 'readThenSpin', running on the same worker, exceeded the execution time limit/);
+        return true;
+      });
+      assert.equal(await queuedBehindLoop, 2);
+    } finally {
+      await runner.close();
+    }
+  });
+});
+
 describe('function packages', () => {
   let appDir: string;
   before(() => {
