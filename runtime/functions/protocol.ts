@@ -20,6 +20,96 @@ export function decodeValue(encoded: Encoded): unknown {
   return doc.u === true ? undefined : doc.v;
 }
 
+/** A plain object (a document), as opposed to an array or a value of a class: the values that are lent. */
+function isDocument(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** A value whose documents (the value itself, or an array's elements) travel as lent documents. */
+export interface LendingEncoded { payload: Encoded; lent?: Lent; docs?: Encoded }
+
+/**
+ * Encodes `value` with its documents apart: `payload` holds the rest (null in their places) and `docs`
+ * their BSON, one after the other in handle order; `register` is told each document's handle.
+ */
+export function encodeLending(value: unknown, register: (doc: Record<string, unknown>) => number): LendingEncoded {
+  const parts: Uint8Array[] = [];
+  const lend = (doc: Record<string, unknown>): number => {
+    parts.push(BSON.serialize(doc));
+    return register(doc);
+  };
+  let lent: Lent | undefined;
+  let rest: unknown = value;
+  if (isDocument(value)) {
+    lent = { root: lend(value) };
+    rest = null;
+  } else if (Array.isArray(value) && value.some(isDocument)) {
+    const items: [number, number][] = [];
+    rest = value.map((item, index) => {
+      if (!isDocument(item)) return item;
+      items.push([index, lend(item)]);
+      return null;
+    });
+    lent = { items };
+  }
+  if (!lent) return { payload: encodeValue(value) };
+  const bytes = Buffer.concat(parts);
+  return { payload: encodeValue(rest), lent, docs: bytes.toString('latin1') };
+}
+
+/** The value `encodeLending` encoded; `receive` is told each lent document with its handle and its BSON. */
+export function decodeLending(encoded: LendingEncoded, receive: (doc: Record<string, unknown>, handle: number, bson: Buffer) => void): unknown {
+  const rest = decodeValue(encoded.payload);
+  if (!encoded.lent || encoded.docs === undefined) return rest;
+  const bytes = Buffer.from(encoded.docs, 'latin1');
+  let offset = 0;
+  const next = (handle: number): Record<string, unknown> => {
+    const size = bytes.readInt32LE(offset);
+    const bson = bytes.subarray(offset, offset + size);
+    offset += size;
+    const doc = BSON.deserialize(bson, { promoteLongs: false }) as Record<string, unknown>;
+    receive(doc, handle, bson);
+    return doc;
+  };
+  if (encoded.lent.root !== undefined) return next(encoded.lent.root);
+  const items = rest as unknown[];
+  for (const [index, handle] of encoded.lent.items ?? []) items[index] = next(handle);
+  return items;
+}
+
+/**
+ * Encodes a function's result, leaving out (as handles) the lent documents it returns unchanged:
+ * `handleOf` gives a document's handle when it was lent to this call and still encodes as it came.
+ */
+export function encodeReturned(value: unknown, handleOf: (doc: Record<string, unknown>) => number | undefined): { payload: Encoded; returned?: Lent } {
+  if (isDocument(value)) {
+    const root = handleOf(value);
+    if (root !== undefined) return { payload: encodeValue(null), returned: { root } };
+  } else if (Array.isArray(value)) {
+    const items: [number, number][] = [];
+    const rest = value.map((item, index) => {
+      const handle = isDocument(item) ? handleOf(item) : undefined;
+      if (handle === undefined) return item;
+      items.push([index, handle]);
+      return null;
+    });
+    if (items.length > 0) return { payload: encodeValue(rest), returned: { items } };
+  }
+  return { payload: encodeValue(value) };
+}
+
+/** The result `encodeReturned` encoded, with the lent documents put back by `lentDoc(handle)`. */
+export function decodeReturned(payload: Encoded, returned: Lent | undefined, lentDoc: (handle: number) => unknown): unknown {
+  const rest = decodeValue(payload);
+  if (!returned) return rest;
+  if (returned.root !== undefined) return lentDoc(returned.root);
+  const items = rest as unknown[];
+  for (const [index, handle] of returned.items ?? []) items[index] = lentDoc(handle);
+  return items;
+}
+
 export type LogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
 
 /** What a call carries into the worker besides the arguments. */
@@ -46,9 +136,17 @@ export interface WorkerInit {
 // Both directions post arrays of messages: everything one side has for the other when its event loop
 // turn ends goes in one postMessage, whose fixed cost dominates small messages under load.
 
+/**
+ * Documents that crossed to the worker keep a handle to the main thread's object. When a function returns
+ * one of them unchanged (its encoding is the same), only the handle travels back: decoding twenty
+ * documents costs the main thread more than anything else a resolver function does. `root` is the handle
+ * of the value itself; `items` gives the handles of an array's elements, by index.
+ */
+export interface Lent { root?: number; items?: [index: number, handle: number][] }
+
 export type ToWorker =
   | { t: 'call'; id: number; name: string; sourceId: number; source?: string; path: string; payload: Encoded }
-  | { t: 'reply'; rid: number; ok: true; payload: Encoded }
+  | ({ t: 'reply'; rid: number; ok: true } & LendingEncoded)
   | { t: 'reply'; rid: number; ok: false; message: string }
   /** Answered with `pong` at once: tells a worker whose event loop runs from one stuck in a loop. */
   | { t: 'ping' }
@@ -59,7 +157,8 @@ export type ToWorker =
 export type FromWorker =
   | { t: 'ready' }
   | { t: 'pong' }
-  | { t: 'done'; id: number; payload: Encoded }
+  /** `returned`: places of the payload (left null there) that hold documents lent to this call. */
+  | { t: 'done'; id: number; payload: Encoded; returned?: Lent }
   | { t: 'failed'; id: number; message: string }
   | { t: 'syntax'; id: number; reason: string; line: number; character: number }
   | { t: 'service'; id: number; rid: number; service: string; action: string; payload: Encoded }

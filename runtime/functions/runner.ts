@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError } from './errors';
 import {
-  decodeValue, encodeValue,
+  decodeReturned, decodeValue, encodeLending, encodeValue,
   type CallPayload, type Encoded, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
 
@@ -108,6 +108,8 @@ interface CallRecord {
   timer?: NodeJS.Timeout;
   /** Requests it sent to this thread (data, nested calls): after one, a retry could repeat what it did. */
   hostRequests: number;
+  /** Documents lent to it in replies, by handle (see protocol.Lent). */
+  lent?: Map<number, unknown>;
   resolve(value: unknown): void;
   reject(error: Error): void;
 }
@@ -149,6 +151,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   const callers = new WeakMap<FunctionCaller, CallRecord>();
   let nextSourceId = 1;
   let nextCallId = 1;
+  let nextHandle = 1;
   let closed = false;
 
   async function load(name: string): Promise<LoadedSource> {
@@ -336,12 +339,17 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     return exited;
   }
 
-  function reply(slot: WorkerSlot, rid: number, work: () => unknown): void {
+  function reply(slot: WorkerSlot, call: CallRecord, rid: number, work: () => unknown): void {
+    const lend = (doc: unknown): number => {
+      const handle = nextHandle++;
+      (call.lent ??= new Map()).set(handle, doc);
+      return handle;
+    };
     Promise.resolve()
       .then(work)
       .then(
         (value) => {
-          if (slot.alive) send(slot, { t: 'reply', rid, ok: true, payload: encodeValue(value) });
+          if (slot.alive) send(slot, { t: 'reply', rid, ok: true, ...encodeLending(value, lend) });
         },
         (error: unknown) => {
           if (slot.alive) send(slot, { t: 'reply', rid, ok: false, message: messageOf(error) });
@@ -369,7 +377,10 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       case 'done': {
         let value: unknown;
         try {
-          value = decodeValue(message.payload);
+          value = decodeReturned(message.payload, message.returned, (handle) => {
+            if (!call.lent?.has(handle)) throw new Error(`the worker returned document ${handle}, which was never lent to this call`);
+            return call.lent.get(handle);
+          });
         } catch (error) {
           settle(call, { error: new FunctionExecutionError(call.name, messageOf(error)) });
           return;
@@ -388,11 +399,11 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       }
       case 'service':
         call.hostRequests++;
-        reply(slot, message.rid, () => host.serviceAction(message.service, message.action, decodeValue(message.payload) as Record<string, unknown>, call.ctx));
+        reply(slot, call, message.rid, () => host.serviceAction(message.service, message.action, decodeValue(message.payload) as Record<string, unknown>, call.ctx));
         return;
       case 'execute':
         call.hostRequests++;
-        reply(slot, message.rid, () => host.executeFunction(message.name, decodeValue(message.payload) as unknown[], { ...call.ctx, caller: call.caller }));
+        reply(slot, call, message.rid, () => host.executeFunction(message.name, decodeValue(message.payload) as unknown[], { ...call.ctx, caller: call.caller }));
         return;
     }
   }

@@ -8,7 +8,7 @@ import util from 'node:util';
 import vm from 'node:vm';
 import * as bson from 'bson';
 import {
-  decodeValue, encodeValue,
+  decodeLending, decodeValue, encodeReturned, encodeValue,
   type CallPayload, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
 import { createServiceClient, type HostRequest } from './services';
@@ -125,6 +125,22 @@ function compile(functionName: string, source: string, filePath: string): Compil
 
 const pendingHostRequests = new Map<number, { callId: number; resolve: (value: unknown) => void; reject: (message: string) => void }>();
 let nextRequestId = 1;
+/** Documents lent to calls (see protocol.Lent), with the BSON they arrived as. */
+const lentDocs = new WeakMap<object, { callId: number; handle: number; bson: Buffer }>();
+
+/** The handle of a document lent to this call that still encodes exactly as it arrived. */
+function returnedHandle(doc: Record<string, unknown>, callId: number): number | undefined {
+  const lent = lentDocs.get(doc);
+  if (!lent || lent.callId !== callId) return undefined;
+  let now: Uint8Array;
+  try {
+    now = bson.BSON.serialize(doc);
+  } catch {
+    return undefined;
+  }
+  return Buffer.from(now.buffer, now.byteOffset, now.byteLength).equals(lent.bson) ? lent.handle : undefined;
+}
+
 /** Calls the runner gave up on (time limit); whatever they still ask for is refused. */
 const abandoned = new Set<number>();
 const ABANDONED = 'the call was stopped: execution time limit exceeded';
@@ -223,7 +239,7 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
     const exported = fn.sandbox.exports !== initialExports ? fn.sandbox.exports : moduleObject.exports;
     if (typeof exported !== 'function') throw new Error(`function '${name}' does not assign a function to exports`);
     const value: unknown = await (exported as (...args: unknown[]) => unknown)(...call.args);
-    post({ t: 'done', id, payload: encodeValue(value) });
+    post({ t: 'done', id, ...encodeReturned(value, (doc) => returnedHandle(doc, id)) });
   } catch (thrown) {
     post({ t: 'failed', id, message: messageOf(thrown) });
   }
@@ -263,7 +279,7 @@ function receive(message: ToWorker): void {
       const pending = pendingHostRequests.get(message.rid);
       if (!pending) break;
       pendingHostRequests.delete(message.rid);
-      if (message.ok) pending.resolve(decodeValue(message.payload));
+      if (message.ok) pending.resolve(decodeLending(message, (doc, handle, bson) => lentDocs.set(doc, { callId: pending.callId, handle, bson })));
       else pending.reject(message.message);
       break;
     }

@@ -343,6 +343,37 @@ describe('function time limit', () => {
   });
 });
 
+describe('documents lent to functions', () => {
+  const sources = new Map<string, string>([
+    ['passThrough', 'exports = async () => context.services.get("mongodb-atlas").db("d").collection("c").find({}).toArray();'],
+    ['touchSecond', 'exports = async () => { const docs = await context.services.get("mongodb-atlas").db("d").collection("c").find({}).toArray(); docs[1].seen = true; return docs; };'],
+    ['one', 'exports = async () => context.services.get("mongodb-atlas").db("d").collection("c").findOne({});'],
+    ['viaChild', 'exports = async () => { const docs = await context.functions.execute("passThrough"); return [docs[0], "and more"]; };'],
+  ]);
+
+  test('documents a function returns unchanged come back as the very objects the host gave', async () => {
+    const stored = [{ _id: new ObjectId(), n: 1, when: new Date(0) }, { _id: new ObjectId(), n: Long.fromNumber(2), tags: ['a'] }];
+    const fake = fakeHost({ find: stored, findOne: stored[0] });
+    const { runner } = startRunner(sources, { host: fake.host });
+    fake.attach(runner);
+    try {
+      const same = (await runner.run('passThrough', [])) as unknown[];
+      assert.equal(same.length, 2);
+      assert.ok(same[0] === stored[0] && same[1] === stored[1]);
+      const touched = (await runner.run('touchSecond', [])) as Record<string, unknown>[];
+      assert.equal(touched[0], stored[0]);
+      assert.notEqual(touched[1], stored[1]);
+      assert.deepEqual(touched[1], { ...stored[1], seen: true });
+      assert.equal((stored[1] as Record<string, unknown>).seen, undefined, 'the host\'s object is never changed');
+      assert.equal(await runner.run('one', []), stored[0]);
+      const nested = (await runner.run('viaChild', [])) as unknown[];
+      assert.deepEqual(nested, [stored[0], 'and more']);
+    } finally {
+      await runner.close();
+    }
+  });
+});
+
 describe('functions sharing a worker', () => {
   const timeoutMs = 400;
   const sources = new Map<string, string>([
