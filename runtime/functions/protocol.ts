@@ -32,12 +32,12 @@ export interface LendingEncoded { payload: Encoded; lent?: Lent; docs?: Encoded 
 
 /**
  * Encodes `value` with its documents apart: `payload` holds the rest (null in their places) and `docs`
- * their BSON, one after the other in handle order; `register` is told each document's handle.
+ * their BSON, in handle order; `register` is told each document's handle.
  */
 export function encodeLending(value: unknown, register: (doc: Record<string, unknown>) => number): LendingEncoded {
-  const parts: Uint8Array[] = [];
+  const docs: Record<string, unknown>[] = [];
   const lend = (doc: Record<string, unknown>): number => {
-    parts.push(BSON.serialize(doc));
+    docs.push(doc);
     return register(doc);
   };
   let lent: Lent | undefined;
@@ -55,20 +55,42 @@ export function encodeLending(value: unknown, register: (doc: Record<string, unk
     lent = { items };
   }
   if (!lent) return { payload: encodeValue(value) };
-  const bytes = Buffer.concat(parts);
-  return { payload: encodeValue(rest), lent, docs: bytes.toString('latin1') };
+  // One serialisation for all of them: `{v: [doc, …]}`, which decodeLending takes apart.
+  const bytes = BSON.serialize({ v: docs });
+  return { payload: encodeValue(rest), lent, docs: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1') };
+}
+
+/** BSON element types of the `{v: [doc, …]}` wrapper. */
+const BSON_ARRAY = 0x04;
+const BSON_DOCUMENT = 0x03;
+
+/** The BSON of each document in `{v: [doc, …]}`, in order. */
+function lentDocuments(bytes: Buffer): Buffer[] {
+  // Wrapper: int32 size, 0x04 'v\0', the array: int32 size, then per element 0x03, its index as a
+  // C string, the embedded document (int32 size first), and a closing 0x00.
+  if (bytes[4] !== BSON_ARRAY || bytes[5] !== 0x76 || bytes[6] !== 0) throw new Error('malformed lent documents');
+  const arrayEnd = 7 + bytes.readInt32LE(7) - 1;
+  const out: Buffer[] = [];
+  let offset = 11;
+  while (offset < arrayEnd) {
+    if (bytes[offset] !== BSON_DOCUMENT) throw new Error('malformed lent documents');
+    offset = bytes.indexOf(0, offset + 1) + 1;
+    const size = bytes.readInt32LE(offset);
+    out.push(bytes.subarray(offset, offset + size));
+    offset += size;
+  }
+  return out;
 }
 
 /** The value `encodeLending` encoded; `receive` is told each lent document with its handle and its BSON. */
 export function decodeLending(encoded: LendingEncoded, receive: (doc: Record<string, unknown>, handle: number, bson: Buffer) => void): unknown {
   const rest = decodeValue(encoded.payload);
   if (!encoded.lent || encoded.docs === undefined) return rest;
-  const bytes = Buffer.from(encoded.docs, 'latin1');
-  let offset = 0;
+  const parts = lentDocuments(Buffer.from(encoded.docs, 'latin1'));
+  let position = 0;
   const next = (handle: number): Record<string, unknown> => {
-    const size = bytes.readInt32LE(offset);
-    const bson = bytes.subarray(offset, offset + size);
-    offset += size;
+    const bson = parts[position++];
+    if (!bson) throw new Error('fewer lent documents than handles');
     const doc = BSON.deserialize(bson, { promoteLongs: false }) as Record<string, unknown>;
     receive(doc, handle, bson);
     return doc;
