@@ -83,11 +83,23 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
     }
   }
   const sources = new Map<string, DataSource>(options.app.dataSources.map((d) => [d.name, d]));
-  const preparedByUser = new WeakMap<DataAccessUser, Map<CollectionPolicy, Promise<Prepared>>>();
-  const sharedPreparations = (user: DataAccessUser): Map<CollectionPolicy, Promise<Prepared>> => {
-    let map = preparedByUser.get(user);
-    if (!map) preparedByUser.set(user, (map = new Map()));
-    return map;
+  const userScopes = new WeakMap<DataAccessUser, DataScope>();
+  /** A DataScope whose collections share one RequestScope, made when first needed. */
+  const scopeOf = (makeScope: () => RequestScope): DataScope => {
+    let scope: RequestScope | undefined;
+    const collections = new Map<string, RuledCollection>();
+    return {
+      collection(dataSource, database, collection) {
+        const key = policyKey(dataSource, database, collection);
+        let ruled = collections.get(key);
+        if (!ruled) {
+          const policy = policyFor(dataSource, database, collection);
+          ruled = new RuledCollection((scope ??= makeScope()), policy, options.store.collection(database, collection));
+          collections.set(key, ruled);
+        }
+        return ruled;
+      },
+    };
   };
 
   const policyFor = (dataSource: string, database: string, collection: string): CollectionPolicy => {
@@ -107,13 +119,18 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
           },
         };
       }
-      // Without a request (whose details rules may read) the user-only decisions can outlive the request.
-      const shared = request === undefined ? sharedPreparations(principal) : undefined;
-      const scope = new RequestScope(options, principal, request, settings, shared);
+      const requestScope = (): RequestScope => new RequestScope(options, principal, request, settings);
+      if (request !== undefined) return scopeOf(requestScope);
+      // Without a request (whose details rules may read), decisions that depend only on the user, the
+      // values and the environment outlive the request: one scope per user object serves every request
+      // for collections whose rules call no function; those get a scope of this request's own.
+      let lasting = userScopes.get(principal);
+      if (!lasting) userScopes.set(principal, (lasting = scopeOf(() => new RequestScope(options, principal, undefined, settings))));
+      const own = scopeOf(requestScope);
       return {
         collection(dataSource, database, collection) {
           const policy = policyFor(dataSource, database, collection);
-          return new RuledCollection(scope, policy, options.store.collection(database, collection));
+          return (policy.rules.callsFunctions ? own : lasting).collection(dataSource, database, collection);
         },
       };
     },
@@ -156,14 +173,16 @@ interface Prepared {
   readonly exactRead: boolean;
   /** The first document in the write scope is the one a single-document write changes. */
   readonly exactWrite: boolean;
+  /** One role applies whatever the document and reads whole documents: every document in the read scope is readable as it is. */
+  readonly wholeDocumentsInScope: boolean;
 }
 
 /**
- * One request's use of the data: the user's rule decisions per collection policy, made once. `shared`
- * holds the decisions of earlier requests by the same user object (the authentication layer hands the
- * same object for the same session and user record), for policies whose rules call no function: their
- * decisions depend only on the user, the values and the environment, all fixed for that object and
- * this app version.
+ * The user's rule decisions per collection policy, made once: for one request, or, for policies whose
+ * rules call no function and without request details, for every request of the same user object (the
+ * authentication layer hands out the same object for the same session and user record): such
+ * decisions depend only on the user, the values and the environment, fixed for that object and this
+ * app version.
  */
 class RequestScope {
   readonly env: EvaluationEnv;
@@ -174,7 +193,6 @@ class RequestScope {
     readonly user: DataAccessUser,
     request: Record<string, unknown> | undefined,
     readonly settings: WriteValidationSettings,
-    private readonly shared?: Map<CollectionPolicy, Promise<Prepared>>,
   ) {
     const call = options.callFunction;
     this.env = {
@@ -187,13 +205,12 @@ class RequestScope {
   }
 
   prepare(policy: CollectionPolicy): Promise<Prepared> {
-    const cache = this.shared && !policy.rules.callsFunctions ? this.shared : this.prepared;
-    let prepared = cache.get(policy);
+    let prepared = this.prepared.get(policy);
     if (!prepared) {
       prepared = prepareRules(policy.rules, this.env);
-      cache.set(policy, prepared);
-      // A failed evaluation is reported to this request only; the next one tries again.
-      prepared.catch(() => { if (cache.get(policy) === prepared) cache.delete(policy); });
+      this.prepared.set(policy, prepared);
+      // A failed evaluation is reported to the requests waiting for it; the next one tries again.
+      prepared.catch(() => { if (this.prepared.get(policy) === prepared) this.prepared.delete(policy); });
     }
     return prepared;
   }
@@ -245,6 +262,7 @@ async function prepareRules(rules: CollectionRules, env: EvaluationEnv): Promise
     exactRead: single !== undefined
       && (knownTrue(single.role.read) || (idRule !== undefined && (knownTrue(idRule.read) || knownTrue(idRule.write)))),
     exactWrite: single !== undefined,
+    wholeDocumentsInScope: single !== undefined && knownTrue(single.role.read),
   };
 }
 
@@ -515,6 +533,9 @@ class RuledCollection implements StoreCollection {
    * the documents come from a store query that included `prepared.readScope`.
    */
   private async views(prepared: Prepared, docs: Document[], fromReadScope: boolean, projection?: Projection): Promise<Document[]> {
+    // The common case decided once: the only role applies to every document, which the read scope
+    // places in its filters, and it reads whole documents. (readView would return each as it is.)
+    if (fromReadScope && prepared.wholeDocumentsInScope) return project(docs, prepared.projections, projection);
     const out: Document[] = [];
     for (const doc of docs) {
       const result = this.run(readView(prepared, doc, fromReadScope));

@@ -237,8 +237,15 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
     };
   }
 
+  // A wrapped collection holds no state of its own, and making one takes a closure per method.
+  const wrapped = new Map<string, StoreCollection>();
   return {
-    collection: (database: string, name: string) => wrap(store.collection(database, name)),
+    collection: (database: string, name: string) => {
+      const key = `${database}\u0000${name}`;
+      let collection = wrapped.get(key);
+      if (!collection) wrapped.set(key, (collection = wrap(store.collection(database, name))));
+      return collection;
+    },
     listCollections: (): Promise<CollectionName[]> => store.listCollections(),
     close: () => store.close(),
   };
