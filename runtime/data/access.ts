@@ -84,6 +84,7 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
   }
   const sources = new Map<string, DataSource>(options.app.dataSources.map((d) => [d.name, d]));
   const userScopes = new WeakMap<DataAccessUser, DataScope>();
+  const someRulesCallFunctions = [...policies.values(), ...defaultPolicies.values()].some((policy) => policy.rules.callsFunctions);
   /** A DataScope whose collections share one RequestScope, made when first needed. */
   const scopeOf = (makeScope: () => RequestScope): DataScope => {
     let scope: RequestScope | undefined;
@@ -126,6 +127,7 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
       // for collections whose rules call no function; those get a scope of this request's own.
       let lasting = userScopes.get(principal);
       if (!lasting) userScopes.set(principal, (lasting = scopeOf(() => new RequestScope(options, principal, undefined, settings))));
+      if (!someRulesCallFunctions) return lasting;
       const own = scopeOf(requestScope);
       return {
         collection(dataSource, database, collection) {
@@ -806,6 +808,7 @@ class RuledCollection implements StoreCollection {
 }
 
 function withoutProjection(options: FindOptions): FindOptions {
+  if (options.projection === undefined) return options;
   const { projection: _projection, ...rest } = options;
   return rest;
 }

@@ -341,23 +341,33 @@ function bsonUndefinedSerializers(schema: GraphQLSchema): Record<string, (value:
   return serializers;
 }
 
-/** Least recently used entries leave first; a Map keeps insertion order, and a hit re-inserts. */
+/**
+ * Entries not used lately leave first (second chance): a hit only marks its entry, and a full cache
+ * evicts the oldest unmarked entry, giving marked ones another round. A hit costs one lookup, which
+ * matters as every request looks its query up.
+ */
 class LruCache<K, V> {
-  private readonly entries = new Map<K, V>();
-  constructor(private readonly capacity: number) {}
+  private readonly entries = new Map<K, { value: V; used: boolean }>();
+  private readonly capacity: number;
+  constructor(capacity: number) {
+    this.capacity = Math.max(1, capacity);
+  }
 
   get(key: K): V | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    entry.used = true;
+    return entry.value;
   }
 
   set(key: K, value: V): void {
     this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as K);
+    this.entries.set(key, { value, used: false });
+    while (this.entries.size > this.capacity) {
+      const [oldest, entry] = this.entries.entries().next().value as [K, { value: V; used: boolean }];
+      this.entries.delete(oldest);
+      // A used entry goes round again, unmarked; the entry just added is never the one to leave.
+      if (entry.used || oldest === key) this.entries.set(oldest, { value: entry.value, used: false });
+    }
   }
 }

@@ -10,6 +10,8 @@ export type RouteMatch =
 
 export const CLIENT_API_PREFIX = '/api/client/v2.0';
 
+const MATCHES_KEPT = 1000;
+
 export class Router {
   /** Routes by their number of segments: a path is only ever compared with routes of its own length. */
   private readonly routesByLength = new Map<number, Route[]>();
@@ -31,7 +33,23 @@ export class Router {
   put(pattern: string, handler: HttpHandler): this { return this.add('PUT', pattern, handler); }
   delete(pattern: string, handler: HttpHandler): this { return this.add('DELETE', pattern, handler); }
 
+  /** Matches by method and path: clients call the same few routes over and over. */
+  private readonly matched = new Map<string, RouteMatch>();
+
   match(method: string, path: string): RouteMatch {
+    const key = `${method} ${path}`;
+    let match = this.matched.get(key);
+    if (!match) {
+      match = this.find(method, path);
+      if (match.kind === 'found') Object.freeze(match.params);
+      // Paths carry ids, so the cache would grow without end: start over when it is full.
+      if (this.matched.size >= MATCHES_KEPT) this.matched.clear();
+      this.matched.set(key, match);
+    }
+    return match;
+  }
+
+  private find(method: string, path: string): RouteMatch {
     let parts: string[];
     try { parts = split(path).map(decodeURIComponent); } catch { return { kind: 'none' }; }
     const upper = method.toUpperCase();

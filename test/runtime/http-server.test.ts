@@ -2,7 +2,8 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Long, ObjectId } from 'bson';
 import { Router } from '../../runtime/http/router';
-import { createHttpServer, type Logger, type RunningHttpServer } from '../../runtime/http/server';
+import { createHttpServer, requestTarget, type Logger, type RunningHttpServer } from '../../runtime/http/server';
+import fc from 'fast-check';
 import { ApiError } from '../../runtime/http/errors';
 
 describe('HTTP server wire conventions', () => {
@@ -116,5 +117,31 @@ describe('HTTP server wire conventions', () => {
       const res = await fetch(other.url + '/x', { method: 'OPTIONS', headers: { Origin: 'http://localhost:3000', 'Access-Control-Request-Method': 'GET' } });
       assert.equal(res.headers.get('access-control-allow-origin'), null);
     } finally { await other.close(); }
+  });
+});
+
+describe('request targets', () => {
+  const viaUrl = (raw: string) => {
+    try {
+      const url = new URL(raw, 'http://localhost');
+      return { pathname: url.pathname, query: [...url.searchParams] };
+    } catch {
+      return undefined;
+    }
+  };
+  const split = (raw: string) => {
+    const target = requestTarget(raw);
+    return target && { pathname: target.pathname, query: [...new URLSearchParams(target.search)] };
+  };
+
+  test('path and query are what URL parsing gives, for any target', () => {
+    const piece = fc.constantFrom('/', 'api', 'v2.0', '.', '..', '%2e', '%2E', '%', '%41', '?', '&', '=', 'a b', '#', '\\', '//', 'é', "'", ':appId', '+', ';');
+    const target = fc.array(piece, { maxLength: 8 }).map((parts) => `/${parts.join('')}`);
+    fc.assert(fc.property(target, (raw) => {
+      assert.deepEqual(split(raw), viaUrl(raw), raw);
+    }), { numRuns: 3000 });
+    for (const raw of ['/api/client/v2.0/app/x/graphql', '/a/../b', '/a/%2e%2E/b', '/a/./b', '//evil/x', '/x?link=true&a=%20', '/x?', '/a/.', '/a/..']) {
+      assert.deepEqual(split(raw), viaUrl(raw), raw);
+    }
   });
 });
