@@ -50,22 +50,31 @@ function numericValue(value: unknown): number | undefined {
 }
 
 /** The value served for a scalar, or a Mismatch naming `at`. */
-function conformScalar(scalar: string, value: unknown, at: string): unknown {
-  const fail = (): never => { throw new Mismatch(`${at}: expected ${scalar}, got ${describe(value)}`); };
+/** What `scalarValue` gives for a value that is not of the scalar. */
+const NOT_OF_SCALAR = Symbol('not of the scalar');
+
+/** The value as the scalar serves it, or NOT_OF_SCALAR. */
+function scalarValue(scalar: string, value: unknown): unknown {
   switch (scalar) {
-    case 'String': return typeof value === 'string' ? value : fail();
-    case 'Boolean': return typeof value === 'boolean' ? value : fail();
-    case 'Int': { const n = numericValue(value); return n !== undefined && int32(n) ? n : fail(); }
-    case 'Long': { const n = numericValue(value); return n !== undefined && Number.isSafeInteger(n) ? n : fail(); }
-    case 'Float': { const n = numericValue(value); return n !== undefined && Number.isFinite(n) ? n : fail(); }
+    case 'String': return typeof value === 'string' ? value : NOT_OF_SCALAR;
+    case 'Boolean': return typeof value === 'boolean' ? value : NOT_OF_SCALAR;
+    case 'Int': { const n = numericValue(value); return n !== undefined && int32(n) ? n : NOT_OF_SCALAR; }
+    case 'Long': { const n = numericValue(value); return n !== undefined && Number.isSafeInteger(n) ? n : NOT_OF_SCALAR; }
+    case 'Float': { const n = numericValue(value); return n !== undefined && Number.isFinite(n) ? n : NOT_OF_SCALAR; }
     case 'ObjectId':
       if (bsonTag(value) === 'ObjectId') return value;
-      return typeof value === 'string' && /^[0-9a-fA-F]{24}$/.test(value) ? value : fail();
+      return typeof value === 'string' && /^[0-9a-fA-F]{24}$/.test(value) ? value : NOT_OF_SCALAR;
     case 'DateTime':
       if (value instanceof Date && !Number.isNaN(value.getTime())) return value;
-      return typeof value === 'string' && rfc3339.test(value) && !Number.isNaN(new Date(value).getTime()) ? value : fail();
+      return typeof value === 'string' && rfc3339.test(value) && !Number.isNaN(new Date(value).getTime()) ? value : NOT_OF_SCALAR;
     default: return value;
   }
+}
+
+function conformScalar(scalar: string, value: unknown, at: string): unknown {
+  const conformed = scalarValue(scalar, value);
+  if (conformed === NOT_OF_SCALAR) throw new Mismatch(`${at}: expected ${scalar}, got ${describe(value)}`);
+  return conformed;
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -106,25 +115,33 @@ function conformDocument(model: RuntimeModel, tables: TypeTables, value: unknown
   const out: Record<string, unknown> = { ...value };
   for (const field of tables.info.fields) {
     if (field.kind === 'relationship') continue;
-    const path = `${at}.${field.name}`;
     const raw = value[field.sourceKey];
     if (raw === null || raw === undefined) {
-      if (field.required) throw new Mismatch(`${path}: required field is missing`);
+      if (field.required) throw new Mismatch(`${at}.${field.name}: required field is missing`);
       continue;
     }
-    const conformOne = (item: unknown, itemAt: string): unknown => {
-      if (item === null || item === undefined) return null;
-      if (field.kind === 'embedded') return conformDocument(model, model.types.get(field.embedded!.typeName)!, item, itemAt);
-      return conformScalar(field.scalarType!, item, itemAt);
-    };
-    if (field.isList) {
-      if (!Array.isArray(raw)) throw new Mismatch(`${path}: expected a list, got ${describe(raw)}`);
-      out[field.sourceKey] = raw.map((item, i) => conformOne(item, `${path}[${i}]`));
-    } else {
-      out[field.sourceKey] = conformOne(raw, path);
+    if (!field.isList) {
+      out[field.sourceKey] = conformField(model, field, raw, at, -1);
+      continue;
     }
+    if (!Array.isArray(raw)) throw new Mismatch(`${at}.${field.name}: expected a list, got ${describe(raw)}`);
+    const items = new Array<unknown>(raw.length);
+    for (let i = 0; i < raw.length; i++) items[i] = conformField(model, field, raw[i], at, i);
+    out[field.sourceKey] = items;
   }
   return out;
+}
+
+type DocumentField = TypeTables['info']['fields'][number];
+
+/** One value of a field of a document at `at` (`index` ≥ 0: an item of a list field); paths are spelt out only when needed. */
+function conformField(model: RuntimeModel, field: DocumentField, item: unknown, at: string, index: number): unknown {
+  if (item === null || item === undefined) return null;
+  const path = (): string => `${at}.${field.name}${index >= 0 ? `[${index}]` : ''}`;
+  if (field.kind === 'embedded') return conformDocument(model, model.types.get(field.embedded!.typeName)!, item, path());
+  const conformed = scalarValue(field.scalarType!, item);
+  if (conformed === NOT_OF_SCALAR) throw new Mismatch(`${path()}: expected ${field.scalarType}, got ${describe(item)}`);
+  return conformed;
 }
 
 /**
