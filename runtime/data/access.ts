@@ -126,7 +126,7 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
       // values and the environment outlive the request: one scope per user object serves every request
       // for collections whose rules call no function; those get a scope of this request's own.
       let lasting = userScopes.get(principal);
-      if (!lasting) userScopes.set(principal, (lasting = scopeOf(() => new RequestScope(options, principal, undefined, settings))));
+      if (!lasting) userScopes.set(principal, (lasting = scopeOf(requestScope)));
       if (!someRulesCallFunctions) return lasting;
       const own = scopeOf(requestScope);
       return {
