@@ -179,6 +179,8 @@ export type ToWorker =
 export type FromWorker =
   | { t: 'ready' }
   | { t: 'pong' }
+  /** The worker has handled everything sent to it so far and is back in its event loop (not stuck). */
+  | { t: 'drained' }
   /** `returned`: places of the payload (left null there) that hold documents lent to this call. */
   | { t: 'done'; id: number; payload: Encoded; returned?: Lent }
   | { t: 'failed'; id: number; message: string }

@@ -367,6 +367,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       slot.ping?.answer(true);
       return;
     }
+    if (message.t === 'drained') return;
     if (message.t === 'log') {
       log(message.name, message.level, message.text);
       return;

@@ -256,7 +256,11 @@ port.on('message', (batch: ToWorker[]) => {
 function receiveNext(): void {
   Atomics.store(init.runningCall, 0, 0);
   const message = inbox.shift();
-  if (!message) return;
+  if (!message) {
+    // Tells the runner this worker is not stuck, unless what it is about to send says so already.
+    if (outbox.length === 0) post({ t: 'drained' });
+    return;
+  }
   Atomics.store(init.runningCall, 0, callOf(message));
   receive(message);
   setImmediate(receiveNext);

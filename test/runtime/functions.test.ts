@@ -402,6 +402,24 @@ describe('functions sharing a worker', () => {
     }
   });
 
+  test('a worker whose calls wait for a long time still takes new calls at once', { timeout: 60_000 }, async () => {
+    const fake = fakeHost();
+    const { runner } = startRunner(new Map([...sources, ['slow', 'exports = () => new Promise((r) => setTimeout(() => r("slow"), 2500));']]), { host: fake.host, poolSize: 1 });
+    fake.attach(runner);
+    try {
+      assert.equal(await runner.run('ok', [0]), 1, 'the worker is up');
+      const order: string[] = [];
+      const slow = runner.run('slow', []).then((value) => order.push(String(value)));
+      // Longer than a stuck worker is given before new calls go elsewhere; this one only waits.
+      await new Promise((r) => setTimeout(r, 1500));
+      const quick = runner.run('ok', [1]).then((value) => order.push(`ok ${String(value)}`));
+      await Promise.all([slow, quick]);
+      assert.deepEqual(order, ['ok 2', 'slow']);
+    } finally {
+      await runner.close();
+    }
+  });
+
   test('a stuck worker is stopped: calls that asked for nothing are retried, the others fail saying why', { timeout: 60_000 }, async () => {
     const fake = fakeHost({ find: [] });
     const { runner } = startRunner(sources, { host: fake.host, poolSize: 1, timeoutMs });
