@@ -113,7 +113,7 @@ export class AuthService {
   }
 
   private async link(provider: AuthProvider, payload: Record<string, unknown>, accessToken: string, deviceId: string): Promise<LoginResponse> {
-    const current = await this.verifyAccess(accessToken);
+    const current = this.checkAccess(accessToken);
     if (provider.type === 'anon-user') throw badRequest('an anonymous identity cannot be linked to a user');
     const resolved = await this.resolveIdentity(provider, payload);
     const owner = resolved.ownerId !== undefined ? this.repo.user(resolved.ownerId) : this.repo.userByIdentity(resolved.identity.provider_id, resolved.identity.id);
@@ -167,10 +167,6 @@ export class AuthService {
 
   private async customData(user: UserRecord): Promise<Record<string, unknown> | undefined> {
     return this.o.findCustomUserData ? this.o.findCustomUserData(toAuthUser(user)) : undefined;
-  }
-
-  private async verifyAccess(token: string | undefined): Promise<{ user: UserRecord; session: SessionRecord; claims: AccessClaims }> {
-    return this.checkAccess(token);
   }
 
   private checkAccess(token: string | undefined): { user: UserRecord; session: SessionRecord; claims: AccessClaims } {
@@ -306,7 +302,6 @@ export class AuthService {
 
   // ---- request authentication ----
 
-  /** A request that must carry `Authorization: Bearer <access token>`. */
   /** The caller of a request with `Authorization: Bearer <access token>`; synchronous work, as a promise. */
   requireAccessToken(headers: IncomingHttpHeaders): Promise<AuthenticatedRequest> {
     try {
@@ -372,7 +367,7 @@ export class AuthService {
   // ---- profile and users ----
 
   async profile(accessToken: string | undefined): Promise<Record<string, unknown>> {
-    const { user } = await this.verifyAccess(accessToken);
+    const { user } = this.checkAccess(accessToken);
     return {
       user_id: user._id,
       domain_id: this.o.domainId,
@@ -383,7 +378,7 @@ export class AuthService {
   }
 
   async deleteCurrentUser(accessToken: string | undefined): Promise<void> {
-    const { user } = await this.verifyAccess(accessToken);
+    const { user } = this.checkAccess(accessToken);
     await this.repo.deleteUser(user._id);
     void this.o.onAuthEvent?.({ operationType: 'DELETE', providers: [...new Set(user.identities.map((i) => i.provider_type))], user: toAuthUser(user) });
   }

@@ -171,7 +171,7 @@ function compileFilter(filter: unknown): CompiledFilter {
   collectEqualities(stored, equalities);
   // Index buckets and the `_id` map are keyed canonically (valueKey follows MongoDB equality), so a sole
   // equality needs no mingo query: `_id` lookups are exact, and index lookups test only unkeyed entries.
-  const soleEqualityField = Object.keys(stored).length === 0 ? undefined : soleEquality(stored);
+  const soleEqualityField = soleEquality(stored);
   if (Object.keys(stored).length === 0 || soleEqualityField === '_id') return { filter: stored, test: () => true, equalities };
   if (soleEqualityField !== undefined) {
     let lazy: ((view: Document) => boolean) | undefined;
