@@ -27,7 +27,7 @@ test('lent documents round-trip in any mix with other values, handles in order',
 test('returned handles are replaced by the lent objects themselves', () => {
   const kept = { a: 1 };
   const encoded = encodeReturned(['x', kept, { b: 2 }], (d) => (d === kept ? 7 : undefined));
-  assert.deepEqual(encoded.returned, { items: [[1, 7]] });
+  assert.deepEqual(encoded.returned, { items: [1, 7] });
   const decoded = decodeReturned(encoded.payload, encoded.returned, (handle) => (handle === 7 ? kept : assert.fail('unknown handle'))) as unknown[];
   assert.equal(decoded[1], kept);
   assert.deepEqual(decoded, ['x', { a: 1 }, { b: 2 }]);
