@@ -55,10 +55,10 @@ export interface RuntimeOptions {
   fs?: AppFileSystem;
   clock?: Clock;
   /**
-   * Replaces how GraphQL requests are authenticated. Never set by `asl serve`; a benchmark sets it to
-   * measure what authentication costs by running the same runtime without it.
+   * Wraps how GraphQL requests are authenticated (`authenticate` is the runtime's own way). Never set by
+   * `asl serve`; a benchmark sets it to measure what authentication costs, by letting some requests skip it.
    */
-  authenticateGraphql?: (headers: IncomingHttpHeaders) => Promise<AuthenticatedRequest>;
+  authenticateGraphql?: (headers: IncomingHttpHeaders, authenticate: (headers: IncomingHttpHeaders) => Promise<AuthenticatedRequest>) => Promise<AuthenticatedRequest>;
 }
 
 export interface RunningRuntime {
@@ -207,6 +207,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       disableIntrospection: app.graphql.disableSchemaIntrospection,
       limits: { maxQueryDepth: MAX_QUERY_DEPTH, maxBodyBytes: MAX_GRAPHQL_BODY_BYTES },
     });
+    const authenticate = (headers: IncomingHttpHeaders): Promise<AuthenticatedRequest> => auth.authenticateRequest(headers);
     const router = new Router();
     registerAuthRoutes(router, auth, {
       location: { deploymentModel: app.deploymentModel, location: app.location },
@@ -220,7 +221,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     registerEndpointRoutes(router, {
       app, appId, secrets, log, values,
       environment: environmentOf(app),
-      authenticate: (headers) => auth.authenticateRequest(headers),
+      authenticate,
       findUser: async (userId) => {
         const user = auth.user(userId);
         if (!user) return undefined;
@@ -232,7 +233,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     });
     router.post(`${CLIENT_API_PREFIX}/app/:appId/graphql`, async (req) => {
       if (req.params.appId !== appId) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
-      const caller = await (options.authenticateGraphql ?? ((headers) => auth.authenticateRequest(headers)))(req.headers);
+      const caller = await (options.authenticateGraphql ? options.authenticateGraphql(req.headers, authenticate) : authenticate(req.headers));
       const result = await graphql.executeRaw(await req.text(), userOf(caller));
       return { status: result.status, body: result.body, encoding: 'json' };
     });
