@@ -52,8 +52,12 @@ export function memoryFileSystem(files: Record<string, string>): AppFileSystem {
 /** Overlays in-memory texts (the editor's unsaved buffers) on another file system. */
 export function overlayFileSystem(base: AppFileSystem, overlay: ReadonlyMap<string, string>): AppFileSystem {
   return {
-    async readFile(p) { return overlay.get(p) ?? base.readFile(p); },
-    async readDir(p) { return base.readDir(p); },
+    // Not async: the base's (cached) promise is handed on as it is, with no promise and turns added per file.
+    readFile(p) {
+      const text = overlay.get(p);
+      return text !== undefined ? Promise.resolve(text) : base.readFile(p);
+    },
+    readDir: (p) => base.readDir(p),
   };
 }
 

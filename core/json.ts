@@ -93,6 +93,17 @@ export class JsonFile extends TextFile {
    * Falls back to the nearest existing ancestor, then to the file start, so a diagnostic always has a place.
    */
   range(path: JSONPath, target: 'value' | 'key' = 'value'): Range {
+    // A file's text never changes, so neither do its ranges: a reload after an edit elsewhere asks again
+    // for the same places (the same diagnostics) of the files it did not change.
+    const key = `${target}${path.map((p) => (typeof p === 'number' ? `#${p}` : `.${p.length}:${p}`)).join('')}`;
+    let range = this.ranges.get(key);
+    if (!range) this.ranges.set(key, (range = this.findRange(path, target)));
+    return { start: { ...range.start }, end: { ...range.end } };
+  }
+
+  private readonly ranges = new Map<string, Range>();
+
+  private findRange(path: JSONPath, target: 'value' | 'key'): Range {
     for (let depth = path.length; depth >= 0; depth--) {
       const node = this.nodeAt(path.slice(0, depth));
       if (!node) continue;

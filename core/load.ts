@@ -1,7 +1,7 @@
 // Loads an exported app (legacy, 20210101 or 20230101 generation) into one AppModel.
 // Loading never throws on bad content: unreadable or broken files become diagnostics and the rest loads.
 import path from 'node:path';
-import type { AppFileSystem } from './fs';
+import type { AppFileSystem, DirEntry } from './fs';
 import { DiagnosticSink } from './diagnostics';
 import { JsonFile, TextFile, isObject, type JSONPath } from './json';
 import type {
@@ -83,18 +83,40 @@ export async function findAppRootUpwards(fs: AppFileSystem, start: string, maxPa
 
 interface FileEntry { abs: string; rel: string }
 
+interface FolderContents { dir: string; rel: string; files: FileEntry[]; folders: FileEntry[] }
+
+/**
+ * A folder listing's entries with their paths, kept per listing array: a caching file system hands out
+ * the same array while the folder is unchanged, and then the same path strings come back too, whose
+ * hashes V8 keeps, so the many map lookups by path after an edit cost no string building or hashing.
+ */
+const folderContents = new WeakMap<DirEntry[], FolderContents>();
+
+function contentsOf(entries: DirEntry[], dir: string, rel: string): FolderContents {
+  const known = folderContents.get(entries);
+  // The same folder can be listed from two app roots (one app inside another's folder): rel differs.
+  if (known && known.dir === dir && known.rel === rel) return known;
+  const contents: FolderContents = { dir, rel, files: [], folders: [] };
+  for (const e of entries) {
+    const childRel = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory) {
+      // Hosted static files can be anything and are not configuration.
+      if (SKIPPED_FOLDERS.has(e.name) || childRel === 'hosting/files') continue;
+      contents.folders.push({ abs: path.join(dir, e.name), rel: childRel });
+    } else contents.files.push({ abs: path.join(dir, e.name), rel: childRel });
+  }
+  folderContents.set(entries, contents);
+  return contents;
+}
+
 async function listFiles(fs: AppFileSystem, rootDir: string): Promise<FileEntry[]> {
   const out: FileEntry[] = [];
   async function walk(dir: string, rel: string): Promise<void> {
-    const entries = (await fs.readDir(dir)) ?? [];
-    for (const e of entries) {
-      const childRel = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory) {
-        // Hosted static files can be anything and are not configuration.
-        if (SKIPPED_FOLDERS.has(e.name) || childRel === 'hosting/files') continue;
-        await walk(path.join(dir, e.name), childRel);
-      } else out.push({ abs: path.join(dir, e.name), rel: childRel });
-    }
+    const entries = await fs.readDir(dir);
+    if (!entries) return;
+    const contents = contentsOf(entries, dir, rel);
+    for (const file of contents.files) out.push(file);
+    for (const folder of contents.folders) await walk(folder.abs, folder.rel);
   }
   await walk(rootDir, '');
   return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
@@ -122,12 +144,16 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
 
   async function readJson(rel: string): Promise<JsonFile | undefined> {
     const entry = byRel.get(rel);
-    if (!entry) return undefined;
+    return entry ? readEntryJson(entry) : undefined;
+  }
+
+  async function readEntryJson(entry: FileEntry): Promise<JsonFile | undefined> {
+    const { rel } = entry;
     const text = await readText(entry);
     if (text === undefined) return undefined;
     const file = cache.json(entry.abs, rel, text);
     files.set(entry.abs, file);
-    if (text.trim() === '') sink.atRange(file, file.startRange, 'error', 'json/empty', `${rel} is empty; it must hold a JSON value`);
+    if (!/\S/.test(text)) sink.atRange(file, file.startRange, 'error', 'json/empty', `${rel} is empty; it must hold a JSON value`);
     for (const e of file.syntaxErrors) sink.atRange(file, file.rangeOf(e.offset, e.length), 'error', 'json/syntax', e.message);
     return file;
   }
@@ -253,22 +279,29 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
         defaultRule: await readJson(`data_sources/${folder}/default_rule.json`),
         collections: [],
       };
-      const collectionDirs = new Set<string>();
+      // One pass over the files: each collection folder (<database>/<collection>/) with its files by name,
+      // read through their entries (no paths built and looked up again after every edit).
+      const collectionDirs = new Map<string, Map<string, FileEntry>>();
       const prefix = `data_sources/${folder}/`;
       for (const e of entries) {
         if (!e.rel.startsWith(prefix)) continue;
         const parts = e.rel.slice(prefix.length).split('/');
-        if (parts.length === 3) collectionDirs.add(`${parts[0]}/${parts[1]}`);
+        if (parts.length !== 3) continue;
+        const dbColl = `${parts[0]}/${parts[1]}`;
+        let named = collectionDirs.get(dbColl);
+        if (!named) collectionDirs.set(dbColl, (named = new Map()));
+        named.set(parts[2]!, e);
       }
-      for (const dbColl of [...collectionDirs].sort()) {
+      for (const [dbColl, named] of [...collectionDirs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         const [database, collection] = dbColl.split('/');
         const base = `data_sources/${folder}/${dbColl}`;
+        const readNamed = async (name: string) => { const entry = named.get(name); return entry ? readEntryJson(entry) : undefined; };
         const coll: Collection = {
           dataSource: ds.name, database, collection,
           dir: path.join(dir, database, collection),
-          schema: await readJson(`${base}/schema.json`),
-          rules: await readJson(`${base}/rules.json`),
-          relationships: await readJson(`${base}/relationships.json`),
+          schema: await readNamed('schema.json'),
+          rules: await readNamed('rules.json'),
+          relationships: await readNamed('relationships.json'),
         };
         if (coll.rules) {
           const rules = coll.rules.value;
