@@ -4,7 +4,7 @@
 // ObjectId/Long/Decimal128/Date/Binary as themselves, and is several times faster to encode and decode.
 // The bytes travel as a latin1 string (one char per byte, lossless): posting a string costs a memcpy, while
 // posting a typed array costs several times more than the whole encoding.
-import { BSON } from 'bson';
+import { BSON, Decimal128, Long, ObjectId } from 'bson';
 
 /** A value in BSON, one latin1 character per byte. */
 export type Encoded = string;
@@ -80,6 +80,122 @@ function lentDocuments(bytes: Buffer): Buffer[] {
     offset += size;
   }
   return out;
+}
+
+/**
+ * Whether `BSON.serialize(doc)` would give exactly `bson`, found without serializing: the document is
+ * walked beside its bytes, element by element, following the serializer's choices (number as int32 or
+ * double, undefined as null, `toBSON` first…). Every value that is not one of the usual document types
+ * (string, number, boolean, null, ObjectId, Date, Long, Decimal128, plain objects and arrays) makes it
+ * answer false, and then the caller serializes: false is always safe, true only when the bytes match.
+ */
+export function encodesAs(doc: Record<string, unknown>, bson: Buffer): boolean {
+  try {
+    return sameDocument(doc, bson, 0, false) === bson.length;
+  } catch {
+    // Bytes that do not parse as a document (reads out of range) are no match.
+    return false;
+  }
+}
+
+const BSON_DOUBLE = 0x01;
+const BSON_STRING = 0x02;
+const BSON_OBJECT_ID = 0x07;
+const BSON_BOOLEAN = 0x08;
+const BSON_DATE = 0x09;
+const BSON_NULL = 0x0a;
+const BSON_INT32 = 0x10;
+const BSON_INT64 = 0x12;
+const BSON_DECIMAL128 = 0x13;
+const INT32_MIN = -0x80000000;
+const INT32_MAX = 0x7fffffff;
+const scratchDouble = Buffer.alloc(8);
+
+/** Where the document (or array) at `start` ends when `value` matches it, else -1. */
+function sameDocument(value: unknown, bytes: Buffer, start: number, asArray: boolean): number {
+  if (value === null || typeof value !== 'object' || typeof (value as { toBSON?: unknown }).toBSON === 'function') return -1;
+  if (asArray ? !Array.isArray(value) : !isDocument(value) || '_bsontype' in value) return -1;
+  const end = start + bytes.readInt32LE(start);
+  const keys = asArray ? undefined : Object.keys(value);
+  const count = asArray ? (value as unknown[]).length : keys!.length;
+  let offset = start + 4;
+  let index = 0;
+  while (bytes[offset] !== 0) {
+    if (index >= count) return -1;
+    const type = bytes[offset]!;
+    const nameStart = offset + 1;
+    const nameEnd = bytes.indexOf(0, nameStart);
+    if (nameEnd < 0) return -1;
+    const key = asArray ? String(index) : keys![index]!;
+    if (!sameText(key, bytes, nameStart, nameEnd)) return -1;
+    offset = sameElement(type, (value as Record<string, unknown>)[key], bytes, nameEnd + 1);
+    if (offset < 0) return -1;
+    index++;
+  }
+  return index === count && offset + 1 === end ? end : -1;
+}
+
+/** Where the element value at `at` of this type ends when `value` serializes to it, else -1. */
+function sameElement(type: number, value: unknown, bytes: Buffer, at: number): number {
+  if (typeof (value as { toBSON?: unknown } | null | undefined)?.toBSON === 'function') return -1;
+  switch (type) {
+    case BSON_DOUBLE:
+      if (typeof value !== 'number' || isInt32(value)) return -1;
+      scratchDouble.writeDoubleLE(value);
+      return scratchDouble.equals(bytes.subarray(at, at + 8)) ? at + 8 : -1;
+    case BSON_INT32:
+      return typeof value === 'number' && isInt32(value) && value === bytes.readInt32LE(at) ? at + 4 : -1;
+    case BSON_STRING: {
+      const size = bytes.readInt32LE(at);
+      return typeof value === 'string' && sameText(value, bytes, at + 4, at + 4 + size - 1) ? at + 4 + size : -1;
+    }
+    case 0x03:
+    case 0x04:
+      return sameDocument(value, bytes, at, type === 0x04);
+    case BSON_OBJECT_ID: {
+      if (!(value instanceof ObjectId) || value._bsontype !== 'ObjectId') return -1;
+      const id = value.id;
+      for (let i = 0; i < 12; i++) if (id[i] !== bytes[at + i]) return -1;
+      return at + 12;
+    }
+    case BSON_BOOLEAN:
+      return typeof value === 'boolean' && (bytes[at] === 1) === value && bytes[at]! <= 1 ? at + 1 : -1;
+    case BSON_DATE: {
+      if (!(value instanceof Date) || '_bsontype' in value) return -1;
+      const millis = Long.fromNumber(value.getTime());
+      return millis.low === bytes.readInt32LE(at) && millis.high === bytes.readInt32LE(at + 4) ? at + 8 : -1;
+    }
+    case BSON_NULL:
+      return value === null ? at : -1;
+    case BSON_INT64:
+      return value instanceof Long && value._bsontype === 'Long' && value.low === bytes.readInt32LE(at) && value.high === bytes.readInt32LE(at + 4) ? at + 8 : -1;
+    case BSON_DECIMAL128: {
+      if (!(value instanceof Decimal128) || value._bsontype !== 'Decimal128') return -1;
+      for (let i = 0; i < 16; i++) if (value.bytes[i] !== bytes[at + i]) return -1;
+      return at + 16;
+    }
+    default:
+      return -1;
+  }
+}
+
+/** A number the serializer writes as int32 (else as a double). */
+function isInt32(n: number): boolean {
+  return !Object.is(n, -0) && Number.isSafeInteger(n) && n >= INT32_MIN && n <= INT32_MAX;
+}
+
+/** Whether `text` in UTF-8 is exactly bytes[start, end). */
+function sameText(text: string, bytes: Buffer, start: number, end: number): boolean {
+  if (text.length === end - start) {
+    let ascii = true;
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      if (code >= 0x80) { ascii = false; break; }
+      if (code !== bytes[start + i]) return false;
+    }
+    if (ascii) return true;
+  }
+  return Buffer.byteLength(text, 'utf8') === end - start && bytes.subarray(start, end).equals(Buffer.from(text, 'utf8'));
 }
 
 /** The value `encodeLending` encoded; `receive` is told each lent document with its handle and its BSON. */

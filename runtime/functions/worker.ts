@@ -8,7 +8,7 @@ import util from 'node:util';
 import vm from 'node:vm';
 import * as bson from 'bson';
 import {
-  decodeLending, decodeValue, encodeReturned, encodeValue,
+  decodeLending, decodeValue, encodeReturned, encodesAs, encodeValue,
   type CallPayload, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
 import { createServiceClient, type HostRequest } from './services';
@@ -132,13 +132,7 @@ const lentDocs = new WeakMap<object, { callId: number; handle: number; bson: Buf
 function returnedHandle(doc: Record<string, unknown>, callId: number): number | undefined {
   const lent = lentDocs.get(doc);
   if (!lent || lent.callId !== callId) return undefined;
-  let now: Uint8Array;
-  try {
-    now = bson.BSON.serialize(doc);
-  } catch {
-    return undefined;
-  }
-  return Buffer.from(now.buffer, now.byteOffset, now.byteLength).equals(lent.bson) ? lent.handle : undefined;
+  return encodesAs(doc, lent.bson) ? lent.handle : undefined;
 }
 
 /** Calls the runner gave up on (time limit); whatever they still ask for is refused. */
