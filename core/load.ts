@@ -81,7 +81,16 @@ export async function findAppRootUpwards(fs: AppFileSystem, start: string, maxPa
   return undefined;
 }
 
-interface FileEntry { abs: string; rel: string }
+interface FileEntry {
+  abs: string;
+  rel: string;
+  /** `rel` split at '/', made on first use and kept with the entry (entries outlive reloads, see folderContents). */
+  segments?: string[];
+}
+
+function segmentsOf(entry: FileEntry): string[] {
+  return (entry.segments ??= entry.rel.split('/'));
+}
 
 interface FolderContents { dir: string; rel: string; files: FileEntry[]; folders: FileEntry[] }
 
@@ -261,12 +270,16 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
   }
 
   async function loadDataSources(app: AppModel): Promise<void> {
-    const serviceFolders = new Set<string>();
+    // data_sources/<service>/… and, inside, data_sources/<service>/<database>/<collection>/<file>.
+    const serviceFolders = new Map<string, FileEntry[]>();
     for (const e of entries) {
-      const m = /^data_sources\/([^/]+)\//.exec(e.rel);
-      if (m) serviceFolders.add(m[1]);
+      const segments = segmentsOf(e);
+      if (segments.length < 3 || segments[0] !== 'data_sources') continue;
+      let files = serviceFolders.get(segments[1]!);
+      if (!files) serviceFolders.set(segments[1]!, (files = []));
+      files.push(e);
     }
-    for (const folder of [...serviceFolders].sort()) {
+    for (const [folder, folderFiles] of [...serviceFolders].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       const dir = path.join(rootDir, 'data_sources', folder);
       const configRel = `data_sources/${folder}/config.json`;
       const file = (await readJson(configRel)) ?? missingFile(configRel, `Data source folder data_sources/${folder} has no config.json`);
@@ -281,19 +294,20 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
       };
       // One pass over the files: each collection folder (<database>/<collection>/) with its files by name,
       // read through their entries (no paths built and looked up again after every edit).
-      const collectionDirs = new Map<string, Map<string, FileEntry>>();
-      const prefix = `data_sources/${folder}/`;
-      for (const e of entries) {
-        if (!e.rel.startsWith(prefix)) continue;
-        const parts = e.rel.slice(prefix.length).split('/');
-        if (parts.length !== 3) continue;
-        const dbColl = `${parts[0]}/${parts[1]}`;
-        let named = collectionDirs.get(dbColl);
-        if (!named) collectionDirs.set(dbColl, (named = new Map()));
-        named.set(parts[2]!, e);
+      const databases = new Map<string, Map<string, Map<string, FileEntry>>>();
+      for (const e of folderFiles) {
+        const segments = segmentsOf(e);
+        if (segments.length !== 5) continue;
+        const [, , database, collection, name] = segments as [string, string, string, string, string];
+        let collections = databases.get(database);
+        if (!collections) databases.set(database, (collections = new Map()));
+        let named = collections.get(collection);
+        if (!named) collections.set(collection, (named = new Map()));
+        named.set(name, e);
       }
-      for (const [dbColl, named] of [...collectionDirs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-        const [database, collection] = dbColl.split('/');
+      const collectionDirs = [...databases].flatMap(([database, collections]) =>
+        [...collections].map(([collection, named]) => ({ dbColl: `${database}/${collection}`, database, collection, named })));
+      for (const { dbColl, database, collection, named } of collectionDirs.sort((a, b) => (a.dbColl < b.dbColl ? -1 : a.dbColl > b.dbColl ? 1 : 0))) {
         const base = `data_sources/${folder}/${dbColl}`;
         const readNamed = async (name: string) => { const entry = named.get(name); return entry ? readEntryJson(entry) : undefined; };
         const coll: Collection = {
