@@ -123,6 +123,11 @@ function checkResolvers(app: AppModel, sink: DiagnosticSink): void {
 const REF_PATTERN = /^#\/relationship\/([^/]+)\/([^/]+)\/([^/]+)$/;
 
 function checkRelationships(app: AppModel, sink: DiagnosticSink): void {
+  // Every collection once (a search per relationship grows with the square of the collections).
+  const collectionsOf = new Map<string, Set<string>>();
+  for (const d of app.dataSources) {
+    if (!collectionsOf.has(d.name)) collectionsOf.set(d.name, new Set(d.collections.map((c) => `${c.database}\u0000${c.collection}`)));
+  }
   for (const ds of app.dataSources) {
     for (const coll of ds.collections) {
       const file = coll.relationships;
@@ -138,7 +143,7 @@ function checkRelationships(app: AppModel, sink: DiagnosticSink): void {
           } else {
             const [, svc, db, target] = m;
             const targetDs = app.dataSources.find((d) => d.name === svc);
-            const exists = targetDs?.collections.some((c) => c.database === db && c.collection === target);
+            const exists = collectionsOf.get(svc!)?.has(`${db}\u0000${target}`);
             if (!exists) {
               sink.at(file, [...at, 'ref'], 'error', 'relationship/unknown-target',
                 targetDs ? `No collection ${db}.${target} under data_sources/${svc}` : `No data source named "${svc}"`);

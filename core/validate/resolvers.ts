@@ -4,7 +4,7 @@
 //
 // Codes: resolver/shadows-generated-field, resolver/input-type-ignored, resolver/payload-type-ignored,
 // resolver/missing-payload-type, resolver/unknown-required-property, resolver/function-never-callable.
-import type { DiagnosticSink } from '../diagnostics';
+import { DiagnosticSink, type Diagnostic } from '../diagnostics';
 import { isObject, type JSONPath, type JsonFile } from '../json';
 import type { AppModel, CustomResolver } from '../model';
 import type { GeneratedSchema } from '../graphql';
@@ -46,10 +46,22 @@ function checkFormats(resolver: CustomResolver, sink: DiagnosticSink): void {
   }
 }
 
+/**
+ * What checkCustomSchemas found in each resolver file: it reads nothing but the file, and a parsed file
+ * keeps its identity while its text is unchanged, so after an edit only the edited file is walked again.
+ */
+const customSchemaFindings = new WeakMap<JsonFile, Diagnostic[]>();
+
 function checkCustomSchemas(resolver: CustomResolver, sink: DiagnosticSink): void {
-  const value = raw(resolver);
-  if (resolver.inputTypeFormat === 'custom' && isObject(value.input_type)) checkRequired(resolver.file, value.input_type, ['input_type'], sink, 0);
-  if (resolver.payloadTypeFormat === 'custom' && isObject(value.payload_type)) checkRequired(resolver.file, value.payload_type, ['payload_type'], sink, 0);
+  let found = customSchemaFindings.get(resolver.file);
+  if (!found) {
+    const own = new DiagnosticSink();
+    const value = raw(resolver);
+    if (resolver.inputTypeFormat === 'custom' && isObject(value.input_type)) checkRequired(resolver.file, value.input_type, ['input_type'], own, 0);
+    if (resolver.payloadTypeFormat === 'custom' && isObject(value.payload_type)) checkRequired(resolver.file, value.payload_type, ['payload_type'], own, 0);
+    customSchemaFindings.set(resolver.file, (found = own.items));
+  }
+  for (const d of found) sink.add(d);
 }
 
 /** Schemas nested deeper than this are not walked; real custom types are a few levels deep. */
