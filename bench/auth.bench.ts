@@ -26,7 +26,7 @@ const WARMUP_SECONDS = option('warmup', 2);
 const CONNECTIONS = option('connections', 64);
 // The effect measured (a few per cent) is smaller than the machine's drift between rounds of seconds,
 // so the overhead alternates its two kinds of request in short slices (see measureAlternatingSlices).
-const OVERHEAD_SECONDS = option('overhead-seconds', 60);
+const OVERHEAD_SECONDS = option('overhead-seconds', 120);
 const SLICE_MS = option('slice-ms', 400);
 /** Longer than nearly every request's latency under this load (p99 is a few tens of ms). */
 const SETTLE_MS = option('settle-ms', 80);
