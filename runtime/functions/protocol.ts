@@ -5,6 +5,7 @@
 // The bytes travel as a latin1 string (one char per byte, lossless): posting a string costs a memcpy, while
 // posting a typed array costs several times more than the whole encoding.
 import { BSON, Decimal128, Long, ObjectId } from 'bson';
+import type { DocumentTemplates } from './templates';
 
 /** A value in BSON, one latin1 character per byte. */
 export type Encoded = string;
@@ -64,19 +65,19 @@ export function encodeLending(value: unknown, register: (doc: Record<string, unk
 const BSON_ARRAY = 0x04;
 const BSON_DOCUMENT = 0x03;
 
-/** The BSON of each document in `{v: [doc, …]}`, in order. */
-function lentDocuments(bytes: Buffer): Buffer[] {
+/** Where the BSON of each document in `{v: [doc, …]}` starts and ends, in order. */
+function lentDocuments(bytes: Buffer): [start: number, end: number][] {
   // Wrapper: int32 size, 0x04 'v\0', the array: int32 size, then per element 0x03, its index as a
   // C string, the embedded document (int32 size first), and a closing 0x00.
   if (bytes[4] !== BSON_ARRAY || bytes[5] !== 0x76 || bytes[6] !== 0) throw new Error('malformed lent documents');
   const arrayEnd = 7 + bytes.readInt32LE(7) - 1;
-  const out: Buffer[] = [];
+  const out: [number, number][] = [];
   let offset = 11;
   while (offset < arrayEnd) {
     if (bytes[offset] !== BSON_DOCUMENT) throw new Error('malformed lent documents');
     offset = bytes.indexOf(0, offset + 1) + 1;
     const size = bytes.readInt32LE(offset);
-    out.push(bytes.subarray(offset, offset + size));
+    out.push([offset, offset + size]);
     offset += size;
   }
   return out;
@@ -198,16 +199,26 @@ function sameText(text: string, bytes: Buffer, start: number, end: number): bool
   return Buffer.byteLength(text, 'utf8') === end - start && bytes.subarray(start, end).equals(Buffer.from(text, 'utf8'));
 }
 
-/** The value `encodeLending` encoded; `receive` is told each lent document with its handle and its BSON. */
-export function decodeLending(encoded: LendingEncoded, receive: (doc: Record<string, unknown>, handle: number, bson: Buffer) => void): unknown {
+/**
+ * The value `encodeLending` encoded; `receive` is told each lent document with its handle and its BSON.
+ * With `templates`, documents seen before are copied from there instead of decoded again.
+ */
+export function decodeLending(
+  encoded: LendingEncoded, receive: (doc: Record<string, unknown>, handle: number, bson: Buffer) => void, templates?: DocumentTemplates,
+): unknown {
   const rest = decodeValue(encoded.payload);
-  if (!encoded.lent || encoded.docs === undefined) return rest;
-  const parts = lentDocuments(Buffer.from(encoded.docs, 'latin1'));
+  const docs = encoded.docs;
+  if (!encoded.lent || docs === undefined) return rest;
+  const bytes = Buffer.from(docs, 'latin1');
+  const parts = lentDocuments(bytes);
   let position = 0;
   const next = (handle: number): Record<string, unknown> => {
-    const bson = parts[position++];
-    if (!bson) throw new Error('fewer lent documents than handles');
-    const doc = BSON.deserialize(bson, { promoteLongs: false }) as Record<string, unknown>;
+    const part = parts[position++];
+    if (!part) throw new Error('fewer lent documents than handles');
+    const [start, end] = part;
+    const bson = bytes.subarray(start, end);
+    // One latin1 character per byte, so the string's offsets are the bytes'.
+    const doc = templates ? templates.decode(docs.slice(start, end), bson) : BSON.deserialize(bson, { promoteLongs: false }) as Record<string, unknown>;
     receive(doc, handle, bson);
     return doc;
   };

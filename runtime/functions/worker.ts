@@ -12,6 +12,7 @@ import {
   type CallPayload, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
 import { createServiceClient, type HostRequest } from './services';
+import { DocumentTemplates } from './templates';
 
 const port = parentPort;
 if (!port) throw new Error('runtime/functions/worker must run in a worker thread');
@@ -125,6 +126,8 @@ function compile(functionName: string, source: string, filePath: string): Compil
 
 const pendingHostRequests = new Map<number, { callId: number; resolve: (value: unknown) => void; reject: (message: string) => void }>();
 let nextRequestId = 1;
+/** Documents this worker has decoded, copied out again when the same bytes come back. */
+const templates = new DocumentTemplates();
 /** Documents lent to calls (see protocol.Lent), with the BSON they arrived as. */
 const lentDocs = new WeakMap<object, { callId: number; handle: number; bson: Buffer }>();
 
@@ -277,7 +280,7 @@ function receive(message: ToWorker): void {
       const pending = pendingHostRequests.get(message.rid);
       if (!pending) break;
       pendingHostRequests.delete(message.rid);
-      if (message.ok) pending.resolve(decodeLending(message, (doc, handle, bson) => lentDocs.set(doc, { callId: pending.callId, handle, bson })));
+      if (message.ok) pending.resolve(decodeLending(message, (doc, handle, bson) => lentDocs.set(doc, { callId: pending.callId, handle, bson }), templates));
       else pending.reject(message.message);
       break;
     }

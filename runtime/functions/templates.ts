@@ -1,0 +1,83 @@
+// Decoded documents a function worker keeps by their BSON, to hand out copies of instead of decoding the
+// same bytes again: functions read the same documents request after request, and copying a decoded
+// document costs a fraction of decoding it (BSON strings and field names are UTF-8 to be decoded; a copy
+// shares the strings). A template is never given to function code, only copies of it.
+import { BSON, Decimal128, Long, ObjectId } from 'bson';
+
+/** Documents larger than this are decoded every time (a big template would crowd out many small ones). */
+const MAX_TEMPLATE_BYTES = 64 * 1024;
+
+export class DocumentTemplates {
+  private readonly byBytes = new Map<string, Record<string, unknown>>();
+  private keptBytes = 0;
+
+  /** At most `budgetBytes` of BSON is kept (templates take about as much again); the oldest go first. */
+  constructor(private readonly budgetBytes = 8 * 1024 * 1024) {}
+
+  /**
+   * The document `bson` decodes to (as `BSON.deserialize(bson, { promoteLongs: false })`), fresh: the
+   * caller may change it. `key` is the same bytes as a latin1 string.
+   */
+  decode(key: string, bson: Buffer): Record<string, unknown> {
+    const template = this.byBytes.get(key);
+    if (template) return copyDocument(template);
+    const doc = BSON.deserialize(bson, { promoteLongs: false }) as Record<string, unknown>;
+    if (key.length <= MAX_TEMPLATE_BYTES && copiable(doc, 0)) this.keep(key, copyDocument(doc));
+    return doc;
+  }
+
+  private keep(key: string, template: Record<string, unknown>): void {
+    this.byBytes.set(key, template);
+    this.keptBytes += key.length;
+    for (const [oldest] of this.byBytes) {
+      if (this.keptBytes <= this.budgetBytes) break;
+      this.byBytes.delete(oldest);
+      this.keptBytes -= oldest.length;
+    }
+  }
+}
+
+const COPIED_BSON_TYPES = new Set(['ObjectId', 'Long', 'Decimal128']);
+
+function isOwnClass(value: object, bsonType: string): boolean {
+  return bsonType === 'ObjectId' ? value instanceof ObjectId : bsonType === 'Long' ? value instanceof Long : value instanceof Decimal128;
+}
+
+/** Nesting deeper than this is decoded every time rather than walked recursively. */
+const MAX_DEPTH = 64;
+
+/** Whether copyDocument copies every value of `value` (only the types decoding gives that it knows). */
+function copiable(value: unknown, depth: number): boolean {
+  if (value === null || typeof value !== 'object') return typeof value !== 'function' && typeof value !== 'symbol';
+  if (depth > MAX_DEPTH) return false;
+  if (value instanceof Date) return true;
+  // By _bsontype, not instanceof alone: a Timestamp is an instance of Long.
+  const bsonType = (value as { _bsontype?: unknown })._bsontype;
+  if (bsonType !== undefined) return COPIED_BSON_TYPES.has(bsonType as string) && isOwnClass(value, bsonType as string);
+  if (Array.isArray(value)) return value.every((item) => copiable(item, depth + 1));
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  return Object.keys(value).every((key) => copiable((value as Record<string, unknown>)[key], depth + 1));
+}
+
+/** A deep copy of a template: new objects, arrays and BSON values throughout, in the same key order. */
+function copyDocument(template: Record<string, unknown>): Record<string, unknown> {
+  return copyValue(template) as Record<string, unknown>;
+}
+
+function copyValue(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(copyValue);
+  if (value instanceof Date) return new Date(value.getTime());
+  // Only the BSON types `copiable` let through reach here.
+  if (value instanceof ObjectId) return new ObjectId(Buffer.from(value.id));
+  if (value instanceof Long) return new Long(value.low, value.high, value.unsigned);
+  if (value instanceof Decimal128) return new Decimal128(Buffer.from(value.bytes));
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = copyValue((value as Record<string, unknown>)[key]);
+    // As decoding does: a "__proto__" field is an own property, not the prototype.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else copy[key] = item;
+  }
+  return copy;
+}
