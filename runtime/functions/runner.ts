@@ -148,7 +148,8 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   const syntaxErrors = new Map<number, FunctionSyntaxError>();
   const slots: WorkerSlot[] = [];
   const queue: CallRecord[] = [];
-  const callers = new WeakMap<FunctionCaller, CallRecord>();
+  /** Running calls by the caller identity they handed the host (a plain map, emptied as calls settle: cheaper than a WeakMap entry per call). */
+  const callers = new Map<FunctionCaller, CallRecord>();
   let nextSourceId = 1;
   let nextCallId = 1;
   let nextHandle = 1;
@@ -299,6 +300,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   function settle(call: CallRecord, outcome: { value: unknown } | { error: Error }): void {
     const slot = call.slot;
     if (!slot || !slot.calls.delete(call.id)) return;
+    callers.delete(call.caller);
     clearTimeout(call.timer);
     if ('error' in outcome) call.reject(outcome.error);
     else call.resolve(outcome.value);
@@ -449,6 +451,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     async close() {
       closed = true;
       for (const call of queue.splice(0)) call.reject(new FunctionExecutionError(call.name, 'the function runner is closed'));
+      callers.clear();
       await Promise.all([...slots].map((slot) => retire(slot, (call) => new FunctionExecutionError(call.name, 'the function runner is closed'))));
     },
   };

@@ -128,14 +128,23 @@ const pendingHostRequests = new Map<number, { callId: number; resolve: (value: u
 let nextRequestId = 1;
 /** Documents this worker has decoded, copied out again when the same bytes come back. */
 const templates = new DocumentTemplates();
-/** Documents lent to calls (see protocol.Lent), with the BSON they arrived as. */
-const lentDocs = new WeakMap<object, { callId: number; handle: number; bson: Buffer }>();
+/**
+ * Documents lent to each running call (see protocol.Lent), with the BSON they arrived as. Plain maps
+ * dropped when the call ends: a WeakMap entry per document cost more (to add, and to the garbage
+ * collector) than anything else the worker did with it.
+ */
+const lentToCalls = new Map<number, Map<object, { handle: number; bson: Buffer }>>();
+
+function lend(callId: number, doc: object, handle: number, bson: Buffer): void {
+  let lent = lentToCalls.get(callId);
+  if (!lent) lentToCalls.set(callId, (lent = new Map()));
+  lent.set(doc, { handle, bson });
+}
 
 /** The handle of a document lent to this call that still encodes exactly as it arrived. */
 function returnedHandle(doc: Record<string, unknown>, callId: number): number | undefined {
-  const lent = lentDocs.get(doc);
-  if (!lent || lent.callId !== callId) return undefined;
-  return encodesAs(doc, lent.bson) ? lent.handle : undefined;
+  const lent = lentToCalls.get(callId)?.get(doc);
+  return lent && encodesAs(doc, lent.bson) ? lent.handle : undefined;
 }
 
 /** Calls the runner gave up on (time limit); whatever they still ask for is refused. */
@@ -274,13 +283,16 @@ function receive(message: ToWorker): void {
     case 'call':
       runCall(message)
         .catch((error: unknown) => post({ t: 'failed', id: message.id, message: messageOf(error) }))
-        .finally(() => abandoned.delete(message.id));
+        .finally(() => {
+          abandoned.delete(message.id);
+          lentToCalls.delete(message.id);
+        });
       break;
     case 'reply': {
       const pending = pendingHostRequests.get(message.rid);
       if (!pending) break;
       pendingHostRequests.delete(message.rid);
-      if (message.ok) pending.resolve(decodeLending(message, (doc, handle, bson) => lentDocs.set(doc, { callId: pending.callId, handle, bson }), templates));
+      if (message.ok) pending.resolve(decodeLending(message, (doc, handle, bson) => lend(pending.callId, doc, handle, bson), templates));
       else pending.reject(message.message);
       break;
     }
