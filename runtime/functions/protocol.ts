@@ -150,9 +150,9 @@ function sameElement(type: number, value: unknown, bytes: Buffer, at: number): n
       const size = bytes.readInt32LE(at);
       return typeof value === 'string' && sameText(value, bytes, at + 4, at + 4 + size - 1) ? at + 4 + size : -1;
     }
-    case 0x03:
-    case 0x04:
-      return sameDocument(value, bytes, at, type === 0x04);
+    case BSON_DOCUMENT:
+    case BSON_ARRAY:
+      return sameDocument(value, bytes, at, type === BSON_ARRAY);
     case BSON_OBJECT_ID: {
       if (!(value instanceof ObjectId) || value._bsontype !== 'ObjectId') return -1;
       const id = value.id;
