@@ -152,6 +152,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     }),
     host: {
       serviceAction: (service, action, args, ctx) => runServiceAction(collectionsFor(ctx), service, action, args),
+      storedOriginals: (found) => store.storedOriginals?.(found),
       values: { get: (name) => state.values[name] },
       get environment() { return environmentOf(state.app); },
       executeFunction: (name, args, ctx) => runFunction(name, args, { ...ctx, runAsSystem: ctx.runAsSystem || state.app.functions.get(name)?.runAsSystem }),

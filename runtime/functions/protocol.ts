@@ -21,6 +21,12 @@ export function decodeValue(encoded: Encoded): unknown {
   return doc.u === true ? undefined : doc.v;
 }
 
+/** A document's own BSON (no wrapper), one latin1 character per byte. */
+export function encodeDocument(doc: Record<string, unknown>): Encoded {
+  const bytes = BSON.serialize(doc);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+}
+
 /** A plain object (a document), as opposed to an array or a value of a class: the values that are lent. */
 function isDocument(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
@@ -33,9 +39,12 @@ export interface LendingEncoded { payload: Encoded; lent?: Lent; docs?: Encoded 
 
 /**
  * Encodes `value` with its documents apart: `payload` holds the rest (null in their places) and `docs`
- * their BSON, in handle order; `register` is told each document's handle.
+ * their BSON, in handle order; `register` is told each document's handle. `encodeItem`, when given, gives
+ * the BSON of an array element by its index (from documents whose BSON is kept, see OriginalEncodings).
  */
-export function encodeLending(value: unknown, register: (doc: Record<string, unknown>) => number): LendingEncoded {
+export function encodeLending(
+  value: unknown, register: (doc: Record<string, unknown>) => number, encodeItem?: (index: number) => Encoded,
+): LendingEncoded {
   const docs: Record<string, unknown>[] = [];
   const lend = (doc: Record<string, unknown>): number => {
     docs.push(doc);
@@ -56,9 +65,32 @@ export function encodeLending(value: unknown, register: (doc: Record<string, unk
     lent = { items };
   }
   if (!lent) return { payload: encodeValue(value) };
-  // One serialisation for all of them: `{v: [doc, …]}`, which decodeLending takes apart.
-  const bytes = BSON.serialize({ v: docs });
-  return { payload: encodeValue(rest), lent, docs: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1') };
+  // `{v: [doc, …]}`, which decodeLending takes apart: put together from the elements' BSON when it is
+  // given, else serialised in one go.
+  let encodedDocs: Encoded;
+  if (encodeItem && lent.items) {
+    const parts: Encoded[] = [];
+    for (let i = 0; i < lent.items.length; i += 2) parts.push(encodeItem(lent.items[i]));
+    encodedDocs = wrapDocuments(parts);
+  } else {
+    const bytes = BSON.serialize({ v: docs });
+    encodedDocs = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  }
+  return { payload: encodeValue(rest), lent, docs: encodedDocs };
+}
+
+/** An int32, little-endian, as four latin1 characters. */
+function int32Text(n: number): string {
+  return String.fromCharCode(n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0xff, (n >>> 24) & 0xff);
+}
+
+/** What `BSON.serialize({v: docs})` gives, from each document's own BSON. */
+export function wrapDocuments(parts: readonly Encoded[]): Encoded {
+  let elements = '';
+  for (let i = 0; i < parts.length; i++) elements += `\x03${i}\0${parts[i]}`;
+  // The array: its size, its elements, a closing 0; the wrapper: its size, element 0x04 'v', the array, a closing 0.
+  const array = int32Text(4 + elements.length + 1) + elements + '\0';
+  return `${int32Text(4 + 3 + array.length + 1)}\x04v\0${array}\0`;
 }
 
 /** BSON element types of the `{v: [doc, …]}` wrapper. */

@@ -10,6 +10,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { OriginalEncodings } from './encodings';
 import { ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError } from './errors';
 import {
   decodeReturned, decodeValue, encodeLending, encodeValue,
@@ -53,6 +54,11 @@ export interface FunctionHost {
   serviceAction(service: string, action: string, args: Record<string, unknown>, ctx: FunctionCallContext): unknown;
   values: { get(name: string): unknown };
   readonly environment: { tag: string; values: Record<string, unknown> };
+  /**
+   * For an array `serviceAction` returned (untouched since): the documents that never change its elements
+   * are copies of, in order (see DocumentStore.storedOriginals), whose BSON the runner then keeps.
+   */
+  storedOriginals?(found: readonly unknown[]): readonly object[] | undefined;
   /** `context.functions.execute(name, ...args)`. */
   executeFunction(name: string, args: unknown[], ctx: FunctionCallContext): Promise<unknown>;
 }
@@ -150,6 +156,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   const queue: CallRecord[] = [];
   /** Running calls by the caller identity they handed the host (a plain map, emptied as calls settle: cheaper than a WeakMap entry per call). */
   const callers = new Map<FunctionCaller, CallRecord>();
+  const encodings = new OriginalEncodings();
   let nextSourceId = 1;
   let nextCallId = 1;
   let nextHandle = 1;
@@ -341,7 +348,15 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     return exited;
   }
 
-  function reply(slot: WorkerSlot, call: CallRecord, rid: number, work: () => unknown): void {
+  /** The BSON of `value`'s elements by index, when it is an array of copies of documents whose BSON is kept. */
+  function keptEncodings(value: unknown): ((index: number) => string) | undefined {
+    if (!Array.isArray(value)) return undefined;
+    const originals = host.storedOriginals?.(value);
+    if (!originals || originals.length !== value.length) return undefined;
+    return (index) => encodings.encode(originals[index] as Record<string, unknown>);
+  }
+
+  function reply(slot: WorkerSlot, call: CallRecord, rid: number, work: () => unknown, fromService = false): void {
     const lend = (doc: unknown): number => {
       const handle = nextHandle++;
       (call.lent ??= new Map()).set(handle, doc);
@@ -351,7 +366,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       .then(work)
       .then(
         (value) => {
-          if (slot.alive) send(slot, { t: 'reply', rid, ok: true, ...encodeLending(value, lend) });
+          if (slot.alive) send(slot, { t: 'reply', rid, ok: true, ...encodeLending(value, lend, fromService ? keptEncodings(value) : undefined) });
         },
         (error: unknown) => {
           if (slot.alive) send(slot, { t: 'reply', rid, ok: false, message: messageOf(error) });
@@ -402,7 +417,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       }
       case 'service':
         call.hostRequests++;
-        reply(slot, call, message.rid, () => host.serviceAction(message.service, message.action, decodeValue(message.payload) as Record<string, unknown>, call.ctx));
+        reply(slot, call, message.rid, () => host.serviceAction(message.service, message.action, decodeValue(message.payload) as Record<string, unknown>, call.ctx), true);
         return;
       case 'execute':
         call.hostRequests++;

@@ -3,6 +3,8 @@
 // functions) is a request back to it. Bundled as its own entry (dist/function-worker.js).
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { builtinModules, createRequire } from 'node:module';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import util from 'node:util';
 import vm from 'node:vm';
@@ -19,9 +21,16 @@ if (!port) throw new Error('runtime/functions/worker must run in a worker thread
 const init = workerData as WorkerInit;
 
 let outbox: FromWorker[] = [];
-/** Queues a message; what queues up during this turn of the event loop leaves in one postMessage. */
+/** Whether messages from the runner are being handled; when they all are, what they gave rise to leaves. */
+let receiving = false;
+
+/**
+ * Queues a message. What queues up leaves in one postMessage: at the end of this turn of the event loop,
+ * or, while messages from the runner are being handled, once all of them are (each reaching the main
+ * thread is an event it pays for, whatever the size).
+ */
 function post(message: FromWorker): void {
-  if (outbox.length === 0) setImmediate(flush);
+  if (outbox.length === 0 && !receiving) setImmediate(flush);
   outbox.push(message);
 }
 
@@ -255,16 +264,20 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
 // sets off (the function's code after an await) run before the next message and under its name.
 const inbox: ToWorker[] = [];
 port.on('message', (batch: ToWorker[]) => {
-  if (inbox.length === 0) setImmediate(receiveNext);
   inbox.push(...batch);
+  if (receiving) return;
+  receiving = true;
+  setImmediate(receiveNext);
 });
 
 function receiveNext(): void {
   Atomics.store(init.runningCall, 0, 0);
   const message = inbox.shift();
   if (!message) {
+    receiving = false;
     // Tells the runner this worker is not stuck, unless what it is about to send says so already.
-    if (outbox.length === 0) post({ t: 'drained' });
+    if (outbox.length === 0) outbox.push({ t: 'drained' });
+    flush();
     return;
   }
   Atomics.store(init.runningCall, 0, callOf(message));
@@ -313,4 +326,22 @@ function receive(message: ToWorker): void {
 process.on('uncaughtException', (error) => post({ t: 'log', name: lastFunctionName, level: 'error', text: `uncaught exception: ${messageOf(error)}` }));
 process.on('unhandledRejection', (reason) => post({ t: 'log', name: lastFunctionName, level: 'error', text: `unhandled promise rejection: ${messageOf(reason)}` }));
 
+/** How many nice steps function code runs below the runtime (19 is the lowest priority there is). */
+const NICE_STEPS_BELOW_RUNTIME = 10;
+const LOWEST_PRIORITY = 19;
+
+/**
+ * Function code runs below the runtime's own priority where a thread has a priority of its own (Linux):
+ * the runtime keeps serving promptly while functions compute, even one looping until its time limit.
+ */
+function yieldToRuntime(): void {
+  try {
+    const thread = Number(path.basename(fs.readlinkSync('/proc/thread-self')));
+    os.setPriority(thread, Math.min(LOWEST_PRIORITY, os.getPriority(thread) + NICE_STEPS_BELOW_RUNTIME));
+  } catch {
+    // Elsewhere a priority is the whole process's: the runtime's would drop with it.
+  }
+}
+
+yieldToRuntime();
 post({ t: 'ready' });

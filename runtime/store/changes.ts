@@ -248,6 +248,7 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
     },
     listCollections: (): Promise<CollectionName[]> => store.listCollections(),
     close: () => store.close(),
+    storedOriginals: (found: readonly unknown[]) => store.storedOriginals?.(found),
   };
 }
 

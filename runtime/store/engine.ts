@@ -269,8 +269,12 @@ function validateCount(value: unknown, name: string): number {
   return Math.abs(n);
 }
 
+function projectsNothing(projection: Projection | undefined): boolean {
+  return projection === undefined || projection === null || Object.keys(projection).length === 0;
+}
+
 function project(docs: Document[], projection: Projection | undefined): Document[] {
-  if (projection === undefined || projection === null || Object.keys(projection).length === 0) return docs;
+  if (projectsNothing(projection)) return docs;
   if (!isPlainObject(projection)) throw StoreError.badValue('projection must be a document');
   try {
     return new Query({}).find(docs, projection).all() as Document[];
@@ -305,6 +309,8 @@ export interface EngineOptions {
 /** The engine's collections and the write path shared by the in-memory and persistent stores. */
 export class Engine implements DocumentStore {
   private readonly states = new Map<string, CollectionState>();
+  /** Results of `find` without a projection, with the stored documents they copy (see storedOriginals). */
+  private readonly originals = new WeakMap<readonly unknown[], readonly Document[]>();
   private seq = 0;
   private closed = false;
   private readonly clock: () => Date;
@@ -352,6 +358,18 @@ export class Engine implements DocumentStore {
 
   now(): Date {
     return this.clock();
+  }
+
+  storedOriginals(found: readonly unknown[]): readonly Document[] | undefined {
+    return this.originals.get(found);
+  }
+
+  /** Copies of stored documents for a caller, remembered with what they copy (stored documents are never changed in place). */
+  copiesOf(entries: readonly StoredDoc[]): Document[] {
+    const originals = entries.map((e) => e.doc);
+    const copies = originals.map(cloneStored);
+    this.originals.set(copies, originals);
+    return copies;
   }
 
   /** Every collection with its declared indexes and current documents, for a snapshot. */
@@ -509,7 +527,7 @@ export class EmbeddedCollection implements StoreCollection {
     const entries = this.match(state, compiled, {
       sort: validateSort(options.sort), skip: validateCount(options.skip, 'skip'), limit: validateCount(options.limit, 'limit'),
     });
-    return this.output(entries, options.projection);
+    return projectsNothing(options.projection) ? this.engine.copiesOf(entries) : this.output(entries, options.projection);
   }
 
   async findOne(filter?: Filter, options: Omit<FindOptions, 'limit'> = {}): Promise<Document | null> {

@@ -74,6 +74,12 @@ export interface DocumentStore {
   collection(database: string, name: string): StoreCollection;
   listCollections(): Promise<CollectionName[]>;
   close(): Promise<void>;
+  /**
+   * For an array a collection's `find` returned (that array itself): the store's own documents its elements
+   * are copies of, in order. The store never changes those objects (a write stores new ones), so what is
+   * derived from one, its BSON say, can be kept by its identity. Undefined when the store does not know.
+   */
+  storedOriginals?(found: readonly unknown[]): readonly Document[] | undefined;
 }
 
 /** MongoDB server error codes the store reports, so callers can map them to client error bodies. */

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Binary, BSON, Decimal128, Double, Int32, Long, ObjectId, Timestamp } from 'bson';
-import { decodeLending, decodeReturned, encodeLending, encodeReturned, encodesAs } from '../../runtime/functions/protocol';
+import { OriginalEncodings } from '../../runtime/functions/encodings';
+import { decodeLending, decodeReturned, encodeDocument, encodeLending, encodeReturned, encodesAs, wrapDocuments } from '../../runtime/functions/protocol';
 
 const scalar = fc.oneof(
   fc.string(), fc.integer(), fc.double({ noNaN: true }), fc.boolean(), fc.constant(null),
@@ -22,6 +23,38 @@ test('lent documents round-trip in any mix with other values, handles in order',
     assert.deepEqual(received.map((r) => r.handle), lent.map((_, i) => i + 1));
     assert.deepEqual(received.map((r) => r.doc), lent);
   }), { numRuns: 300 });
+});
+
+test('documents put together from their own BSON encode exactly as serialised in one go', () => {
+  fc.assert(fc.property(fc.array(fc.oneof(doc, scalar), { maxLength: 25 }), (value) => {
+    const whole = encodeLending(value, () => 0);
+    const byItem = encodeLending(value, () => 0, (index) => encodeDocument(value[index] as Record<string, unknown>));
+    assert.deepEqual(byItem, whole);
+  }), { numRuns: 300 });
+  assert.equal(wrapDocuments([]), Buffer.from(BSON.serialize({ v: [] })).toString('latin1'));
+});
+
+test('kept encodings answer as encoding does, and stay within their budget, dropping the oldest first', () => {
+  const budget = 4096;
+  const encodings = new OriginalEncodings(budget);
+  const docs = Array.from({ length: 200 }, (_, i) => ({ _id: i, text: 'x'.repeat(i % 50), when: new Date(i) }));
+  for (const d of docs) {
+    assert.equal(encodings.encode(d), encodeDocument(d));
+    assert.ok(encodings.keptBytes <= budget);
+  }
+  const last = docs[docs.length - 1]!;
+  assert.equal(encodings.encode(last), encodeDocument(last));
+  // What is kept is answered by identity: the kept answer for an object is returned even after it changed
+  // (the caller vouches it never does), which shows which ones are still kept.
+  const first = docs[0]!;
+  (first as Record<string, unknown>).text = 'changed';
+  (last as Record<string, unknown>).text = 'changed';
+  assert.equal(encodings.encode(first), encodeDocument(first), 'the oldest was dropped, so it is encoded anew');
+  assert.notEqual(encodings.encode(last), encodeDocument(last), 'the newest is still kept');
+  const big = { blob: 'y'.repeat(70 * 1024) };
+  const before = encodings.keptBytes;
+  encodings.encode(big);
+  assert.equal(encodings.keptBytes, before, 'documents over 64 KB are not kept');
 });
 
 test('returned handles are replaced by the lent objects themselves', () => {

@@ -8,6 +8,8 @@ import {
   createFunctionRunner, ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError,
   type FunctionCallContext, type FunctionHost, type FunctionRunner, type FunctionRunnerOptions, type LogLevel,
 } from '../../runtime/functions';
+import { runServiceAction } from '../../runtime/service-actions';
+import { openEmbeddedStore } from '../../runtime/store';
 
 interface ServiceCall { service: string; action: string; args: Record<string, unknown>; ctx: FunctionCallContext }
 
@@ -60,6 +62,7 @@ describe('function runner', () => {
       };
     };`],
     ['nothing', 'exports = () => undefined;'],
+    ['priority', 'exports = () => require("os").getPriority();'],
     ['boom', 'exports = function () { throw new Error("boom: " + context.user.id); };'],
     ['throwString', 'exports = () => { throw "plain failure"; };'],
     ['notAFunction', 'exports = 42;'],
@@ -246,6 +249,12 @@ describe('function runner', () => {
     }
   });
 
+  test('function code runs ten nice steps below the runtime, which keeps its own priority (Linux)', { skip: process.platform !== 'linux' && 'thread priorities are per thread only on Linux' }, async () => {
+    const runtimePriority = os.getPriority();
+    assert.equal(await runner.run('priority', []), Math.min(19, runtimePriority + 10));
+    assert.equal(os.getPriority(), runtimePriority);
+  });
+
   test('console output reaches the log with the function name', async () => {
     logs.length = 0;
     assert.equal(await runner.run('chatty', ['ada']), 'ada');
@@ -368,6 +377,43 @@ describe('documents lent to functions', () => {
       assert.equal(await runner.run('one', []), stored[0]);
       const nested = (await runner.run('viaChild', [])) as unknown[];
       assert.deepEqual(nested, [stored[0], 'and more']);
+    } finally {
+      await runner.close();
+    }
+  });
+});
+
+describe('documents read from the store', () => {
+  const sources = new Map<string, string>([
+    ['readAll', 'exports = async () => context.services.get("mongodb-atlas").db("d").collection("c").find({}).toArray();'],
+    ['readAndMark', 'exports = async () => { const docs = await context.services.get("mongodb-atlas").db("d").collection("c").find({}).toArray(); docs[0].marked = true; return docs; };'],
+  ]);
+
+  // The runner keeps the BSON of the store's own documents by identity (DocumentStore.storedOriginals):
+  // after a write, a function must read the new document, never the encoding kept for the old one.
+  test('a function reading documents again after writes sees the writes', async () => {
+    const store = await openEmbeddedStore();
+    const items = store.collection('d', 'c');
+    await items.insertMany([{ _id: 1, n: 1, tags: ['a'] }, { _id: 2, n: 2 }]);
+    const host: FunctionHost = {
+      serviceAction: (service, action, args) => runServiceAction((_s, db, coll) => store.collection(db, coll), service, action, args),
+      storedOriginals: (found) => store.storedOriginals?.(found),
+      values: { get: () => undefined },
+      environment: { tag: '', values: {} },
+      executeFunction: () => Promise.reject(new Error('not used')),
+    };
+    const { runner } = startRunner(sources, { host, poolSize: 1 });
+    try {
+      assert.deepEqual(await runner.run('readAll', []), [{ _id: 1, n: 1, tags: ['a'] }, { _id: 2, n: 2 }]);
+      await items.updateOne({ _id: 2 }, { $set: { n: 20 } });
+      await items.updateOne({ _id: 1 }, { $push: { tags: 'b' } });
+      await items.insertOne({ _id: 3, n: 3 });
+      assert.deepEqual(await runner.run('readAll', []), [{ _id: 1, n: 1, tags: ['a', 'b'] }, { _id: 2, n: 20 }, { _id: 3, n: 3 }]);
+      assert.deepEqual(await runner.run('readAndMark', []), [{ _id: 1, n: 1, tags: ['a', 'b'], marked: true }, { _id: 2, n: 20 }, { _id: 3, n: 3 }]);
+      await items.deleteOne({ _id: 1 });
+      await items.replaceOne({ _id: 3 }, { replaced: true });
+      assert.deepEqual(await runner.run('readAll', []), [{ _id: 2, n: 20 }, { _id: 3, replaced: true }]);
+      assert.deepEqual(await items.find({}), [{ _id: 2, n: 20 }, { _id: 3, replaced: true }], 'what functions did to their copies never reached the store');
     } finally {
       await runner.close();
     }

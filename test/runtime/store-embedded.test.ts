@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { Decimal128, Long, ObjectId } from 'bson';
+import { BSON, Decimal128, Long, ObjectId } from 'bson';
 import { EmbeddedStore, openEmbeddedStore } from '../../runtime/store/embedded';
 import { openMongoStore } from '../../runtime/store/mongodb';
 import { StoreError, type Document } from '../../runtime/store/types';
@@ -152,6 +152,49 @@ describe('embedded store semantics', () => {
     assert.deepEqual(items.explain({ $and: [{ q: 1 }, { p: 'a' }] }), { kind: 'index', field: 'p' });
     assert.deepEqual(items.explain({ p: /a/ }), { kind: 'scan' });
     assert.deepEqual(items.explain({ q: 1 }), { kind: 'scan' });
+  });
+
+  // The function runner keeps the BSON of the documents a find copies by their identity (see
+  // DocumentStore.storedOriginals): a write that changed one of those objects in place would make it hand
+  // functions stale data.
+  test('a find names the stored documents its results copy, and no write changes those afterwards', async () => {
+    const write = fc.oneof(
+      fc.record({ op: fc.constant('insert' as const), id: fc.integer({ min: 0, max: 5 }), n: fc.integer() }),
+      fc.record({ op: fc.constant('update' as const), id: fc.integer({ min: 0, max: 5 }), n: fc.integer() }),
+      fc.record({ op: fc.constant('push' as const), id: fc.integer({ min: 0, max: 5 }), n: fc.integer() }),
+      fc.record({ op: fc.constant('replace' as const), id: fc.integer({ min: 0, max: 5 }), n: fc.integer() }),
+      fc.record({ op: fc.constant('findAndUpdate' as const), id: fc.integer({ min: 0, max: 5 }), n: fc.integer() }),
+      fc.record({ op: fc.constant('delete' as const), id: fc.integer({ min: 0, max: 5 }), n: fc.integer() }),
+      fc.record({ op: fc.constant('find' as const), id: fc.integer({ min: 0, max: 5 }), n: fc.integer() }),
+    );
+    await fc.assert(fc.asyncProperty(fc.array(write, { maxLength: 30 }), async (writes) => {
+      const store = await openEmbeddedStore();
+      const items = store.collection('db', 'items');
+      const seen: { original: Document; bson: string }[] = [];
+      const lookAt = async (filter: Document) => {
+        const found = await items.find(filter);
+        const originals = store.storedOriginals(found);
+        assert.ok(originals, 'a find without a projection names its originals');
+        assert.equal(originals.length, found.length);
+        found.forEach((copy, i) => {
+          assert.notEqual(copy, originals[i]);
+          assert.deepEqual(copy, originals[i]);
+          seen.push({ original: originals[i], bson: BSON.serialize(originals[i]).toString() });
+        });
+      };
+      for (const { op, id, n } of writes) {
+        if (op === 'insert') await items.insertOne({ _id: id, n, nested: { list: [n] } }).catch(() => undefined);
+        else if (op === 'update') await items.updateOne({ _id: id }, { $set: { n, 'nested.at': n }, $inc: { count: 1 } });
+        else if (op === 'push') await items.updateMany({ _id: { $gte: id } }, { $push: { 'nested.list': n } });
+        else if (op === 'replace') await items.replaceOne({ _id: id }, { n, replaced: true }, { upsert: true });
+        else if (op === 'findAndUpdate') await items.findOneAndUpdate({ _id: id }, { $unset: { n: '' } });
+        else if (op === 'delete') await items.deleteOne({ _id: id });
+        else await lookAt(id % 2 === 0 ? {} : { _id: id });
+        for (const { original, bson } of seen) assert.equal(BSON.serialize(original).toString(), bson, `${op} changed a stored document in place`);
+      }
+      assert.equal(store.storedOriginals(await items.find({}, { projection: { n: 1 } })), undefined, 'a projected result copies no stored document whole');
+      assert.equal(store.storedOriginals([...(await items.find({}))]), undefined, 'only the array find returned is known');
+    }), { numRuns: 150 });
   });
 
   test('returned documents are copies the caller may change', async () => {
