@@ -109,10 +109,13 @@ function customItemSchema(resolver: GeneratedResolver): Record<string, unknown> 
   return resolver.payload.isList ? (schema.items as Record<string, unknown>) : schema;
 }
 
-/** A generated document type: stored keys, checked per schema field; relationship keys keep their link values. */
+/**
+ * A generated document type: stored keys, checked per schema field; relationship keys keep their link values.
+ * The document itself is returned when every value already fits as it is (the usual case), else a copy.
+ */
 function conformDocument(model: RuntimeModel, tables: TypeTables, value: unknown, at: string): Record<string, unknown> {
   if (!isPlainObject(value)) throw new Mismatch(`${at}: expected a ${tables.info.typeName} object, got ${describe(value)}`);
-  const out: Record<string, unknown> = { ...value };
+  let out: Record<string, unknown> | undefined;
   for (const field of tables.info.fields) {
     if (field.kind === 'relationship') continue;
     const raw = value[field.sourceKey];
@@ -120,16 +123,21 @@ function conformDocument(model: RuntimeModel, tables: TypeTables, value: unknown
       if (field.required) throw new Mismatch(`${at}.${field.name}: required field is missing`);
       continue;
     }
-    if (!field.isList) {
-      out[field.sourceKey] = conformField(model, field, raw, at, -1);
-      continue;
-    }
-    if (!Array.isArray(raw)) throw new Mismatch(`${at}.${field.name}: expected a list, got ${describe(raw)}`);
-    const items = new Array<unknown>(raw.length);
-    for (let i = 0; i < raw.length; i++) items[i] = conformField(model, field, raw[i], at, i);
-    out[field.sourceKey] = items;
+    const conformed = field.isList ? conformList(model, field, raw, at) : conformField(model, field, raw, at, -1);
+    if (conformed !== raw) (out ??= { ...value })[field.sourceKey] = conformed;
   }
-  return out;
+  return out ?? value;
+}
+
+/** A list field's items, conformed; the list itself when every item fits as it is. */
+function conformList(model: RuntimeModel, field: DocumentField, raw: unknown, at: string): unknown[] {
+  if (!Array.isArray(raw)) throw new Mismatch(`${at}.${field.name}: expected a list, got ${describe(raw)}`);
+  let items: unknown[] | undefined;
+  for (let i = 0; i < raw.length; i++) {
+    const conformed = conformField(model, field, raw[i], at, i);
+    if (conformed !== raw[i]) (items ??= raw.slice())[i] = conformed;
+  }
+  return items ?? raw;
 }
 
 type DocumentField = TypeTables['info']['fields'][number];
