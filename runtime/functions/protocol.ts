@@ -232,11 +232,12 @@ function sameText(text: string, bytes: Buffer, start: number, end: number): bool
 }
 
 /**
- * The value `encodeLending` encoded; `receive` is told each lent document with its handle and its BSON.
+ * The value `encodeLending` encoded; `receive` is told each lent document with its handle and its BSON
+ * (as bytes, and as a latin1 string).
  * With `templates`, documents seen before are copied from there instead of decoded again.
  */
 export function decodeLending(
-  encoded: LendingEncoded, receive: (doc: Record<string, unknown>, handle: number, bson: Buffer) => void, templates?: DocumentTemplates,
+  encoded: LendingEncoded, receive: (doc: Record<string, unknown>, handle: number, bson: Buffer, key: string) => void, templates?: DocumentTemplates,
 ): unknown {
   const rest = decodeValue(encoded.payload);
   const docs = encoded.docs;
@@ -250,8 +251,9 @@ export function decodeLending(
     const [start, end] = part;
     const bson = bytes.subarray(start, end);
     // One latin1 character per byte, so the string's offsets are the bytes'.
-    const doc = templates ? templates.decode(docs.slice(start, end), bson) : BSON.deserialize(bson, { promoteLongs: false }) as Record<string, unknown>;
-    receive(doc, handle, bson);
+    const key = docs.slice(start, end);
+    const doc = templates ? templates.decode(key, bson) : BSON.deserialize(bson, { promoteLongs: false }) as Record<string, unknown>;
+    receive(doc, handle, bson, key);
     return doc;
   };
   if (encoded.lent.root !== undefined) return next(encoded.lent.root);

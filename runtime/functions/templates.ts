@@ -26,6 +26,16 @@ export class DocumentTemplates {
     return doc;
   }
 
+  /**
+   * Whether `doc` is, value for value, the document the BSON `key` decodes to (same types, key order and
+   * values), so it encodes as that does; undefined when no template is kept for `key`. Comparing with
+   * the template is cheaper than reading the bytes: a copy shares the template's strings.
+   */
+  matches(key: string, doc: Record<string, unknown>): boolean | undefined {
+    const template = this.byBytes.get(key);
+    return template && sameAs(doc, template);
+  }
+
   private keep(key: string, template: Record<string, unknown>): void {
     this.byBytes.set(key, template);
     this.keptBytes += key.length;
@@ -80,4 +90,39 @@ function copyValue(value: unknown): unknown {
     else copy[key] = item;
   }
   return copy;
+}
+
+/**
+ * Whether `value` serializes as `template` does, `template` being a copiable decoded value: the same
+ * types throughout (numbers by Object.is, so -0 stays apart), the same keys in the same order. Anything
+ * the serializer would treat otherwise (a `toBSON` method, a class instance, a wrapper type) answers false.
+ */
+function sameAs(value: unknown, template: unknown): boolean {
+  if (template === null || typeof template !== 'object') return typeof template === 'number' ? Object.is(value, template) : value === template;
+  if (value === null || typeof value !== 'object' || typeof (value as { toBSON?: unknown }).toBSON === 'function') return false;
+  if (Array.isArray(template)) {
+    if (!Array.isArray(value) || value.length !== template.length) return false;
+    for (let i = 0; i < template.length; i++) if (!sameAs(value[i], template[i])) return false;
+    return true;
+  }
+  if (template instanceof Date) return value instanceof Date && !('_bsontype' in value) && value.getTime() === template.getTime();
+  if (template instanceof ObjectId) return value instanceof ObjectId && value._bsontype === 'ObjectId' && sameBytes(value.id, template.id, 12);
+  if (template instanceof Long) return value instanceof Long && value._bsontype === 'Long' && value.low === template.low && value.high === template.high;
+  if (template instanceof Decimal128) return value instanceof Decimal128 && value._bsontype === 'Decimal128' && sameBytes(value.bytes, template.bytes, 16);
+  const proto = Object.getPrototypeOf(value);
+  if (Array.isArray(value) || (proto !== Object.prototype && proto !== null) || '_bsontype' in value) return false;
+  const keys = Object.keys(value);
+  const templateKeys = Object.keys(template);
+  if (keys.length !== templateKeys.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (key !== templateKeys[i] || !sameAs((value as Record<string, unknown>)[key], (template as Record<string, unknown>)[key])) return false;
+  }
+  return true;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array, length: number): boolean {
+  if (a.length !== length) return false;
+  for (let i = 0; i < length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -142,18 +142,23 @@ const templates = new DocumentTemplates();
  * dropped when the call ends: a WeakMap entry per document cost more (to add, and to the garbage
  * collector) than anything else the worker did with it.
  */
-const lentToCalls = new Map<number, Map<object, { handle: number; bson: Buffer }>>();
+const lentToCalls = new Map<number, Map<object, { handle: number; bson: Buffer; key: string }>>();
 
-function lend(callId: number, doc: object, handle: number, bson: Buffer): void {
+function lend(callId: number, doc: object, handle: number, bson: Buffer, key: string): void {
   let lent = lentToCalls.get(callId);
   if (!lent) lentToCalls.set(callId, (lent = new Map()));
-  lent.set(doc, { handle, bson });
+  lent.set(doc, { handle, bson, key });
 }
 
-/** The handle of a document lent to this call that still encodes exactly as it arrived. */
+/**
+ * The handle of a document lent to this call that the function left as it arrived (so the main thread's
+ * own object stands for it): compared with the template it was copied from while that is kept, else
+ * walked beside its bytes.
+ */
 function returnedHandle(doc: Record<string, unknown>, callId: number): number | undefined {
   const lent = lentToCalls.get(callId)?.get(doc);
-  return lent && encodesAs(doc, lent.bson) ? lent.handle : undefined;
+  if (!lent) return undefined;
+  return (templates.matches(lent.key, doc) ?? encodesAs(doc, lent.bson)) ? lent.handle : undefined;
 }
 
 /** Calls the runner gave up on (time limit); whatever they still ask for is refused. */
@@ -305,7 +310,7 @@ function receive(message: ToWorker): void {
       const pending = pendingHostRequests.get(message.rid);
       if (!pending) break;
       pendingHostRequests.delete(message.rid);
-      if (message.ok) pending.resolve(decodeLending(message, (doc, handle, bson) => lend(pending.callId, doc, handle, bson), templates));
+      if (message.ok) pending.resolve(decodeLending(message, (doc, handle, bson, key) => lend(pending.callId, doc, handle, bson, key), templates));
       else pending.reject(message.message);
       break;
     }

@@ -3,8 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Binary, BSON, Decimal128, Double, Int32, Long, ObjectId, Timestamp } from 'bson';
+import { BSON, Decimal128, Long, ObjectId } from 'bson';
 import { OriginalEncodings } from '../../runtime/functions/encodings';
+import { mutate, mutation, supportedDoc } from './fixtures/bson-mutations';
 import { decodeLending, decodeReturned, encodeDocument, encodeLending, encodeReturned, encodesAs, wrapDocuments } from '../../runtime/functions/protocol';
 
 const scalar = fc.oneof(
@@ -71,57 +72,6 @@ test('returned handles are replaced by the lent objects themselves', () => {
 // encodesAs(doc, bson) stands in for `BSON.serialize(doc)` byte-equal to `bson` (a lent document the
 // function returns unchanged comes back as a handle): it must never answer true where the bytes differ,
 // and must answer true for a document decoded and left alone.
-const supportedScalar = fc.oneof(
-  fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(-0),
-  fc.maxSafeInteger(), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((n) => Long.fromBigInt(n)),
-  fc.uint8Array({ minLength: 12, maxLength: 12 }).map((bytes) => new ObjectId(bytes)),
-  fc.date(), fc.uint8Array({ minLength: 16, maxLength: 16 }).map((bytes) => new Decimal128(bytes)),
-  // Stored as a double though it holds an integer (5.0): decoded it is 5, which encodes as an int32.
-  fc.integer().map((n) => new Double(n)),
-);
-const key = fc.string({ minLength: 1, maxLength: 5 }).filter((k) => !k.includes('\u0000') && k !== '__proto__' && !k.startsWith('$'));
-const { supportedDoc } = fc.letrec((tie) => ({
-  supportedValue: fc.oneof({ depthSize: 'small' }, supportedScalar, fc.array(tie('supportedValue'), { maxLength: 4 }), tie('supportedDoc')),
-  supportedDoc: fc.dictionary(key, tie('supportedValue'), { maxKeys: 5, noNullPrototype: true }),
-}));
-// Values are made anew for each use (mutations may change what they put in).
-const replacement: fc.Arbitrary<() => unknown> = fc.oneof(
-  supportedScalar.map((v) => () => BSON.deserialize(BSON.serialize({ v }), { promoteLongs: false }).v),
-  fc.constantFrom<() => unknown>(
-    () => undefined, () => 1, () => 1.5, () => '1', () => Long.fromNumber(1), () => new Int32(1), () => new Double(1),
-    () => new Timestamp({ t: 0, i: 1 }), () => new Binary(new Uint8Array([1])), () => /x/, () => new Map([['a', 1]]),
-    () => ({ toBSON: () => ({ a: 1 }) }), () => [1, 2], () => ({}),
-  ),
-);
-type Mutation = { at: number; kind: 'set' | 'delete' | 'add' | 'reverse' | 'oid' | 'date' | 'push'; value: () => unknown; name: string };
-const mutation: fc.Arbitrary<Mutation> = fc.record({
-  at: fc.nat(), kind: fc.constantFrom('set', 'delete', 'add', 'reverse', 'oid', 'date', 'push'), value: replacement, name: key,
-});
-
-/** Applies a mutation to one of the containers (objects, arrays) or BSON values inside `root`. */
-function mutate(root: Record<string, unknown>, m: Mutation): void {
-  const containers: (Record<string, unknown> | unknown[])[] = [];
-  const values: unknown[] = [];
-  (function walk(v: unknown): void {
-    if (v instanceof ObjectId || v instanceof Date) values.push(v);
-    else if (Array.isArray(v)) { containers.push(v); v.forEach(walk); }
-    else if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) { containers.push(v as Record<string, unknown>); Object.values(v).forEach(walk); }
-  })(root);
-  const target = containers[m.at % containers.length]!;
-  const keys = Object.keys(target);
-  const some = keys.length > 0 ? keys[m.at % keys.length]! : m.name;
-  const record = target as Record<string, unknown>;
-  switch (m.kind) {
-    case 'set': record[some] = m.value(); break;
-    case 'delete': if (Array.isArray(target)) target.pop(); else delete record[some]; break;
-    case 'add': record[Array.isArray(target) ? String(target.length) : m.name] = m.value(); break;
-    case 'reverse': if (Array.isArray(target)) target.reverse(); else for (const k of keys.slice().reverse()) { const v = record[k]; delete record[k]; record[k] = v; } break;
-    case 'push': if (Array.isArray(target)) target.push(m.value()); else record[some] = [record[some]]; break;
-    case 'oid': { const oid = values.find((v) => v instanceof ObjectId) as ObjectId | undefined; if (oid) oid.id[m.at % 12] ^= 1; break; }
-    case 'date': { const date = values.find((v) => v instanceof Date) as Date | undefined; if (date) date.setTime(date.getTime() + 1 + (m.at % 3)); break; }
-  }
-}
-
 test('encodesAs matches exactly when serializing would give the same bytes', () => {
   fc.assert(fc.property(supportedDoc, fc.array(mutation, { maxLength: 3 }), (original, mutations) => {
     const bytes = Buffer.from(BSON.serialize(original));

@@ -4,8 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Binary, BSON, Code, Decimal128, Double, Long, MaxKey, ObjectId, Timestamp } from 'bson';
+import { Binary, BSON, Code, Decimal128, Double, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
 import { DocumentTemplates } from '../../runtime/functions/templates';
+import { mutate, mutation, supportedDoc } from './fixtures/bson-mutations';
 
 const scalar = fc.oneof(
   fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(-0), fc.constant(undefined),
@@ -49,6 +50,51 @@ test('copies are exactly what decoding gives, and what a function does to one re
       vandalise(got);
     }
   }), { numRuns: 2000 });
+});
+
+// A function worker returns a lent document as a handle when `matches` says it is still what it was: it
+// must never say so of a document that would reach the main thread as something else.
+test('a copy matches its template exactly while it would decode on the main thread as the template does', () => {
+  fc.assert(fc.property(supportedDoc, fc.array(mutation, { maxLength: 3 }), (original, mutations) => {
+    const bytes = Buffer.from(BSON.serialize(original));
+    const templates = new DocumentTemplates();
+    const keyOf = bytes.toString('latin1');
+    templates.decode(keyOf, bytes);
+    const copy = templates.decode(keyOf, bytes);
+    assert.equal(templates.matches(keyOf, copy), true, 'an untouched copy matches');
+    for (const m of mutations) mutate(copy, m);
+    if (!templates.matches(keyOf, copy)) return;
+    let reencoded: Buffer;
+    try {
+      reencoded = Buffer.from(BSON.serialize(copy));
+    } catch {
+      return assert.fail('matched a document that does not even serialize');
+    }
+    // Decoded on the main thread, what was returned and what was lent must be alike in every respect, key order included.
+    assert.deepStrictEqual(decode(reencoded), decode(bytes), 'matched a document that reaches the main thread changed');
+    assert.ok(Buffer.from(BSON.serialize(decode(reencoded))).equals(Buffer.from(BSON.serialize(decode(bytes)))), 'matched a document whose keys moved');
+  }), { numRuns: 3000 });
+  assert.equal(new DocumentTemplates().matches('no such bytes', {}), undefined);
+});
+
+test('a copy matches no longer when it changed in ways few random changes reach', () => {
+  const bytes = Buffer.from(BSON.serialize({ zero: 0, negativeZero: -0, at: new Date(5), id: new ObjectId('65f000000000000000000001'), big: Long.fromNumber(7), n: 1 }));
+  const keyOf = bytes.toString('latin1');
+  const templates = new DocumentTemplates();
+  templates.decode(keyOf, bytes);
+  const changed = (change: (copy: Record<string, unknown>) => void): boolean | undefined => {
+    const copy = templates.decode(keyOf, bytes);
+    change(copy);
+    return templates.matches(keyOf, copy);
+  };
+  assert.equal(changed(() => undefined), true);
+  assert.equal(changed((c) => { c.zero = -0; }), false, '0 became -0 (a double)');
+  assert.equal(changed((c) => { c.negativeZero = 0; }), false, '-0 became 0 (an int32)');
+  assert.equal(changed((c) => { (c.at as Date & { toBSON?: unknown }).toBSON = () => 'text'; }), false, 'a date that serializes as something else');
+  assert.equal(changed((c) => { (c.id as ObjectId & { toBSON?: unknown }).toBSON = () => 1; }), false, 'an ObjectId that serializes as something else');
+  assert.equal(changed((c) => { c.big = new Timestamp({ t: 0, i: 7 }); }), false, 'a Timestamp with the same bits as the Long');
+  assert.equal(changed((c) => { c.n = new Int32(1); }), false, 'a wrapper in place of the number');
+  assert.equal(changed((c) => { Object.setPrototypeOf(c, null); }), true, 'a document without prototype serializes the same');
 });
 
 test('templates keep to their budget, the oldest going first', () => {
