@@ -177,8 +177,8 @@ async function main(): Promise<void> {
     await runLoad({ url: server.graphqlUrl, connections: CONNECTIONS, headers: bearer, body, expectBody: withAuth.text }, WARMUP_SECONDS);
     await runLoad({ url: server.graphqlUrl, connections: CONNECTIONS, headers: bypass, body, expectBody: withoutAuth.text }, WARMUP_SECONDS);
     const sliced = await measureAlternatingSlices({
-      url: server.graphqlUrl, connections: CONNECTIONS, body, expectBody: withAuth.text,
-      kinds: [{ name: 'bypass', headers: bypass }, { name: 'bearer', headers: bearer }],
+      url: server.graphqlUrl, connections: CONNECTIONS,
+      kinds: [{ name: 'bypass', headers: bypass, body, expectBody: withAuth.text }, { name: 'bearer', headers: bearer, body, expectBody: withAuth.text }],
       seconds: OVERHEAD_SECONDS, sliceMs: SLICE_MS, settleMs: SETTLE_MS,
     });
     const [bypassRates, bearerRates] = sliced.rates;
