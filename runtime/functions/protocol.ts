@@ -34,8 +34,11 @@ function isDocument(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/** A value whose documents (the value itself, or an array's elements) travel as lent documents. */
-export interface LendingEncoded { payload: Encoded; lent?: Lent; docs?: Encoded }
+/**
+ * A value whose documents (the value itself, or an array's elements) travel as lent documents. `payload`
+ * holds the rest; it is left out when the lent documents are all there is (see wholeOfLent).
+ */
+export type LendingEncoded = { payload: Encoded; lent?: undefined; docs?: undefined } | { payload?: Encoded; lent: Lent; docs: Encoded };
 
 /**
  * Encodes `value` with its documents apart: `payload` holds the rest (null in their places) and `docs`
@@ -76,7 +79,17 @@ export function encodeLending(
     const bytes = BSON.serialize({ v: docs });
     encodedDocs = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   }
-  return { payload: encodeValue(rest), lent, docs: encodedDocs };
+  return isWholeOfLent(value, lent) ? { lent, docs: encodedDocs } : { payload: encodeValue(rest), lent, docs: encodedDocs };
+}
+
+/** Whether `lent` holds all of `value`: the value is the lent document, or an array of nothing else. */
+function isWholeOfLent(value: unknown, lent: Lent): boolean {
+  return lent.root !== undefined || (Array.isArray(value) && lent.items !== undefined && lent.items.length === 2 * value.length);
+}
+
+/** The rest of a value that `lent` holds all of, its places left null: decoding it would give the same. */
+function wholeOfLent(lent: Lent): unknown {
+  return lent.root !== undefined ? null : new Array<unknown>((lent.items?.length ?? 0) / 2).fill(null);
 }
 
 /** An int32, little-endian, as four latin1 characters. */
@@ -239,9 +252,9 @@ function sameText(text: string, bytes: Buffer, start: number, end: number): bool
 export function decodeLending(
   encoded: LendingEncoded, receive: (doc: Record<string, unknown>, handle: number, bson: Buffer, key: string) => void, templates?: DocumentTemplates,
 ): unknown {
-  const rest = decodeValue(encoded.payload);
+  if (!encoded.lent) return decodeValue(encoded.payload);
   const docs = encoded.docs;
-  if (!encoded.lent || docs === undefined) return rest;
+  const rest = encoded.payload === undefined ? wholeOfLent(encoded.lent) : decodeValue(encoded.payload);
   const bytes = Buffer.from(docs, 'latin1');
   const parts = lentDocuments(bytes);
   let position = 0;
@@ -267,10 +280,13 @@ export function decodeLending(
  * Encodes a function's result, leaving out (as handles) the lent documents it returns unchanged:
  * `handleOf` gives a document's handle when it was lent to this call and still encodes as it came.
  */
-export function encodeReturned(value: unknown, handleOf: (doc: Record<string, unknown>) => number | undefined): { payload: Encoded; returned?: Lent } {
+/** A function's result as it crosses back: `payload` holds what is not a returned lent document, and is left out when nothing is. */
+export type ReturnedEncoded = { payload: Encoded; returned?: undefined } | { payload?: Encoded; returned: Lent };
+
+export function encodeReturned(value: unknown, handleOf: (doc: Record<string, unknown>) => number | undefined): ReturnedEncoded {
   if (isDocument(value)) {
     const root = handleOf(value);
-    if (root !== undefined) return { payload: encodeValue(null), returned: { root } };
+    if (root !== undefined) return { returned: { root } };
   } else if (Array.isArray(value)) {
     const items: number[] = [];
     const rest = value.map((item, index) => {
@@ -279,15 +295,19 @@ export function encodeReturned(value: unknown, handleOf: (doc: Record<string, un
       items.push(index, handle);
       return null;
     });
-    if (items.length > 0) return { payload: encodeValue(rest), returned: { items } };
+    if (items.length > 0) {
+      const returned = { items };
+      return isWholeOfLent(value, returned) ? { returned } : { payload: encodeValue(rest), returned };
+    }
   }
   return { payload: encodeValue(value) };
 }
 
 /** The result `encodeReturned` encoded, with the lent documents put back by `lentDoc(handle)`. */
-export function decodeReturned(payload: Encoded, returned: Lent | undefined, lentDoc: (handle: number) => unknown): unknown {
-  const rest = decodeValue(payload);
-  if (!returned) return rest;
+export function decodeReturned(encoded: ReturnedEncoded, lentDoc: (handle: number) => unknown): unknown {
+  const { payload, returned } = encoded;
+  if (!returned) return decodeValue(encoded.payload);
+  const rest = payload === undefined ? wholeOfLent(returned) : decodeValue(payload);
   if (returned.root !== undefined) return lentDoc(returned.root);
   const items = rest as unknown[];
   const pairs = returned.items ?? [];
@@ -346,7 +366,7 @@ export type FromWorker =
   /** The worker has handled everything sent to it so far and is back in its event loop (not stuck). */
   | { t: 'drained' }
   /** `returned`: places of the payload (left null there) that hold documents lent to this call. */
-  | { t: 'done'; id: number; payload: Encoded; returned?: Lent }
+  | ({ t: 'done'; id: number } & ReturnedEncoded)
   | { t: 'failed'; id: number; message: string }
   | { t: 'syntax'; id: number; reason: string; line: number; character: number }
   | { t: 'service'; id: number; rid: number; service: string; action: string; payload: Encoded }

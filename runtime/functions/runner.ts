@@ -400,7 +400,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       case 'done': {
         let value: unknown;
         try {
-          value = decodeReturned(message.payload, message.returned, (handle) => {
+          value = decodeReturned(message, (handle) => {
             if (!call.lent?.has(handle)) throw new Error(`the worker returned document ${handle}, which was never lent to this call`);
             return call.lent.get(handle);
           });

@@ -62,11 +62,27 @@ test('returned handles are replaced by the lent objects themselves', () => {
   const kept = { a: 1 };
   const encoded = encodeReturned(['x', kept, { b: 2 }], (d) => (d === kept ? 7 : undefined));
   assert.deepEqual(encoded.returned, { items: [1, 7] });
-  const decoded = decodeReturned(encoded.payload, encoded.returned, (handle) => (handle === 7 ? kept : assert.fail('unknown handle'))) as unknown[];
+  const decoded = decodeReturned(encoded, (handle) => (handle === 7 ? kept : assert.fail('unknown handle'))) as unknown[];
   assert.equal(decoded[1], kept);
   assert.deepEqual(decoded, ['x', { a: 1 }, { b: 2 }]);
   const root = encodeReturned(kept, () => 3);
-  assert.equal(decodeReturned(root.payload, root.returned, () => kept), kept);
+  assert.equal(root.payload, undefined, 'nothing but the handle crosses');
+  assert.equal(decodeReturned(root, () => kept), kept);
+  const other = { c: 3 };
+  const all = encodeReturned([kept, other], (d) => (d === kept ? 1 : 2));
+  assert.equal(all.payload, undefined, 'nothing but the handles cross');
+  const back = decodeReturned(all, (handle) => (handle === 1 ? kept : other)) as unknown[];
+  assert.ok(back.length === 2 && back[0] === kept && back[1] === other);
+  assert.deepEqual(decodeReturned(encodeReturned([], () => 1), () => undefined), []);
+});
+
+test('documents lent as all of a value travel without the rest', () => {
+  const docs = [{ a: 1 }, { b: 2 }];
+  const encoded = encodeLending(docs, () => 0);
+  assert.equal(encoded.payload, undefined);
+  assert.deepEqual(decodeLending(encoded, () => undefined), docs);
+  assert.equal(encodeLending(docs[0], () => 0).payload, undefined);
+  assert.notEqual(encodeLending([docs[0], 'text'], () => 0).payload, undefined);
 });
 
 // encodesAs(doc, bson) stands in for `BSON.serialize(doc)` byte-equal to `bson` (a lent document the
