@@ -4,6 +4,7 @@
 // ObjectId/Long/Decimal128/Date/Binary as themselves, and is several times faster to encode and decode.
 // The bytes travel as a latin1 string (one char per byte, lossless): posting a string costs a memcpy, while
 // posting a typed array costs several times more than the whole encoding.
+import { isProxy } from 'node:util/types';
 import { BSON, Decimal128, Long, ObjectId } from 'bson';
 import type { DocumentTemplates } from './templates';
 
@@ -19,6 +20,61 @@ export function encodeValue(value: unknown): Encoded {
 export function decodeValue(encoded: Encoded): unknown {
   const doc = BSON.deserialize(Buffer.from(encoded, 'latin1'), { promoteLongs: false });
   return doc.u === true ? undefined : doc.v;
+}
+
+/**
+ * A value crossing from the main thread to a worker: plain data (see isPlainData) as it is, since structured
+ * cloning carries it exactly as a BSON round trip would at a fraction of the cost; anything else as BSON.
+ * (Values from a worker are always BSON: function code can hand over proxies and getters, which cloning
+ * would trip on after the fact, in the middle of a batch of messages.)
+ */
+export type Carried = Encoded | { plain: unknown };
+
+export function carry(value: unknown): Carried {
+  return value !== undefined && isPlainData(value, 0) ? { plain: value } : encodeValue(value);
+}
+
+export function uncarry(carried: Carried): unknown {
+  return typeof carried === 'string' ? decodeValue(carried) : carried.plain;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+/** Deeper values, and longer arrays (whose extra properties cloning would keep and BSON drop), go as BSON. */
+const MAX_PLAIN_DEPTH = 32;
+const MAX_PLAIN_ARRAY = 256;
+
+/**
+ * Whether `value` is data that structured cloning and a BSON round trip give back alike: null, booleans,
+ * numbers, strings (UTF-8 has no lone surrogates), valid dates, arrays without holes, and plain objects
+ * whose keys BSON can hold, of such data throughout. `undefined` inside is not (BSON makes null of it),
+ * nor a `toBSON` method, a BSON type, a class instance or a proxy.
+ */
+function isPlainData(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'boolean':
+    case 'number':
+      return true;
+    case 'string':
+      return !LONE_SURROGATE.test(value);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (value === null) return true;
+  if (depth > MAX_PLAIN_DEPTH || isProxy(value) || typeof (value as { toBSON?: unknown }).toBSON === 'function') return false;
+  const proto = Object.getPrototypeOf(value);
+  if (Array.isArray(value)) {
+    if (proto !== Array.prototype || value.length > MAX_PLAIN_ARRAY || Object.keys(value).length !== value.length) return false;
+    for (let i = 0; i < value.length; i++) if (!isPlainData(value[i], depth + 1)) return false;
+    return true;
+  }
+  if (value instanceof Date) return proto === Date.prototype && !Number.isNaN(value.getTime());
+  if ((proto !== Object.prototype && proto !== null) || '_bsontype' in value) return false;
+  for (const key of Object.keys(value)) {
+    if (key.includes('\u0000') || LONE_SURROGATE.test(key) || !isPlainData((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
 }
 
 /** A document's own BSON (no wrapper), one latin1 character per byte. */
@@ -38,7 +94,7 @@ function isDocument(value: unknown): value is Record<string, unknown> {
  * A value whose documents (the value itself, or an array's elements) travel as lent documents. `payload`
  * holds the rest; it is left out when the lent documents are all there is (see wholeOfLent).
  */
-export type LendingEncoded = { payload: Encoded; lent?: undefined; docs?: undefined } | { payload?: Encoded; lent: Lent; docs: Encoded };
+export type LendingEncoded = { payload: Carried; lent?: undefined; docs?: undefined } | { payload?: Carried; lent: Lent; docs: Encoded };
 
 /**
  * Encodes `value` with its documents apart: `payload` holds the rest (null in their places) and `docs`
@@ -67,7 +123,7 @@ export function encodeLending(
     });
     lent = { items };
   }
-  if (!lent) return { payload: encodeValue(value) };
+  if (!lent) return { payload: carry(value) };
   // `{v: [doc, …]}`, which decodeLending takes apart: put together from the elements' BSON when it is
   // given, else serialised in one go.
   let encodedDocs: Encoded;
@@ -79,7 +135,7 @@ export function encodeLending(
     const bytes = BSON.serialize({ v: docs });
     encodedDocs = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   }
-  return isWholeOfLent(value, lent) ? { lent, docs: encodedDocs } : { payload: encodeValue(rest), lent, docs: encodedDocs };
+  return isWholeOfLent(value, lent) ? { lent, docs: encodedDocs } : { payload: carry(rest), lent, docs: encodedDocs };
 }
 
 /** Whether `lent` holds all of `value`: the value is the lent document, or an array of nothing else. */
@@ -252,9 +308,9 @@ function sameText(text: string, bytes: Buffer, start: number, end: number): bool
 export function decodeLending(
   encoded: LendingEncoded, receive: (doc: Record<string, unknown>, handle: number, bson: Buffer, key: string) => void, templates?: DocumentTemplates,
 ): unknown {
-  if (!encoded.lent) return decodeValue(encoded.payload);
+  if (!encoded.lent) return uncarry(encoded.payload);
   const docs = encoded.docs;
-  const rest = encoded.payload === undefined ? wholeOfLent(encoded.lent) : decodeValue(encoded.payload);
+  const rest = encoded.payload === undefined ? wholeOfLent(encoded.lent) : uncarry(encoded.payload);
   const bytes = Buffer.from(docs, 'latin1');
   const parts = lentDocuments(bytes);
   let position = 0;
@@ -320,8 +376,9 @@ export type LogLevel = 'log' | 'info' | 'warn' | 'error' | 'debug';
 /** What a call carries into the worker besides the arguments. */
 export interface CallPayload {
   args: unknown[];
-  user: unknown;
-  request: unknown;
+  /** Absent: the system user. */
+  user?: unknown;
+  request?: unknown;
   runAsSystem: boolean;
 }
 
@@ -351,7 +408,7 @@ export interface WorkerInit {
 export interface Lent { root?: number; items?: number[] }
 
 export type ToWorker =
-  | { t: 'call'; id: number; name: string; sourceId: number; source?: string; path: string; payload: Encoded }
+  | { t: 'call'; id: number; name: string; sourceId: number; source?: string; path: string; payload: Carried }
   | ({ t: 'reply'; rid: number; ok: true } & LendingEncoded)
   | { t: 'reply'; rid: number; ok: false; message: string }
   /** Answered with `pong` at once: tells a worker whose event loop runs from one stuck in a loop. */
@@ -375,4 +432,4 @@ export type FromWorker =
 
 /** Synchronous requests (values, environment) travel on their own port so the worker can block on them. */
 export type SyncRequest = { t: 'value'; name: string } | { t: 'environment' };
-export interface SyncReply { ok: boolean; payload?: Encoded; message?: string }
+export interface SyncReply { ok: boolean; payload?: Carried; message?: string }

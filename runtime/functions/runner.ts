@@ -12,8 +12,8 @@ import path from 'node:path';
 import { OriginalEncodings } from './encodings';
 import { ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError } from './errors';
 import {
-  decodeReturned, decodeValue, encodeLending, encodeValue,
-  type CallPayload, type Encoded, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
+  carry, decodeReturned, decodeValue, encodeLending,
+  type CallPayload, type Carried, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
 
 /** The platform's function time limit. */
@@ -104,7 +104,7 @@ interface CallRecord {
   id: number;
   name: string;
   source: LoadedSource;
-  payload: Encoded;
+  payload: Carried;
   ctx: FunctionCallContext;
   caller: FunctionCaller;
   /** The call that executed this one (`context.functions.execute`); it runs on the same worker. */
@@ -194,7 +194,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     port1.on('message', (request: SyncRequest) => {
       let reply: SyncReply;
       try {
-        reply = { ok: true, payload: encodeValue(request.t === 'value' ? host.values.get(request.name) : host.environment) };
+        reply = { ok: true, payload: carry(request.t === 'value' ? host.values.get(request.name) : host.environment) };
       } catch (error) {
         reply = { ok: false, message: messageOf(error) };
       }
@@ -437,9 +437,12 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       const source = sources.get(name) ?? (await load(name));
       const syntaxError = syntaxErrors.get(source.id);
       if (syntaxError) throw syntaxError;
-      let payload: Encoded;
+      let payload: Carried;
       try {
-        payload = encodeValue({ args, user: ctx.user, request: ctx.request, runAsSystem: ctx.runAsSystem === true } satisfies CallPayload);
+        // Absent rather than undefined, which would keep the payload from crossing as plain data.
+        payload = carry({
+          args, runAsSystem: ctx.runAsSystem === true, ...(ctx.user ? { user: ctx.user } : {}), ...(ctx.request ? { request: ctx.request } : {}),
+        } satisfies CallPayload);
       } catch (error) {
         throw new FunctionExecutionError(name, `arguments cannot be passed to the function: ${messageOf(error)}`);
       }

@@ -10,7 +10,7 @@ import util from 'node:util';
 import vm from 'node:vm';
 import * as bson from 'bson';
 import {
-  decodeLending, decodeValue, encodeReturned, encodesAs, encodeValue,
+  decodeLending, encodeReturned, encodesAs, encodeValue, uncarry,
   type CallPayload, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
 import { createServiceClient, type HostRequest } from './services';
@@ -198,7 +198,7 @@ function syncRequest(request: SyncRequest, RealmError: ErrorConstructor): unknow
     if (!received) continue;
     const reply = received.message as SyncReply;
     if (!reply.ok || !reply.payload) throw new RealmError(reply.message ?? 'request failed');
-    return decodeValue(reply.payload);
+    return uncarry(reply.payload);
   }
 }
 
@@ -250,7 +250,7 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
     fn = result;
   }
   try {
-    const call = decodeValue(message.payload) as CallPayload;
+    const call = uncarry(message.payload) as CallPayload;
     // `exports = f` replaces the global, `module.exports = f` the module's property; whichever changed wins.
     const initialExports = {};
     const moduleObject: { exports: unknown } = { exports: initialExports };

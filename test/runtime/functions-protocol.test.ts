@@ -6,7 +6,9 @@ import fc from 'fast-check';
 import { BSON, Decimal128, Long, ObjectId } from 'bson';
 import { OriginalEncodings } from '../../runtime/functions/encodings';
 import { mutate, mutation, supportedDoc } from './fixtures/bson-mutations';
-import { decodeLending, decodeReturned, encodeDocument, encodeLending, encodeReturned, encodesAs, wrapDocuments } from '../../runtime/functions/protocol';
+import {
+  carry, decodeLending, decodeReturned, decodeValue, encodeDocument, encodeLending, encodeReturned, encodesAs, encodeValue, uncarry, wrapDocuments,
+} from '../../runtime/functions/protocol';
 
 const scalar = fc.oneof(
   fc.string(), fc.integer(), fc.double({ noNaN: true }), fc.boolean(), fc.constant(null),
@@ -56,6 +58,49 @@ test('kept encodings answer as encoding does, and stay within their budget, drop
   const before = encodings.keptBytes;
   encodings.encode(big);
   assert.equal(encodings.keptBytes, before, 'documents over 64 KB are not kept');
+});
+
+// Values cross to a worker as they are when structured cloning gives what a BSON round trip gives.
+const oddLeaf = fc.oneof(
+  fc.string({ unit: 'binary' }), fc.constant('lone \ud800 surrogate'), fc.double(), fc.constant(-0), fc.integer(), fc.boolean(),
+  fc.constant(null), fc.constant(undefined), fc.date(), fc.constant(new Date(Number.NaN)), fc.bigInt(),
+  fc.constant(new ObjectId('65f000000000000000000001')), fc.constant(Long.fromNumber(5)), fc.constant(new Decimal128('1.5')),
+  fc.constant(/x/g), fc.constant(new Map([['a', 1]])), fc.constant(new Uint8Array([1])), fc.constant(new Proxy({ a: 1 }, {})),
+  fc.constant({ toBSON: () => 'x' }), fc.constant(Object.assign(new Date(0), { toBSON: () => 1 })), fc.constant(Object.assign([1, 2], { extra: true })),
+  fc.constant({ get computed() { return 42; } }), fc.constant(Object.create(null) as object), fc.constant(new (class Point { x = 1; })()),
+);
+const oddKey = fc.oneof(fc.string(), fc.constant('__proto__'), fc.constant('a\u0000b'), fc.constant('\udc00'), fc.constant('$set'), fc.constant('a.b'));
+const { oddValue } = fc.letrec((tie) => ({
+  oddValue: fc.oneof({ depthSize: 'small' }, oddLeaf, fc.array(tie('oddValue'), { maxLength: 4 }), fc.sparseArray(tie('oddValue'), { maxLength: 4 }),
+    fc.dictionary(oddKey, tie('oddValue'), { maxKeys: 4 })),
+}));
+
+/** Keys in order, all the way down: deepStrictEqual does not compare key order. */
+function keyOrder(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || value instanceof Date) return null;
+  return Object.keys(value).map((key) => [key, keyOrder((value as Record<string, unknown>)[key])]);
+}
+
+test('values carried to a worker as they are arrive as a BSON round trip would make them', () => {
+  let plain = 0;
+  fc.assert(fc.property(oddValue, (value) => {
+    let carried: ReturnType<typeof carry>;
+    try {
+      carried = carry(value);
+    } catch {
+      assert.throws(() => encodeValue(value), 'carry threw where BSON does not');
+      return;
+    }
+    if (typeof carried === 'string') return;
+    plain++;
+    const arrived = structuredClone(carried.plain);
+    const viaBson = decodeValue(encodeValue(value));
+    assert.deepStrictEqual(arrived, viaBson);
+    assert.deepStrictEqual(keyOrder(arrived), keyOrder(viaBson));
+  }), { numRuns: 3000 });
+  assert.ok(plain > 300, `only ${plain} of the values went as plain data`);
+  assert.equal(typeof carry(undefined), 'string', 'undefined crosses as BSON, which keeps it');
+  assert.equal(uncarry(carry(undefined)), undefined);
 });
 
 test('returned handles are replaced by the lent objects themselves', () => {
