@@ -13,8 +13,7 @@ export type Encoded = string;
 
 /** Wrapped so BSON (whose top level must be a document) can carry any value; `undefined` survives at the top. */
 export function encodeValue(value: unknown): Encoded {
-  const bytes = BSON.serialize(value === undefined ? { u: true } : { v: value });
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  return latin1(BSON.serialize(value === undefined ? { u: true } : { v: value }));
 }
 
 export function decodeValue(encoded: Encoded): unknown {
@@ -25,8 +24,10 @@ export function decodeValue(encoded: Encoded): unknown {
 /**
  * A value crossing from the main thread to a worker: plain data (see isPlainData) as it is, since structured
  * cloning carries it exactly as a BSON round trip would at a fraction of the cost; anything else as BSON.
- * (Values from a worker are always BSON: function code can hand over proxies and getters, which cloning
- * would trip on after the fact, in the middle of a batch of messages.)
+ * The value is cloned when its batch of messages leaves, at the end of this turn of the event loop: the
+ * runner's callers hand over values they no longer change. (Values from a worker are always BSON:
+ * function code can hand over proxies and getters, which cloning would trip on after the fact, in the
+ * middle of a batch of messages.)
  */
 export type Carried = Encoded | { plain: unknown };
 
@@ -79,7 +80,10 @@ function isPlainData(value: unknown, depth: number): boolean {
 
 /** A document's own BSON (no wrapper), one latin1 character per byte. */
 export function encodeDocument(doc: Record<string, unknown>): Encoded {
-  const bytes = BSON.serialize(doc);
+  return latin1(BSON.serialize(doc));
+}
+
+function latin1(bytes: Uint8Array): Encoded {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 }
 
@@ -132,8 +136,7 @@ export function encodeLending(
     for (let i = 0; i < lent.items.length; i += 2) parts.push(encodeItem(lent.items[i]));
     encodedDocs = wrapDocuments(parts);
   } else {
-    const bytes = BSON.serialize({ v: docs });
-    encodedDocs = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+    encodedDocs = latin1(BSON.serialize({ v: docs }));
   }
   return isWholeOfLent(value, lent) ? { lent, docs: encodedDocs } : { payload: carry(rest), lent, docs: encodedDocs };
 }

@@ -75,6 +75,7 @@ export interface FunctionRunnerOptions {
 }
 
 export interface FunctionRunner {
+  /** `args`, `ctx.user` and `ctx.request` cross to the worker when this turn of the event loop ends: leave them unchanged. */
   run(name: string, args: unknown[], ctx?: FunctionCallContext): Promise<unknown>;
   /** Forget loaded sources (they changed on disk); calls already running finish with the old code. */
   reload(): void;
