@@ -13,7 +13,7 @@ import { OriginalEncodings } from './encodings';
 import { ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError } from './errors';
 import {
   carry, decodeReturned, decodeValue, encodeLending,
-  type CallPayload, type Carried, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
+  type CallPayload, type Carried, type Encoded, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
 
 /** The platform's function time limit. */
@@ -355,7 +355,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   }
 
   /** The BSON of `value`'s elements by index, when it is an array of copies of documents whose BSON is kept. */
-  function keptEncodings(value: unknown): ((index: number) => string) | undefined {
+  function keptEncodings(value: unknown): ((index: number) => Encoded) | undefined {
     if (!Array.isArray(value)) return undefined;
     const originals = host.storedOriginals?.(value);
     if (!originals || originals.length !== value.length) return undefined;

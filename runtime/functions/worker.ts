@@ -27,7 +27,9 @@ let receiving = false;
 /**
  * Queues a message. What queues up leaves in one postMessage: at the end of this turn of the event loop,
  * or, while messages from the runner are being handled, once all of them are (each reaching the main
- * thread is an event it pays for, whatever the size).
+ * thread is an event it pays for, whatever the size). A function stuck in a loop keeps what the messages
+ * before it in its batch gave rise to from leaving: the runner then treats those calls as the stuck
+ * worker's other calls (retried when they asked it for nothing, failed otherwise; see runner.ts).
  */
 function post(message: FromWorker): void {
   if (outbox.length === 0 && !receiving) setImmediate(flush);
