@@ -2,7 +2,8 @@
 import { nodeFileSystem } from '../core/fs';
 import { runCheck } from './check';
 import { runSchema } from './schema';
-import { runServe } from './serve';
+import { runServe, waitForSignal } from './serve';
+import { parentChannelOf } from '../core/runtime-protocol';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
 const HELP = `Usage: asl <command> [options]
@@ -16,7 +17,7 @@ Commands:
 Run "asl <command> --help" for a command's options.`;
 
 type Command = (argv: string[], io: CliIO) => Promise<number>;
-const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io) };
+const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, parent: parentChannelOf(process) }) };
 
 export async function main(argv: string[], io: CliIO): Promise<number> {
   const [name, ...rest] = argv;
@@ -46,7 +47,11 @@ if (require.main === module) {
     env: process.env,
   };
   main(process.argv.slice(2), io).then(
-    (code) => { process.exitCode = code; },
+    (code) => {
+      process.exitCode = code;
+      // An open IPC channel keeps the process alive; the command is done, so let it go.
+      if (process.connected) process.disconnect();
+    },
     (e) => { process.stderr.write(`asl: internal error: ${(e as Error)?.stack ?? e}\n`); process.exitCode = 70; },
   );
 }

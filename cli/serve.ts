@@ -1,5 +1,8 @@
 // `asl serve`: the local runtime for one app, until SIGINT/SIGTERM.
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Diagnostic } from '../core/diagnostics';
+import { RUNTIME_PROTOCOL_VERSION, type ParentChannel, type RuntimeProblem } from '../core/runtime-protocol';
 import { startRuntime } from '../runtime';
 import type { Logger } from '../runtime/http/server';
 import { resolveAppRoots } from './check';
@@ -20,13 +23,18 @@ Options:
   --function-timeout SEC   function execution time limit in seconds (default 300, as on the platform)
   --mongodb-uri URI        keep data in a MongoDB server instead of the embedded store
   --no-watch               do not reload on file changes
+  --fail-on-errors         refuse to start when the app's files have errors
   -h, --help               show this help
 
-Prints "listening on <url>" and "app id: <id>" on their own lines once ready.`;
+Prints "listening on <url>" and "app id: <id>" on their own lines once ready. Started with an IPC
+channel (by the editor extension), it also sends that, its log lines and reloads as typed messages
+(core/runtime-protocol.ts) and stops when the parent asks or goes away.`;
 
 export interface ServeHooks {
   /** Resolves when the runtime should stop (signals in the CLI process; tests pass their own). */
   untilStopped(): Promise<void>;
+  /** The spawning process's IPC channel, when there is one. */
+  parent?: ParentChannel;
 }
 
 export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { untilStopped: waitForSignal }): Promise<number> {
@@ -35,7 +43,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     options: {
       port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'app-id': { type: 'string' },
       secret: { type: 'string', multiple: true }, 'function-timeout': { type: 'string' }, 'mongodb-uri': { type: 'string' },
-      'no-watch': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
@@ -47,39 +55,71 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   const timeout = values['function-timeout'] === undefined ? undefined : Number(values['function-timeout']);
   if (timeout !== undefined && !(timeout > 0)) throw new UsageError(`--function-timeout must be a positive number of seconds, got "${values['function-timeout']}"`);
   for (const s of values.secret ?? []) if (s.indexOf('=') <= 0) throw new UsageError(`--secret expects NAME=VALUE, got "${s}"`);
+  const parent = hooks.parent;
+  const fail = (reason: 'app-errors' | 'usage' | 'start', message: string, problems: RuntimeProblem[] = []) => {
+    io.err(`asl serve: ${message}\n`);
+    parent?.send({ type: 'failed', version: RUNTIME_PROTOCOL_VERSION, reason, message, problems });
+  };
   const roots = await resolveAppRoots(io, positionals[0]);
   if (roots.length !== 1) {
-    io.err(roots.length ? `asl serve: ${roots.length} apps found; name one of them:\n${roots.join('\n')}\n` : `asl serve: no app found${positionals[0] ? ` in ${positionals[0]}` : ''}\n`);
+    fail('usage', roots.length ? `${roots.length} apps found; name one of them:\n${roots.join('\n')}` : `no app found${positionals[0] ? ` in ${positionals[0]}` : ''}`);
     return EXIT_USAGE;
   }
   const stamp = () => new Date().toISOString().slice(11, 23);
-  const log: Logger = {
-    info: (m) => io.err(`${stamp()} ${m}\n`),
-    warn: (m) => io.err(`${stamp()} warning: ${m}\n`),
-    error: (m) => io.err(`${stamp()} error: ${m}\n`),
-  };
+  // With a parent, log lines go to it with their level (it shows them); a terminal gets them on stderr.
+  const log: Logger = parent
+    ? {
+        info: (m) => parent.send({ type: 'log', level: 'info', message: m }),
+        warn: (m) => parent.send({ type: 'log', level: 'warn', message: m }),
+        error: (m) => parent.send({ type: 'log', level: 'error', message: m }),
+      }
+    : {
+        info: (m) => io.err(`${stamp()} ${m}\n`),
+        warn: (m) => io.err(`${stamp()} warning: ${m}\n`),
+        error: (m) => io.err(`${stamp()} error: ${m}\n`),
+      };
   // Listen for signals before announcing the address: a client that stops us right after reading it must
   // get a clean shutdown, not the default kill.
-  const stopped = hooks.untilStopped();
+  const stopped = parent ? Promise.race([hooks.untilStopped(), new Promise<void>((resolve) => parent.onStop(resolve))]) : hooks.untilStopped();
   let runtime;
   try {
     runtime = await startRuntime({
       appDir: roots[0], dataDir: values.data, host: values.host ?? '127.0.0.1', port, appId: values['app-id'],
       functionTimeoutMs: timeout === undefined ? undefined : timeout * 1000, secrets: values.secret ?? [],
       mongodbUri: values['mongodb-uri'] ?? io.env.ASL_MONGODB_URI, watch: !values['no-watch'], log,
+      onReloaded: (applied, diagnostics) => parent?.send({ type: 'reloaded', applied, errors: countOf(diagnostics, 'error') }),
     });
   } catch (e) {
-    io.err(`asl serve: ${(e as Error).message}\n`);
+    fail('start', (e as Error).message);
+    return 1;
+  }
+  const errors = runtime.diagnostics.filter((d) => d.severity === 'error');
+  if (values['fail-on-errors'] && errors.length > 0) {
+    await runtime.close();
+    fail('app-errors', `the app has ${errors.length} error${errors.length === 1 ? '' : 's'} in its files; fix them and start again`, errors.map(problemOf));
     return 1;
   }
   io.out(`listening on ${runtime.url}\napp id: ${runtime.appId}\n`);
+  parent?.send({
+    type: 'ready', version: RUNTIME_PROTOCOL_VERSION, url: runtime.url, port: runtime.port,
+    apps: [{ appId: runtime.appId, name: path.basename(roots[0]!), appDir: path.resolve(roots[0]!), dataDir: runtime.dataDir, url: runtime.url }],
+    errors: errors.length, warnings: countOf(runtime.diagnostics, 'warning'),
+  });
   await stopped;
   log.info('stopping');
   await runtime.close();
   return EXIT_OK;
 }
 
-function waitForSignal(): Promise<void> {
+function countOf(diagnostics: readonly Diagnostic[], severity: Diagnostic['severity']): number {
+  return diagnostics.filter((d) => d.severity === severity).length;
+}
+
+function problemOf(d: Diagnostic): RuntimeProblem {
+  return { file: d.file, line: d.range.start.line, character: d.range.start.character, code: d.code, message: d.message };
+}
+
+export function waitForSignal(): Promise<void> {
   return new Promise((resolve) => {
     const stop = () => { process.off('SIGINT', stop); process.off('SIGTERM', stop); resolve(); };
     process.on('SIGINT', stop);

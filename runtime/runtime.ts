@@ -52,6 +52,8 @@ export interface RuntimeOptions {
   /** Reload when the app's files change on disk. */
   watch?: boolean;
   log: Logger;
+  /** Told after every reload from a file change: whether the new files were taken, and their diagnostics. */
+  onReloaded?: (applied: boolean, diagnostics: Diagnostic[]) => void;
   fs?: AppFileSystem;
   clock?: Clock;
   /**
@@ -276,7 +278,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     return { applied: true, diagnostics: next.diagnostics };
   }
 
-  const watcher = options.watch ? watchApp(appDir, dataDir, () => reload().catch((e) => log.error(`reload failed: ${(e as Error).stack ?? e}`))) : undefined;
+  const watcher = options.watch
+    ? watchApp(appDir, dataDir, () => reload().then(
+      (result) => options.onReloaded?.(result.applied, result.diagnostics),
+      (e) => log.error(`reload failed: ${(e as Error).stack ?? e}`),
+    ))
+    : undefined;
 
   return {
     url: http.url,

@@ -1,0 +1,107 @@
+// The handshake between a runtime (`asl serve`) and the process that spawned it with an IPC channel
+// (the editor extension), declared once: the runtime sends `RuntimeMessage`s with `process.send`, the parent
+// sends `ParentMessage`s. No text scraping: the URL, the app ids and the admin session arrive as data.
+
+/** Bumped when a message changes shape; a parent refuses a runtime speaking another version. */
+export const RUNTIME_PROTOCOL_VERSION = 1;
+
+export type RuntimeLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+
+export interface RuntimeAppInfo {
+  appId: string;
+  name: string;
+  /** Absolute folder of the app's files. */
+  appDir: string;
+  /** Absolute data folder (documents, users, secrets of the runtime). */
+  dataDir: string;
+  /** Base URL of the client API for this app (`{url}/api/client/v2.0/app/{appId}/…`). */
+  url: string;
+}
+
+/** An admin session the runtime minted for its parent: bearer tokens for the admin and local-only routes. */
+export interface AdminSessionGrant {
+  accessToken: string;
+  refreshToken: string;
+}
+
+export interface RuntimeProblem {
+  /** Absolute path of the file. */
+  file: string;
+  /** 0-based. */
+  line: number;
+  character: number;
+  code: string;
+  message: string;
+}
+
+export type RuntimeMessage =
+  | {
+      type: 'ready';
+      version: number;
+      url: string;
+      port: number;
+      apps: RuntimeAppInfo[];
+      /** Absent when the runtime cannot mint one (then admin-only features are unavailable). */
+      admin?: AdminSessionGrant;
+      errors: number;
+      warnings: number;
+    }
+  | { type: 'failed'; version: number; reason: 'app-errors' | 'usage' | 'start'; message: string; problems: RuntimeProblem[] }
+  | { type: 'log'; level: RuntimeLogLevel; message: string }
+  | { type: 'reloaded'; applied: boolean; errors: number };
+
+export type ParentMessage = { type: 'stop' };
+
+const LOG_LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error'];
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Checks the shape of a message from a runtime (a parent must not trust a child blindly). */
+export function isRuntimeMessage(value: unknown): value is RuntimeMessage {
+  if (!isRecord(value)) return false;
+  switch (value.type) {
+    case 'ready':
+      return typeof value.version === 'number' && typeof value.url === 'string' && typeof value.port === 'number'
+        && Array.isArray(value.apps) && value.apps.every((a) => isRecord(a) && typeof a.appId === 'string' && typeof a.url === 'string'
+          && typeof a.appDir === 'string' && typeof a.dataDir === 'string' && typeof a.name === 'string')
+        && (value.admin === undefined || (isRecord(value.admin) && typeof value.admin.accessToken === 'string' && typeof value.admin.refreshToken === 'string'))
+        && typeof value.errors === 'number' && typeof value.warnings === 'number';
+    case 'failed':
+      return typeof value.message === 'string' && typeof value.reason === 'string' && Array.isArray(value.problems);
+    case 'log':
+      return typeof value.message === 'string' && LOG_LEVELS.includes(value.level as string);
+    case 'reloaded':
+      return typeof value.applied === 'boolean' && typeof value.errors === 'number';
+    default:
+      return false;
+  }
+}
+
+export function isParentMessage(value: unknown): value is ParentMessage {
+  return isRecord(value) && value.type === 'stop';
+}
+
+/** The runtime's side of the channel: what `process.send` offers when the process has an IPC channel. */
+export interface ParentChannel {
+  send(message: RuntimeMessage): void;
+  /** Called once when the parent asks to stop or goes away (channel closed). */
+  onStop(listener: () => void): void;
+}
+
+/** The channel of a Node process started with an IPC channel, or undefined for a process started from a terminal. */
+export function parentChannelOf(proc: NodeJS.Process): ParentChannel | undefined {
+  if (typeof proc.send !== 'function' || !proc.connected) return undefined;
+  return {
+    send(message) {
+      if (proc.connected) proc.send!(message, undefined, undefined, () => undefined);
+    },
+    onStop(listener) {
+      let called = false;
+      const once = () => { if (!called) { called = true; listener(); } };
+      proc.on('message', (m) => { if (isParentMessage(m)) once(); });
+      proc.on('disconnect', once);
+    },
+  };
+}
