@@ -94,3 +94,11 @@ export class CachingFileSystem implements AppFileSystem {
 
   clear(): void { this.files.clear(); this.dirs.clear(); }
 }
+
+/** Writes text files on disk, creating their folders (the template engine's `FileWriter`). */
+export const nodeFileWriter = {
+  async writeFile(absPath: string, text: string): Promise<void> {
+    await fs.mkdir(path.dirname(absPath), { recursive: true });
+    await fs.writeFile(absPath, text);
+  },
+};
