@@ -1,10 +1,48 @@
 // Bundles the three entry points with esbuild: the extension client, the language server, the `asl` CLI.
+// Each bundle must hold one copy of each library: after a build, `checkSingleCopies` reads esbuild's
+// metafile and fails the build when a package appears twice (two install folders, or two builds of the
+// same module such as `index.js` and `index.mjs`). Two copies of graphql-js break every schema object
+// that crosses from one to the other ("Cannot use GraphQLNonNull from another module or realm").
 import * as esbuild from 'esbuild';
 import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 
 const watch = process.argv.includes('--watch');
+
+/**
+ * Packages that dependencies reach by other paths than our code does, sent to one copy:
+ * - graphql: our code gets its ESM build (`mainFields` below), while graphql-jit requires its CommonJS
+ *   files by name (`graphql/error/index.js`); every import goes to the ESM files.
+ * - fast-uri: fast-json-stringify (under graphql-jit) nests fast-uri 4 only to hand it to ajv as its URI
+ *   resolver; ajv is built for the fast-uri 3 at the top (same functions), so that one serves both.
+ */
+const singleCopyPlugin = {
+  name: 'single-copy',
+  setup(build) {
+    build.onResolve({ filter: /^graphql(\/.*)?$/ }, (args) => ({ path: graphqlEsmFile(args.path) }));
+    build.onResolve({ filter: /^fast-uri$/ }, async (args) => {
+      if (args.pluginData === 'top-level') return undefined;
+      const result = await build.resolve(args.path, { kind: args.kind, resolveDir: ROOT, pluginData: 'top-level' });
+      return result.errors.length > 0 ? { errors: result.errors } : { path: result.path };
+    });
+  },
+};
+
+/** `graphql`, `graphql/execution`, `graphql/error/index.js` → the ESM file of that module. */
+function graphqlEsmFile(specifier) {
+  const dir = path.join(ROOT, 'node_modules', 'graphql');
+  const sub = specifier.slice('graphql'.length).replace(/^\//, '').replace(/\.(m?js)$/, '') || 'index';
+  for (const candidate of [`${sub}.mjs`, path.join(sub, 'index.mjs')]) {
+    const file = path.join(dir, candidate);
+    if (fs.existsSync(file)) return file;
+  }
+  throw new Error(`graphql: no ESM module for "${specifier}"`);
+}
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -17,6 +55,8 @@ const common = {
   // The MongoDB driver is optional and loaded lazily; it stays in node_modules.
   external: ['vscode', 'mongodb'],
   define: { ASL_VERSION: JSON.stringify(version) },
+  plugins: [singleCopyPlugin],
+  metafile: true,
 };
 const entries = [
   { entryPoints: ['client/extension.ts'], outfile: 'dist/extension.js' },
@@ -26,12 +66,63 @@ const entries = [
   { entryPoints: ['runtime/functions/worker.ts'], outfile: 'dist/function-worker.js' },
 ];
 
-if (watch) {
-  for (const e of entries) {
-    const ctx = await esbuild.context({ ...common, ...e });
-    await ctx.watch();
+/** Path segments that name a build flavour rather than a module: `lib/esm/x.js` and `lib/umd/x.js` are one module. */
+const FLAVOUR_SEGMENTS = new Set(['esm', 'cjs', 'umd', 'es', 'es6', 'es2015', 'mjs', 'commonjs', 'module', 'node', 'browser']);
+
+/**
+ * Every package that appears in a bundle more than once: under two install folders (two versions), or
+ * as two files of one module in different builds (`index.js` + `index.mjs`, `lib/esm/…` + `lib/umd/…`).
+ * Returns one message per such package.
+ */
+export function duplicatePackages(metafile) {
+  const packages = new Map();
+  for (const input of Object.keys(metafile.inputs)) {
+    const m = /^(.*node_modules\/)((?:@[^/]+\/)?[^/]+)\/(.+)$/.exec(input.replace(/\\/g, '/'));
+    if (!m) continue;
+    const [, prefix, name, file] = m;
+    let entry = packages.get(name);
+    if (!entry) packages.set(name, (entry = { folders: new Set(), modules: new Map() }));
+    entry.folders.add(prefix + name);
+    const module = `${prefix}${name}/${file.split('/').filter((s) => !FLAVOUR_SEGMENTS.has(s)).join('/').replace(/\.(c|m)?js$/, '')}`;
+    const files = entry.modules.get(module) ?? [];
+    files.push(input);
+    entry.modules.set(module, files);
   }
-  console.log('esbuild: watching client, server and cli');
-} else {
-  await Promise.all(entries.map((e) => esbuild.build({ ...common, ...e })));
+  const problems = [];
+  for (const [name, { folders, modules }] of packages) {
+    if (folders.size > 1) problems.push(`${name} is bundled from ${folders.size} folders: ${[...folders].join(', ')}`);
+    const twice = [...modules.values()].find((files) => files.length > 1);
+    if (twice) problems.push(`${name} is bundled in two builds: ${twice.join(' and ')}`);
+  }
+  return problems;
 }
+
+function checkSingleCopies(outfile, metafile) {
+  const problems = duplicatePackages(metafile);
+  if (problems.length === 0) return true;
+  console.error(`${outfile}: a library is bundled twice (objects from one copy are foreign to the other):\n  ${problems.join('\n  ')}`);
+  return false;
+}
+
+const singleCopyCheck = (outfile) => ({
+  name: 'single-copy-check',
+  setup(build) {
+    build.onEnd((result) => { if (result.metafile) checkSingleCopies(outfile, result.metafile); });
+  },
+});
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  if (watch) {
+    for (const e of entries) {
+      const ctx = await esbuild.context({ ...common, ...e, plugins: [...common.plugins, singleCopyCheck(e.outfile)] });
+      await ctx.watch();
+    }
+    console.log('esbuild: watching client, server and cli');
+  } else {
+    const results = await Promise.all(entries.map((e) => esbuild.build({ ...common, ...e })));
+    const ok = results.map((r, i) => checkSingleCopies(entries[i].outfile, r.metafile)).every(Boolean);
+    if (!ok) process.exit(1);
+  }
+}
+
+export { common as buildOptions, entries as buildEntries };

@@ -5,28 +5,9 @@
 // difference from GraphQL-over-HTTP.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { serverAudits, type Audit, type AuditResult } from 'graphql-http';
+import { serverAudits, type AuditResult } from 'graphql-http';
+import { appliesToPostJson, DELIBERATE_DIFFERENCES, POST_JSON_MUST_AUDITS } from './fixtures/graphql-http-audits';
 import { postJson, startExampleRuntime, type ExampleRuntime } from './fixtures/e2e-runtime';
-
-/** Failing non-MUST audits and why the runtime answers differently: the platform's behaviour, not an oversight. */
-const DELIBERATE_DIFFERENCES: Record<string, string> = {
-  '22EB': 'the platform answers application/json only; it never uses application/graphql-response+json',
-  '865D': 'errors in the document are 200 with {data: null, errors} whatever the Accept header (graphql.md §11)',
-  '556A': 'errors in the document are 200 with {data: null, errors} whatever the Accept header (graphql.md §11)',
-  'D586': '`data` is always present, null on failure (graphql.md §11)',
-  '51FE': 'validation errors are 200 with {data: null, errors} whatever the Accept header (graphql.md §11)',
-  '74FF': 'validation errors are 200 with {data: null, errors} whatever the Accept header (graphql.md §11)',
-  '5E5B': '`data` is always present, null on failure (graphql.md §11)',
-  '86EE': 'variable coercion errors are 200 with {data: null, errors} whatever the Accept header (graphql.md §11)',
-  '5A70': 'the platform route is POST only; GET is not served',
-  'D6D5': 'the platform route is POST only; GET is not served',
-  '6A70': 'the platform route is POST only; GET is not served',
-  '9ABE': 'a POST body is read as JSON whatever its Content-Type (curl -d without a header still works); browsers cannot exploit it because the bearer token forces a CORS preflight',
-};
-
-/** MUST audits written for GET or for the graphql-response+json media type do not apply to a POST application/json route. */
-const appliesToPostJson = (audit: Pick<Audit, 'name'>) =>
-  audit.name.startsWith('MUST') && !/\bGET\b|graphql-response\+json|x-www-form-urlencoded/.test(audit.name);
 
 describe('GraphQL-over-HTTP audits (graphql-http serverAudits) against POST /app/<appId>/graphql', () => {
   let example: ExampleRuntime;
@@ -64,7 +45,7 @@ describe('GraphQL-over-HTTP audits (graphql-http serverAudits) against POST /app
 
   test('the audit list holds the MUST audits for POST application/json', () => {
     const applicable = audits.filter(appliesToPostJson).map((a) => a.id);
-    for (const id of ['4655', '82A3', 'BF61', '78D5', '2C94', '03D4', '13EE', 'B8B3', '0220', '0221', '0222', '28B9', '1B7A']) {
+    for (const id of POST_JSON_MUST_AUDITS) {
       assert.ok(applicable.includes(id), `MUST audit ${id} is checked`);
     }
   });
