@@ -155,7 +155,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     host: {
       serviceAction: (service, action, args, ctx) => runServiceAction(collectionsFor(ctx), service, action, args),
       storedOriginals: (found) => store.storedOriginals?.(found),
-      values: { get: (name) => state.values[name] },
+      values: { get: (name) => (Object.hasOwn(state.values, name) ? state.values[name] : undefined) },
       get environment() { return environmentOf(state.app); },
       executeFunction: (name, args, ctx) => runFunction(name, args, { ...ctx, runAsSystem: ctx.runAsSystem || state.app.functions.get(name)?.runAsSystem }),
     },
@@ -237,7 +237,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     router.post(`${CLIENT_API_PREFIX}/app/:appId/graphql`, async (req) => {
       if (req.params.appId !== appId) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
       const caller = await (options.authenticateGraphql ? options.authenticateGraphql(req.headers, authenticate) : authenticate(req.headers));
-      const result = await graphql.executeRaw(await req.text(), userOf(caller));
+      const result = await graphql.executeRaw(await req.text(), userOf(caller), req.clientGone);
       return { status: result.status, body: result.body, encoding: 'json' };
     });
     return { app, diagnostics, generated, secrets, values, auth, data, graphql, router, triggers };

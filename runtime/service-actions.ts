@@ -21,11 +21,11 @@ export async function runServiceAction(collectionFor: CollectionResolver, servic
   if (typeof database !== 'string' || typeof collection !== 'string' || !database || !collection) {
     throw new ServiceActionError('InvalidParameter', `${action} needs string "database" and "collection" arguments`);
   }
-  const run = ACTIONS[action];
+  // Own properties only: `constructor`, `__proto__` and the like are names a client can send too.
+  const run = Object.hasOwn(ACTIONS, action) ? ACTIONS[action] : undefined;
   if (!run) throw new ServiceActionError('ServiceCommandNotFound', `function not found: '${action}' is not an action of the ${service} service`);
-  const target = collectionFor(service, database, collection);
   try {
-    return await run(target, args);
+    return await run(collectionFor(service, database, collection), args);
   } catch (e) {
     if (e instanceof StoreError) throw new ServiceActionError('MongoDBError', e.message);
     throw e;

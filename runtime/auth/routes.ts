@@ -127,7 +127,7 @@ function toApiError(e: unknown): unknown {
   const code = (e as { errorCode?: unknown })?.errorCode;
   if (typeof code === 'string') {
     const status = (e as { httpStatus?: unknown }).httpStatus;
-    return new ApiError(typeof status === 'number' ? status : FUNCTION_ERROR_STATUS[code] ?? 400, code, (e as Error).message);
+    return new ApiError(typeof status === 'number' ? status : (Object.hasOwn(FUNCTION_ERROR_STATUS, code) ? FUNCTION_ERROR_STATUS[code]! : 400), code, (e as Error).message);
   }
   return e;
 }

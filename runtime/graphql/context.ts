@@ -20,13 +20,45 @@ export interface ExecutionEnvironment<User> {
   runFunction: RunFunction<User>;
 }
 
+/** Bounds on the work one request may start, and whether its client has left. */
+export interface RequestBounds {
+  /** Function calls (custom resolvers) one request may start. */
+  maxFunctionCalls: number;
+  /** True once the client has disconnected: no further data access or function call starts. */
+  clientGone?: () => boolean;
+}
+
+/** A request's work stopped: its client left, or it asked for more function calls than one request may make. */
+export class RequestStopped extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RequestStopped';
+  }
+}
+
 export class RequestContext<User> {
   private readonly collections = new Map<string, StoreCollection>();
   private loaders: Map<string, RelationLoader> | undefined;
+  private functionCalls = 0;
 
-  constructor(readonly user: User, readonly env: ExecutionEnvironment<User>) {}
+  constructor(readonly user: User, readonly env: ExecutionEnvironment<User>, readonly bounds?: RequestBounds) {}
+
+  /** Runs a function for this request, within the request's bound on function calls. */
+  runFunction(name: string, args: unknown[]): Promise<unknown> {
+    this.checkNotStopped();
+    const max = this.bounds?.maxFunctionCalls;
+    if (max !== undefined && ++this.functionCalls > max) {
+      throw new RequestStopped(`the request asks for more than ${max} function calls (custom resolvers); split it into several requests`);
+    }
+    return this.env.runFunction(name, args, this.user);
+  }
+
+  private checkNotStopped(): void {
+    if (this.bounds?.clientGone?.()) throw new RequestStopped('the client closed the connection; the request was stopped');
+  }
 
   collection(ref: CollectionRef): StoreCollection {
+    this.checkNotStopped();
     const key = `${ref.dataSource}\u0000${ref.database}\u0000${ref.collection}`;
     let collection = this.collections.get(key);
     if (!collection) {

@@ -23,6 +23,16 @@ export interface GraphqlLimits {
   maxBodyBytes?: number;
   /** Distinct query texts kept parsed, validated and compiled. Default 500. */
   documentCacheSize?: number;
+  /** Most tokens a query text may have (`parse`'s `maxTokens`). Default 20,000. */
+  maxTokens?: number;
+  /** Deepest nesting of braces, brackets and parentheses in a query text, and of objects and arrays in its variables. Default 128. */
+  maxNesting?: number;
+  /** Most field selections an operation may expand to, fragments spread where they are used (aliases count each). Default 2,000. */
+  maxFields?: number;
+  /** Most field selections at an operation's root, fragments spread. Default 100. */
+  maxRootFields?: number;
+  /** Most function calls (custom resolvers) one request may start. Default 100. */
+  maxFunctionCalls?: number;
 }
 
 export interface GraphqlEndpointOptions<User> {
@@ -55,15 +65,23 @@ export interface GraphqlEndpointStats {
 }
 
 export interface GraphqlEndpoint<User> {
-  /** Executes an already parsed JSON body `{query, variables?, operationName?, extensions?}` as `user`. */
-  execute(body: unknown, user: User): Promise<GraphqlResponse>;
+  /**
+   * Executes an already parsed JSON body `{query, variables?, operationName?, extensions?}` as `user`.
+   * Once `clientGone()` is true (the client left), no further data access or function call starts.
+   */
+  execute(body: unknown, user: User, clientGone?: () => boolean): Promise<GraphqlResponse>;
   /** Checks the size of a raw JSON body, parses it and executes it. */
-  executeRaw(raw: string | Uint8Array, user: User): Promise<GraphqlResponse>;
+  executeRaw(raw: string | Uint8Array, user: User, clientGone?: () => boolean): Promise<GraphqlResponse>;
   readonly stats: Readonly<GraphqlEndpointStats>;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const DEFAULT_DOCUMENT_CACHE_SIZE = 500;
+const DEFAULT_MAX_TOKENS = 20_000;
+const DEFAULT_MAX_NESTING = 128;
+const DEFAULT_MAX_FIELDS = 2_000;
+const DEFAULT_MAX_ROOT_FIELDS = 100;
+const DEFAULT_MAX_FUNCTION_CALLS = 100;
 
 type Executor = (context: RequestContext<unknown>, variables: Record<string, unknown>) => Promise<ExecutionResult> | ExecutionResult;
 
@@ -80,6 +98,11 @@ export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User
   const schema = buildExecutableSchema(model);
   const env: ExecutionEnvironment<User> = { model, collectionFor: options.collectionFor, runFunction: options.runFunction };
   const maxBodyBytes = options.limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxTokens = options.limits.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const maxNesting = options.limits.maxNesting ?? DEFAULT_MAX_NESTING;
+  const maxFields = options.limits.maxFields ?? DEFAULT_MAX_FIELDS;
+  const maxRootFields = options.limits.maxRootFields ?? DEFAULT_MAX_ROOT_FIELDS;
+  const maxFunctionCalls = options.limits.maxFunctionCalls ?? DEFAULT_MAX_FUNCTION_CALLS;
   const rules: ValidationRule[] = [...specifiedRules, depthLimitRule(options.limits.maxQueryDepth)];
   if (options.disableIntrospection) rules.push(NoSchemaIntrospectionCustomRule);
   const cache = new LruCache<string, CachedDocument>(options.limits.documentCacheSize ?? DEFAULT_DOCUMENT_CACHE_SIZE);
@@ -97,12 +120,16 @@ export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User
     stats.parsed++;
     let entry: CachedDocument;
     try {
-      const document = parse(query);
-      const errors = validate(schema, document, rules);
+      // Bounded before anything recursive or exponential sees the document: parsing and validation
+      // recurse with its nesting, and compiling expands every fragment where it is spread.
+      const nesting = textNesting(query);
+      if (nesting > maxNesting) throw new GraphQLError(`The query nests braces, brackets or parentheses ${nesting} levels deep; the limit is ${maxNesting}.`);
+      const document = parse(query, { maxTokens });
+      const tooLarge = expansionProblem(document, maxFields, maxRootFields);
+      const errors = tooLarge ? [tooLarge] : validate(schema, document, rules);
       entry = errors.length > 0 ? { errors: errors.map(toErrorEntry), executors: new Map() } : { document, executors: new Map() };
     } catch (error) {
-      if (!(error instanceof GraphQLError)) throw error;
-      entry = { errors: [toErrorEntry(error)], executors: new Map() };
+      entry = { errors: [toErrorEntry(error instanceof GraphQLError ? error : new GraphQLError(`The query could not be read: ${(error as Error).message}`))], executors: new Map() };
     }
     cache.set(query, entry);
     return entry;
@@ -148,13 +175,14 @@ export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User
     return executor;
   };
 
-  const execute = async (body: unknown, user: User): Promise<GraphqlResponse> => {
+  const execute = async (body: unknown, user: User, clientGone?: () => boolean): Promise<GraphqlResponse> => {
     const request = readRequest(body);
     if ('problem' in request) return failure(400, request.problem);
+    if (nestedDeeperThan(request.variables, maxNesting)) return failure(400, `"variables" nest objects or arrays more than ${maxNesting} levels deep.`);
     const entry = documentFor(request.query);
     if (entry.errors) return { status: 200, body: { data: null, errors: entry.errors } };
     const executor = executorFor(entry, entry.document!, request.operationName);
-    const context = new RequestContext(user, env) as RequestContext<unknown>;
+    const context = new RequestContext(user, env, { maxFunctionCalls, clientGone }) as RequestContext<unknown>;
     const result = await executor(context, request.variables);
     // Any failure, whether a resolver, a rule or validation, nulls the whole result (graphql.md §11).
     if (result.errors && result.errors.length > 0) return { status: 200, body: { data: null, errors: result.errors.map(toErrorEntry) } };
@@ -163,7 +191,7 @@ export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User
 
   return {
     execute,
-    async executeRaw(raw, user) {
+    async executeRaw(raw, user, clientGone) {
       const size = typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength;
       if (size > maxBodyBytes) return failure(413, `The request body is ${size} bytes; GraphQL requests are limited to ${maxBodyBytes} bytes.`);
       const text = typeof raw === 'string' ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
@@ -174,7 +202,7 @@ export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User
       } catch (error) {
         return failure(400, `The request body is not valid JSON: ${(error as Error).message}`);
       }
-      return execute(body, user);
+      return execute(body, user, clientGone);
     },
     get stats() { return stats; },
   };
@@ -200,6 +228,100 @@ function readRequest(body: unknown): ParsedRequest {
   }
   if (extensions !== undefined && extensions !== null && !isMap(extensions)) return { problem: `"extensions" must be an object, not ${describeJsonType(extensions)}.` };
   return { query, variables: (variables as Record<string, unknown> | null | undefined) ?? {}, operationName: operationName ?? undefined };
+}
+
+/**
+ * The deepest nesting of `{`, `[` and `(` in a query text, outside strings and comments: a linear scan,
+ * so that a document too deep for the recursive parser and validation is refused before either runs.
+ */
+export function textNesting(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b || c === 0x28) {
+      if (++depth > deepest) deepest = depth;
+    } else if (c === 0x7d || c === 0x5d || c === 0x29) {
+      depth = Math.max(0, depth - 1);
+    } else if (c === 0x23) {
+      while (i < text.length && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d) i++;
+    } else if (c === 0x22) {
+      if (text.startsWith('"""', i)) {
+        i += 3;
+        while (i < text.length && !(text.startsWith('"""', i) && text.charCodeAt(i - 1) !== 0x5c)) i++;
+        i += 2;
+      } else {
+        for (i++; i < text.length && text.charCodeAt(i) !== 0x22 && text.charCodeAt(i) !== 0x0a; i++) if (text.charCodeAt(i) === 0x5c) i++;
+      }
+    }
+  }
+  return deepest;
+}
+
+/** Whether `value` nests objects or arrays more than `max` levels deep (recursing at most `max` levels). */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (max <= 0) return true;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) if (nestedDeeperThan(child, max - 1)) return true;
+  return false;
+}
+
+/**
+ * Counts the field selections each operation expands to, every fragment counted where it is spread (a
+ * fragment spreading another twice doubles: 40 such fragments in 2 KB expand to 2^40 fields), and names
+ * the first operation above the limits. Each fragment's count is computed once, so the count is linear
+ * in the document's size whatever it expands to.
+ */
+export function expansionProblem(document: DocumentNode, maxFields: number, maxRootFields: number): GraphQLError | undefined {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const counted = new Map<string, { root: number; total: number }>();
+  const visiting = new Set<string>();
+  const count = (selectionSet: SelectionSetNode): { root: number; total: number } => {
+    let root = 0;
+    let total = 0;
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) {
+        root += 1;
+        total += 1 + (selection.selectionSet ? count(selection.selectionSet).total : 0);
+        continue;
+      }
+      let inner: { root: number; total: number } | undefined;
+      if (selection.kind === Kind.INLINE_FRAGMENT) {
+        inner = count(selection.selectionSet);
+      } else {
+        const name = selection.name.value;
+        const fragment = fragments.get(name);
+        // Unknown fragments and cycles are validation's to report; here they only must not recurse forever.
+        if (!fragment || visiting.has(name)) continue;
+        inner = counted.get(name);
+        if (!inner) {
+          visiting.add(name);
+          inner = count(fragment.selectionSet);
+          visiting.delete(name);
+          counted.set(name, inner);
+        }
+      }
+      root += inner.root;
+      total += inner.total;
+    }
+    return { root, total };
+  };
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    const { root, total } = count(definition.selectionSet);
+    const name = definition.name ? ` "${definition.name.value}"` : '';
+    if (root > maxRootFields) {
+      return new GraphQLError(`The operation${name} selects ${root} fields at its root (aliases and fragments counted); the limit is ${maxRootFields}.`, { nodes: definition });
+    }
+    if (total > maxFields) {
+      const amount = total > 1e15 ? total.toExponential(2) : String(total);
+      return new GraphQLError(`The operation${name} expands to ${amount} field selections (aliases and fragments counted where they are used); the limit is ${maxFields}.`, { nodes: definition });
+    }
+  }
+  return undefined;
 }
 
 function describeJsonType(value: unknown): string {

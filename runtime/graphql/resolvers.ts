@@ -145,7 +145,7 @@ function customResolver(model: RuntimeModel, resolver: GeneratedResolver): Resol
     if (inputType) callArgs.push(toFunctionInput(inputType, args.input));
     if (!isRoot) callArgs.push(source);
     try {
-      return conformPayload(model, resolver, await ctx.env.runFunction(resolver.functionName, callArgs, ctx.user));
+      return conformPayload(model, resolver, await ctx.runFunction(resolver.functionName, callArgs));
     } finally {
       if (resolver.parent === 'Mutation') ctx.forgetLoadedDocuments();
     }

@@ -3,6 +3,7 @@
 // dead process. Bodies are canonical EJSON with `Content-Type: application/json` exactly (client-api.md §3).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from './errors';
 import { parseEjson, stringifyEjson } from './ejson';
@@ -30,6 +31,8 @@ export interface HttpRequest {
   text(): Promise<string>;
   readonly raw: http.IncomingMessage;
   readonly response: http.ServerResponse;
+  /** Whether the client has gone away (its connection closed): work for it can stop. */
+  clientGone(): boolean;
 }
 
 /**
@@ -90,6 +93,11 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
     const body = JSON.stringify({ error: error.error, error_code: error.code, link: baseUrl });
     socket.end(`HTTP/1.1 ${error.status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
+  // CONNECT asks for a tunnel, which node:http hands to this event instead of the request handler.
+  server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {
+    const body = errorBody(new ApiError(405, 'BadRequest', `method ${req.method} is not supported`), baseUrl, newRequestId());
+    socket.end(`HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => { server.off('error', reject); resolve(); });
@@ -148,6 +156,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
     method, path: pathname, headers: req.headers, params: match.params, requestId, baseUrl,
     get query() { return (query ??= new URLSearchParams(target.search)); },
     raw: req, response: res, text,
+    clientGone: () => req.socket.destroyed,
     async json() {
       const t = await text();
       if (t.trim() === '') return undefined;

@@ -1,0 +1,178 @@
+// Hostile input (issue 12): one authenticated request must never stop the runtime, reach another user's
+// calls, or answer 500. Each test sends what an attacker would, over real HTTP, to the full runtime.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { startHostileRuntime, type HostileRuntime } from './fixtures/hostile-app';
+
+let app: HostileRuntime;
+let token: string;
+
+before(async () => {
+  app = await startHostileRuntime();
+  token = await app.userToken('mallory@example.com');
+});
+after(async () => { await app?.close(); });
+
+const serviceCall = (name: string, args: Record<string, unknown>) =>
+  app.post('/functions/call', { service: 'mongodb-atlas', name, arguments: [{ database: 'tracker', collection: 'Task', ...args }] }, token);
+const graphql = (query: string, variables?: unknown) => app.post('/graphql', { query, ...(variables === undefined ? {} : { variables }) }, token);
+
+function assertCleanError(res: { status: number; body: any }, status: number | number[], pattern?: RegExp): void {
+  const allowed = Array.isArray(status) ? status : [status];
+  assert.ok(allowed.includes(res.status), `status ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+  assert.equal(typeof res.body?.error, 'string', JSON.stringify(res.body).slice(0, 300));
+  if (pattern) assert.match(res.body.error, pattern);
+}
+
+describe('client-supplied names are looked up as own properties only', () => {
+  for (const name of ['__proto__', 'constructor', 'hasOwnProperty', 'valueOf', 'toString', '__defineGetter__', 'isPrototypeOf']) {
+    test(`service action '${name}' is not found (4xx), never run`, async () => {
+      const res = await serviceCall(name, {});
+      assertCleanError(res, 404, /not an action/);
+      assert.equal(res.body.error_code, 'ServiceCommandNotFound');
+    });
+    test(`function '${name}' is not found`, async () => {
+      assertCleanError(await app.post('/functions/call', { name, arguments: [] }, token), 404);
+    });
+    test(`provider '${name}' is not found`, async () => {
+      assertCleanError(await app.post(`/auth/providers/${encodeURIComponent(name)}/login`, {}), [400, 404]);
+    });
+  }
+});
+
+describe('invalid database and collection names', () => {
+  for (const [database, collection] of [['../../etc', 'Task'], ['a/b', 'Task'], ['..', 'Task'], ['tracker', 'system.users'], ['tracker', 'x\u0000y'], ['', 'Task']]) {
+    test(`${JSON.stringify(database)}.${JSON.stringify(collection)} is a 400 naming the invalid name`, async () => {
+      const res = await app.post('/functions/call', { service: 'mongodb-atlas', name: 'find', arguments: [{ database, collection, query: {} }] }, token);
+      assertCleanError(res, 400, /Invalid (database|collection) name|needs string/);
+    });
+  }
+});
+
+describe('EJSON values out of range for their type are refused, naming the value', () => {
+  const cases: [string, unknown][] = [
+    ['$numberInt above 2^31', { $numberInt: '99999999999999' }],
+    ['$numberInt below -2^31', { $numberInt: '-2147483649' }],
+    ['$numberInt not an integer', { $numberInt: '1.5' }],
+    ['$numberInt not a number', { $numberInt: 'abc' }],
+    ['$numberLong above 2^63', { $numberLong: '9223372036854775808' }],
+    ['$numberLong malformed', { $numberLong: '12abc' }],
+    ['$numberDouble malformed', { $numberDouble: 'abc' }],
+    ['$numberDouble overflowing', { $numberDouble: '1e999' }],
+    ['$numberDecimal malformed', { $numberDecimal: 'one' }],
+    ['$date out of range', { $date: { $numberLong: '99999999999999999' } }],
+    ['$date malformed', { $date: 'yesterday' }],
+    ['$oid malformed', { $oid: 'zz' }],
+    ['$binary malformed', { $binary: { base64: '!!', subType: '00' } }],
+  ];
+  for (const [label, value] of cases) {
+    test(label, async () => {
+      const res = await serviceCall('find', { query: { n: value } });
+      assertCleanError(res, 400);
+      const inner = Object.values(value as Record<string, unknown>)[0];
+      const shown = typeof inner === 'string' ? inner : JSON.stringify(Object.values(inner as object)[0]);
+      assert.ok(res.body.error.includes(shown), `the error names ${shown}: ${res.body.error}`);
+    });
+  }
+  test('a collection name with slashes and dots is only a name, never a path', async () => {
+    const res = await app.post('/functions/call', { service: 'mongodb-atlas', name: 'find', arguments: [{ database: 'tracker', collection: '../../../tmp/x', query: {} }] }, token);
+    assert.ok(res.status < 500, String(res.status));
+  });
+  test('values within range still work', async () => {
+    const res = await serviceCall('find', { query: { n: { $numberInt: '-2147483648' }, m: { $numberLong: '-9223372036854775808' }, d: { $numberDouble: 'Infinity' }, t: { $date: { $numberLong: '8640000000000000' } } } });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+  });
+});
+
+describe('unsupported HTTP methods', () => {
+  test('CONNECT gets a 405 JSON answer, not a dropped connection', async () => {
+    const raw = await rawRequest(app.port, 'CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n');
+    assert.match(raw, /^HTTP\/1\.1 405 /);
+    assert.match(raw, /content-type: application\/json/i);
+    assert.match(raw, /"error":"method CONNECT is not supported"/);
+  });
+  for (const method of ['TRACE', 'PROPFIND', 'BREW']) {
+    test(`${method} gets a JSON 4xx`, async () => {
+      const raw = await rawRequest(app.port, `${method} /api/client/v2.0/app/${app.appId}/location HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      assert.match(raw, /^HTTP\/1\.1 4\d\d /);
+      assert.match(raw, /"error":/);
+    });
+  }
+});
+
+describe('GraphQL documents are bounded before they are compiled', () => {
+  test('a 2 KB fragment bomb is refused at once, and the runtime keeps serving', async () => {
+    const fragments = Array.from({ length: 40 }, (_, i) => i === 39
+      ? `fragment F${i} on Task { _id }`
+      : `fragment F${i} on Task { ...F${i + 1} ...F${i + 1} }`);
+    const query = `query Bomb { tasks { ...F0 } } ${fragments.join(' ')}`;
+    assert.ok(query.length < 2500);
+    const res = await withDeadline(graphql(query), 5000);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.data, null);
+    assert.match(res.body.errors[0].message, /expands to .* field selections.*limit is 2000/);
+    assert.equal((await graphql('{ tasks { _id } }')).status, 200);
+  });
+  test('10,000 aliases of a plain field are refused', async () => {
+    const query = `{ ${Array.from({ length: 10_000 }, (_, i) => `a${i}: tasks { _id }`).join(' ')} }`;
+    const res = await withDeadline(graphql(query), 5000);
+    assert.ok(res.status === 200 || res.status === 400, String(res.status));
+    assert.match(res.body.errors[0].message, /tokens|at its root/);
+  });
+  test('300 aliases of a plain field are refused as too many root fields', async () => {
+    const res = await graphql(`{ ${Array.from({ length: 300 }, (_, i) => `a${i}: tasks { _id }`).join(' ')} }`);
+    assert.match(res.body.errors[0].message, /selects 300 fields at its root; the limit is 100|selects 300 fields at its root \(aliases and fragments counted\); the limit is 100/);
+  });
+  test('a request may start only a bounded number of function calls', async () => {
+    const fields = Array.from({ length: 20 }, (_, i) => `s${i}: taskSummary(input: { owner: "o", status: "s" }) { count }`);
+    const fragment = `fragment S on Query { ${fields.join(' ')} }`;
+    const res = await graphql(`{ ...S } ${fragment}`);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.data?.s0?.count ?? 0, 0);
+    const many = await graphql(`{ ${Array.from({ length: 99 }, (_, i) => `s${i}: taskSummary(input: { owner: "o", status: "s" }) { count }`).join(' ')} }`);
+    assert.equal(many.status, 200, JSON.stringify(many.body).slice(0, 200));
+  });
+  test('a 10,000-deep selection set is a GraphQL error, not a 500', async () => {
+    const query = `${'{ tasks '.repeat(10_000)}{ _id }${' }'.repeat(10_000)}`;
+    const res = await graphql(query);
+    assert.ok(res.status === 200 || res.status === 400, String(res.status));
+    assert.equal(res.body.data, null);
+    assert.ok(res.body.errors.length > 0);
+  });
+  test('a 1,000-deep nested AND filter literal is a GraphQL error, not a 500', async () => {
+    const filter = `${'{ AND: ['.repeat(1000)}{ _id_exists: true }${'] }'.repeat(1000)}`;
+    const res = await graphql(`{ tasks(query: ${filter}) { _id } }`);
+    assert.ok(res.status === 200 || res.status === 400, String(res.status));
+    assert.match(res.body.errors[0].message, /nests .* 1001 levels deep|levels deep/);
+  });
+  test('10,000-deep nested variables are refused, not a 500', async () => {
+    const filter = `${'{"AND":['.repeat(10_000)}{"_id_exists":true}${']}'.repeat(10_000)}`;
+    const res = await app.postText('/graphql', `{"query":"query Q($q: TaskQueryInput) { tasks(query: $q) { _id } }","variables":{"q":${filter}}}`, token);
+    assert.equal(res.status, 400);
+    assert.match(res.body.errors[0].message, /"variables" nest/);
+  });
+  test('a query of too many tokens is refused', async () => {
+    const res = await graphql(`{ tasks { ${'_id '.repeat(30_000)} } }`);
+    assert.match(res.body.errors[0].message, /token/i);
+  });
+});
+
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([promise, new Promise<T>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms); })])
+    .finally(() => clearTimeout(timer));
+}
+
+function rawRequest(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => { received += chunk; if (/\r\n\r\n[\s\S]*\}$/.test(received)) socket.end(); });
+    socket.on('end', () => resolve(received));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+    socket.setTimeout(5000, () => { socket.destroy(); reject(new Error('no answer within 5 s')); });
+  });
+}
