@@ -49,7 +49,7 @@ export class TokenService {
       typ: 'access',
     };
     if (input.userData !== undefined) claims.user_data = input.userData;
-    return Promise.resolve(this.sign({ ...claims, sub: input.userId, iss: input.sessionId, iat, exp: iat + ACCESS_TOKEN_SECONDS }));
+    return Promise.resolve(this.sign({ ...claims, sub: input.userId, iss: input.sessionId, iat, exp: iat + ACCESS_TOKEN_SECONDS, jti: newTokenId() }));
   }
 
   issueRefresh(input: { userId: string; sessionId: string; deviceId: string; identity: IdentityRecord; expiresAt: number }): Promise<string> {
@@ -57,7 +57,7 @@ export class TokenService {
     return Promise.resolve(this.sign({
       baas_data: null, baas_device_id: input.deviceId, baas_domain_id: this.domainId, baas_id: input.sessionId, baas_identity: identity,
       stitch_data: null, stitch_devId: input.deviceId, stitch_domainId: this.domainId, stitch_id: input.sessionId, stitch_ident: identity,
-      typ: 'refresh', sub: input.userId, iat: this.nowSeconds(), exp: input.expiresAt,
+      typ: 'refresh', sub: input.userId, iat: this.nowSeconds(), exp: input.expiresAt, jti: newTokenId(),
     }));
   }
 
@@ -124,6 +124,14 @@ export class TokenService {
   private signature(signingInput: string): string {
     return createHmac('sha256', this.key).update(signingInput).digest('base64url');
   }
+}
+
+/**
+ * A unique `jti` claim makes every issued token distinct, even two issued in the same second with the same
+ * claims (a refresh right after login): clients tell tokens apart by their text.
+ */
+function newTokenId(): string {
+  return randomBytes(12).toString('base64url');
 }
 
 /** Verified tokens remembered (about 0.5 KiB each). */

@@ -111,6 +111,15 @@ describe('client API auth routes over HTTP', () => {
     assert.ok(!h.logs.some((l) => l.includes('wrong-pass') || l.includes('right-pass')), 'passwords never reach the log');
   });
 
+  test('a refresh right after login (same second, same claims) returns a distinct access token', async () => {
+    const login = await h.request('POST', appRoute('/auth/providers/anon-user/login'), { body: {} });
+    const refreshed = await h.request('POST', client('/auth/session'), { token: login.json.refresh_token });
+    const again = await h.request('POST', client('/auth/session'), { token: login.json.refresh_token });
+    const tokens = [login.json.access_token, refreshed.json.access_token, again.json.access_token];
+    assert.equal(new Set(tokens).size, 3, 'three distinct access tokens');
+    for (const token of tokens) assert.equal((await h.request('GET', client('/auth/profile'), { token })).status, 200);
+  });
+
   test('refresh, logout and the 401 bodies that drive refresh', async () => {
     const login = await h.request('POST', appRoute('/auth/providers/anon-user/login'), { body: {} });
     const refreshed = await h.request('POST', client('/auth/session'), { token: login.json.refresh_token });

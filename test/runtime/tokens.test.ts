@@ -23,6 +23,22 @@ describe('TokenService', () => {
     assert.equal((await tokens.verify(token, 'access')).sub, 'a'.repeat(24));
   });
 
+  test('every issued token is distinct, even with the same claims in the same second, and each verifies', async () => {
+    const first = await access();
+    const second = await access();
+    assert.notEqual(first, second);
+    const refresh = () => tokens.issueRefresh({
+      userId: 'a'.repeat(24), sessionId: 'b'.repeat(24), deviceId: '0'.repeat(24), expiresAt: Math.floor(now / 1000) + 60,
+      identity: { id: 'i', provider_type: 'anon-user', provider_id: 'p' } as never,
+    });
+    assert.notEqual(await refresh(), await refresh());
+    for (const token of [first, second]) {
+      const { payload } = await jwtVerify(token, secret, { algorithms: ['HS256'], currentDate: new Date(now) });
+      assert.match(String(payload.jti), /^[\w-]{16}$/);
+      assert.equal((await tokens.verify(token, 'access')).sub, 'a'.repeat(24));
+    }
+  });
+
   test('refuses altered, unsigned, re-signed, expired, not-yet-valid and wrong-kind tokens', async () => {
     const token = await access();
     const [header, body, signature] = token.split('.');
