@@ -13,6 +13,14 @@ export interface Diagnostic {
   message: string;
   /** Extra facts a quick fix needs (for example the missing function's name). JSON-serialisable. */
   data?: Record<string, unknown>;
+  /** Other places the problem involves (LSP `relatedInformation`): each schema a sync setting disagrees with. */
+  related?: RelatedLocation[];
+}
+
+export interface RelatedLocation {
+  file: string;
+  range: Range;
+  message: string;
 }
 
 /** Collects diagnostics while loading or validating; each check adds to one sink. */
@@ -22,8 +30,11 @@ export class DiagnosticSink {
   add(d: Diagnostic): void { this.items.push(d); }
 
   /** Report at a JSON path of a parsed file. */
-  at(file: JsonFile, path: JSONPath, severity: Severity, code: string, message: string, opts: { target?: 'key' | 'value'; data?: Record<string, unknown> } = {}): void {
-    this.items.push({ file: file.path, range: file.range(path, opts.target), severity, code, message, ...(opts.data ? { data: opts.data } : {}) });
+  at(file: JsonFile, path: JSONPath, severity: Severity, code: string, message: string, opts: { target?: 'key' | 'value'; data?: Record<string, unknown>; related?: RelatedLocation[] } = {}): void {
+    this.items.push({
+      file: file.path, range: file.range(path, opts.target), severity, code, message,
+      ...(opts.data ? { data: opts.data } : {}), ...(opts.related?.length ? { related: opts.related } : {}),
+    });
   }
 
   /** Report at a range of a text file (a function source, or a file-level problem). */

@@ -13,7 +13,11 @@ const severities: Record<Severity, DiagnosticSeverity> = {
 };
 
 export function toLspDiagnostic(d: Diagnostic): LspDiagnostic {
-  return { range: d.range, severity: severities[d.severity], code: d.code, source: DIAGNOSTIC_SOURCE, message: d.message, ...(d.data ? { data: d.data } : {}) };
+  return {
+    range: d.range, severity: severities[d.severity], code: d.code, source: DIAGNOSTIC_SOURCE, message: d.message,
+    ...(d.data ? { data: d.data } : {}),
+    ...(d.related ? { relatedInformation: d.related.map((r) => ({ location: { uri: pathToUri(r.file), range: r.range }, message: r.message })) } : {}),
+  };
 }
 
 export function uriToPath(uri: string): string | undefined {

@@ -3,7 +3,7 @@
 //
 // Codes: sync/partition-key-missing, sync/partition-key-not-in-schema, sync/partition-type-mismatch,
 // sync/partition-type-uuid, sync/dev-mode-needs-database, sync/partition-key-writable.
-import type { DiagnosticSink } from '../diagnostics';
+import type { DiagnosticSink, RelatedLocation } from '../diagnostics';
 import { isObject, type JsonFile } from '../json';
 import type { AppModel } from '../model';
 
@@ -31,6 +31,7 @@ export function validateSync(app: AppModel, sink: DiagnosticSink): void {
   if (!ds) return;
   const schemas = ds.collections.filter((c) => isObject(c.schema?.value) && (!sync.developmentModeEnabled || !sync.databaseName || c.database === sync.databaseName));
   let withKey = 0;
+  const mismatches: Array<{ declared: string; at: RelatedLocation }> = [];
   const expected = partition.type && Object.hasOwn(SCHEMA_TYPES_FOR_PARTITION, partition.type) ? SCHEMA_TYPES_FOR_PARTITION[partition.type] : undefined;
   for (const coll of schemas) {
     const schema = coll.schema!;
@@ -47,7 +48,17 @@ export function validateSync(app: AppModel, sink: DiagnosticSink): void {
       sink.at(schema, ['properties', partition.key, 'bsonType'], 'error', 'sync/partition-type-mismatch',
         `The partition key "${partition.key}" is ${declared.join('/')} here but sync/config.json says partition.type is "${partition.type}"; clients would fail to bind (ErrorIllegalDatabasePath)`,
         { data: { schemaType: declared[0], partitionType: partition.type } });
+      const at = ['properties', partition.key, 'bsonType'];
+      mismatches.push({ declared: declared.join('/'), at: { file: schema.path, range: schema.range(at), message: `"${partition.key}" is ${declared.join('/')} in ${coll.database}.${coll.collection}` } });
     }
+  }
+  // Whoever just changed partition.type looks here, not in the schemas: the mismatch is reported here too.
+  if (mismatches.length > 0) {
+    const kinds = [...new Set(mismatches.map((m) => m.declared))];
+    const where = mismatches.map((m) => m.at.message.replace(/^"[^"]*" is /, '')).join('; ');
+    sink.at(file, ['partition', 'type'], 'error', 'sync/partition-type-mismatch',
+      `partition.type is "${partition.type}" but the partition key "${partition.key}" is ${where}; clients would fail to bind (ErrorIllegalDatabasePath)`,
+      { data: kinds.length === 1 && !kinds[0]!.includes('/') ? { schemaType: kinds[0] } : {}, related: mismatches.map((m) => m.at) });
   }
   for (const coll of schemas) {
     const properties = isObject(coll.schema!.value) && isObject(coll.schema!.value.properties) ? coll.schema!.value.properties : {};

@@ -43,6 +43,27 @@ describe('checkApp', () => {
     assert.deepEqual(mismatch.data, { schemaType: 'string', partitionType: 'objectId' });
   });
 
+  test('a partition type mismatch is reported at partition.type in sync/config.json too, related to each schema', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = partitionSync({ read: true, write: true }, 'objectId');
+    for (const collection of ['Task', 'User']) {
+      const schema = files[`data_sources/mongodb-atlas/todo/${collection}/schema.json`] as { properties: Record<string, unknown> };
+      schema.properties._partition = { bsonType: 'string' };
+    }
+    const diagnostics = await check(files);
+    const atConfig = diagnostics.filter((d) => d.code === 'sync/partition-type-mismatch' && d.file === path.join(APP_ROOT, 'sync/config.json'));
+    assert.equal(atConfig.length, 1, JSON.stringify(diagnostics));
+    const [mismatch] = atConfig;
+    assert.equal(mismatch!.severity, 'error');
+    const configText = JSON.stringify(files['sync/config.json'], null, 2);
+    const typeLine = configText.split('\n').findIndex((l) => l.includes('"type": "objectId"'));
+    assert.equal(mismatch!.range.start.line, typeLine, 'at the partition.type value');
+    assert.match(mismatch!.message, /partition\.type is "objectId" but the partition key "_partition" is string in todo\.Task; string in todo\.User/);
+    const atSchemas = diagnostics.filter((d) => d.code === 'sync/partition-type-mismatch' && d.file !== mismatch!.file);
+    assert.deepEqual(mismatch!.related!.map((r) => [path.relative(APP_ROOT, r.file), r.range]), atSchemas.map((d) => [path.relative(APP_ROOT, d.file), d.range]));
+    assert.deepEqual(mismatch!.data, { schemaType: 'string' });
+  });
+
   test('a partition key that no schema defines is an error', async () => {
     const files = baseApp();
     files['sync/config.json'] = partitionSync({ read: true, write: true });

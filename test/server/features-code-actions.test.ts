@@ -98,6 +98,22 @@ describe('quick fixes', () => {
     assert.equal(schema.properties.owner.bsonType, 'string');
   });
 
+  test('at partition.type, the mismatch links each schema (relatedInformation) and offers only setting partition.type', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = { type: 'partition', state: 'enabled', service_name: 'mongodb-atlas', database_name: 'todo', partition: { key: 'owner', type: 'string', permissions: { read: true, write: true } } };
+    (files['data_sources/mongodb-atlas/todo/Task/schema.json'] as { properties: Record<string, unknown> }).properties.owner = { bsonType: 'objectId' };
+    const app = await loadedApp(files);
+    const syncFile = app.model.files.get(path.join(APP_ROOT, 'sync/config.json'))!;
+    const [lsp] = app.diagnostics.filter((d) => d.file === syncFile.path && d.code === 'sync/partition-type-mismatch').map(toLspDiagnostic);
+    assert.ok(lsp);
+    const schemaPath = path.join(APP_ROOT, 'data_sources/mongodb-atlas/todo/Task/schema.json');
+    const atSchema = app.diagnostics.find((d) => d.file === schemaPath && d.code === 'sync/partition-type-mismatch')!;
+    assert.deepEqual(lsp.relatedInformation, [{ location: { uri: pathToUri(schemaPath), range: atSchema.range }, message: '"owner" is objectId in todo.Task' }]);
+    const fixes = fixesFor(app, 'sync/config.json', 'sync/partition-type-mismatch');
+    assert.deepEqual(fixes.map((f) => f.title), ['Set partition.type to "objectId" in sync/config.json']);
+    assert.equal((applyInFile(app, fixes[0]!, 'sync/config.json') as { partition: { type: string } }).partition.type, 'objectId');
+  });
+
   test('signing keys are emptied when a JWK URI supplies the keys', async () => {
     const files = baseApp();
     files['auth/providers.json'] = { 'custom-token': { name: 'custom-token', type: 'custom-token', disabled: false,
