@@ -677,7 +677,7 @@ class SchemaGenerator {
       return undefined;
     }
     if (properties.length === 0) {
-      this.sink.at(file, path, 'error', 'graphql/invalid-custom-type', `Custom type "${typeName}" needs at least one property with a GraphQL type.`);
+      this.sink.at(file, [...path, 'properties'], 'error', 'graphql/invalid-custom-type', `Custom type "${typeName}" needs at least one property with a GraphQL type.`);
       return undefined;
     }
     const fields = new Map<string, IrField>();

@@ -30,6 +30,14 @@ describe('custom resolver checks', () => {
     assert.equal(shadow.range.start.line, 2);
   });
 
+  test('a custom input type with "properties": {} is reported at properties, not at input_type', async () => {
+    const resolver = { input_type_format: 'custom', input_type: { title: 'StatsInput', bsonType: 'object', properties: {} } };
+    const empty = (await check(resolver)).filter((d) => d.code === 'graphql/invalid-custom-type');
+    assert.equal(empty.length, 1, JSON.stringify(empty));
+    const lines = JSON.stringify({ on_type: 'Query', field_name: 'stats', function_name: 'renameTask', ...resolver }, null, 2).split('\n');
+    assert.equal(empty[0]!.range.start.line, lines.findIndex((l) => l.includes('"properties": {}')));
+  });
+
   test('an input_type without a format, and a payload format without a type, are reported as ignored', async () => {
     const codes = (await check({ input_type: 'string', payload_type_format: 'scalar' })).map((d) => d.code);
     assert.ok(codes.includes('resolver/input-type-ignored'), codes.join());
