@@ -44,8 +44,14 @@ export function describeStatus(server: ServerState, workspace: StatusParams | un
   const apps = workspace.apps.length === 0
     ? 'No app root (realm_config.json, root_config.json, stitch.json) in the workspace.'
     : workspace.apps.map(describeApp).join('\n');
+  // The icon and the count say whether the apps have problems: a check mark only when they have none.
+  const errors = workspace.apps.reduce((n, app) => n + app.errors, 0);
+  const warnings = workspace.apps.reduce((n, app) => n + app.warnings, 0);
+  const problems = errors > 0 ? `$(error) App Services: ${appCountLabel(workspace.apps.length)}, ${plural(errors, 'error')}`
+    : warnings > 0 ? `$(warning) App Services: ${appCountLabel(workspace.apps.length)}, ${plural(warnings, 'warning')}`
+      : `$(check) App Services: ${appCountLabel(workspace.apps.length)}`;
   return {
-    text: `$(check) App Services: ${appCountLabel(workspace.apps.length)}`,
+    text: problems,
     tooltip: `${apps}\nClick to show the language server's output.`,
     isError: false,
   };

@@ -23,10 +23,18 @@ describe('status bar item', () => {
 
   test('a ready server shows how many apps it loaded, with their problems in the tooltip', () => {
     const view = describeStatus('running', ready([todo, shop]));
-    assert.equal(view.text, '$(check) App Services: 2 apps');
+    assert.equal(view.text, '$(error) App Services: 2 apps, 1 error');
     assert.match(view.tooltip, /^todo-tracker \(\/ws\/todo-tracker\): 1 error, 0 warnings$/m);
     assert.match(view.tooltip, /^shop \(\/ws\/shop\): 0 errors, 2 warnings$/m);
     assert.equal(view.isError, false);
+  });
+
+  test('a check mark only when no app has an error or a warning; errors counted over every app, then warnings', () => {
+    const clean = { ...shop, warnings: 0 };
+    assert.equal(describeStatus('running', ready([clean])).text, '$(check) App Services: 1 app');
+    assert.equal(describeStatus('running', ready([shop])).text, '$(warning) App Services: 1 app, 2 warnings');
+    assert.equal(describeStatus('running', ready([todo])).text, '$(error) App Services: 1 app, 1 error');
+    assert.equal(describeStatus('running', ready([todo, { ...todo, root: '/ws/b', errors: 4 }, shop])).text, '$(error) App Services: 3 apps, 5 errors');
   });
 
   test('a workspace without app roots says so', () => {
