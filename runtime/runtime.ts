@@ -4,6 +4,7 @@
 // so a request sees either the old app or the new one, never a mix. A reload whose files have errors
 // keeps serving the last good state.
 import { createHash } from 'node:crypto';
+import chokidar from 'chokidar';
 import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
@@ -279,10 +280,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   }
 
   const watcher = options.watch
-    ? watchApp(appDir, dataDir, () => reload().then(
+    ? await watchApp(appDir, dataDir, () => reload().then(
       (result) => options.onReloaded?.(result.applied, result.diagnostics),
       (e) => log.error(`reload failed: ${(e as Error).stack ?? e}`),
-    ))
+    )).catch((e: Error) => { log.warn(`not reloading on file changes: watching ${appDir} failed: ${e.message}`); return undefined; })
     : undefined;
 
   return {
@@ -293,7 +294,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     get diagnostics() { return state.diagnostics; },
     reload,
     async close() {
-      watcher?.close();
+      await watcher?.close();
       await http.close();
       // Trigger runs still in progress end with the function runner; they are not waited for.
       const draining = state.triggers.dispose();
@@ -370,16 +371,44 @@ function environmentOf(app: AppModel): { tag: string; values: Record<string, unk
   return { tag, values: file?.values ?? {} };
 }
 
-/** Reloads on changes below the app folder, except in the runtime's own data and in installed packages. */
-function watchApp(appDir: string, dataDir: string, onChange: () => void): fs.FSWatcher {
-  let timer: NodeJS.Timeout | undefined;
-  const ignored = (rel: string) => {
-    const abs = path.join(appDir, rel);
-    return abs === dataDir || abs.startsWith(dataDir + path.sep) || rel.split(path.sep).includes('node_modules') || rel.split(path.sep).includes('.git');
+/**
+ * Reloads on changes below the app folder, except in the runtime's own data and in installed packages.
+ * chokidar rather than `fs.watch`: a file saved by replacement (written to a temporary file, then renamed
+ * over the old one: `sed -i`, many editors, git checkout) is a new inode, which Node's recursive watch
+ * loses, so later edits went unseen. Resolves once the initial scan is done, so no edit after start-up is missed.
+ * Reloads run one at a time; changes during a reload start one more afterwards.
+ */
+async function watchApp(appDir: string, dataDir: string, reload: () => Promise<void>): Promise<{ close(): Promise<void> }> {
+  const ignored = (file: string) => {
+    const abs = path.resolve(file);
+    if (abs === dataDir || abs.startsWith(dataDir + path.sep)) return true;
+    const parts = path.relative(appDir, abs).split(path.sep);
+    return parts.includes('node_modules') || parts.includes('.git');
   };
-  return fs.watch(appDir, { recursive: true }, (_event, file) => {
-    if (file && ignored(String(file))) return;
+  const watcher = chokidar.watch(appDir, { ignored, ignoreInitial: true, atomic: true });
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let pending = false;
+  const run = () => {
+    if (running) { pending = true; return; }
+    running = reload().finally(() => {
+      running = undefined;
+      if (pending) { pending = false; run(); }
+    });
+  };
+  watcher.on('all', () => {
     clearTimeout(timer);
-    timer = setTimeout(onChange, 150);
+    timer = setTimeout(run, 150);
   });
+  await new Promise<void>((resolve, reject) => {
+    watcher.once('ready', resolve);
+    watcher.once('error', reject);
+  });
+  return {
+    async close() {
+      clearTimeout(timer);
+      await watcher.close();
+      await running;
+    },
+  };
 }
