@@ -26,7 +26,8 @@ Options:
   --fail-on-errors         refuse to start when the app's files have errors
   -h, --help               show this help
 
-Prints "listening on <url>" and "app id: <id>" on their own lines once ready. Started with an IPC
+Prints "listening on <url>" and "app id: <id>" on their own lines once ready, and "hosting: <url>"
+when the app has hosting/files (served at http://<app id>.localhost:<port>/). Started with an IPC
 channel (by the editor extension), it also sends that, its log lines and reloads as typed messages
 (core/runtime-protocol.ts) and stops when the parent asks or goes away.`;
 
@@ -99,7 +100,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     fail('app-errors', `the app has ${errors.length} error${errors.length === 1 ? '' : 's'} in its files; fix them and start again`, errors.map(problemOf));
     return 1;
   }
-  io.out(`listening on ${runtime.url}\napp id: ${runtime.appId}\n`);
+  io.out(`listening on ${runtime.url}\napp id: ${runtime.appId}\n${runtime.hostingUrl ? `hosting: ${runtime.hostingUrl}\n` : ''}`);
   parent?.send({
     type: 'ready', version: RUNTIME_PROTOCOL_VERSION, url: runtime.url, port: runtime.port,
     apps: [{ appId: runtime.appId, name: path.basename(roots[0]!), appDir: path.resolve(roots[0]!), dataDir: runtime.dataDir, url: runtime.url }],

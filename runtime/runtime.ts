@@ -26,6 +26,7 @@ import { registerEndpointRoutes, withEndpointSources } from './endpoints';
 import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallContext, type FunctionRunner, type FunctionUser } from './functions';
 import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
 import { ApiError } from './http/errors';
+import { createHostingHandler, hostingUrl } from './http/hosting';
 import { CLIENT_API_PREFIX, Router } from './http/router';
 import { createHttpServer, type Logger, type RunningHttpServer } from './http/server';
 import type { CorsPolicy } from './http/cors';
@@ -69,6 +70,8 @@ export interface RunningRuntime {
   readonly port: number;
   readonly appId: string;
   readonly dataDir: string;
+  /** `http://<app id>.localhost:<port>/` when the app has `hosting/files`. */
+  readonly hostingUrl?: string;
   /** Diagnostics of the state being served. */
   readonly diagnostics: Diagnostic[];
   /** Reloads the app's files now; resolves with whether the new state was taken. */
@@ -249,9 +252,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   await createDeclaredIndexes(store, first.app);
   cors.allowedOrigins = first.app.allowedRequestOrigins;
   const frontRouter = new SwappableRouter(() => state.router);
+  const hostingFiles = path.join(appDir, 'hosting', 'files');
+  const hostedSites = fs.existsSync(hostingFiles) ? [{ appId, filesDir: hostingFiles }] : [];
   let http: RunningHttpServer;
   try {
-    http = await createHttpServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, router: frontRouter, log, cors });
+    http = await createHttpServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, router: frontRouter, log, cors, hosting: createHostingHandler(() => hostedSites) });
   } catch (e) {
     await state.triggers.dispose();
     await Promise.allSettled([functions.close(), store.close(), opened.close()]);
@@ -291,6 +296,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     port: http.port,
     appId,
     dataDir,
+    ...(hostedSites.length ? { hostingUrl: hostingUrl(appId, http.port) } : {}),
     get diagnostics() { return state.diagnostics; },
     reload,
     async close() {

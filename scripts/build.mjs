@@ -7,6 +7,7 @@ import * as esbuild from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildHostedTemplates } from './build-templates.mjs';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -112,6 +113,7 @@ const singleCopyCheck = (outfile) => ({
 });
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await buildHostedTemplates();
   if (watch) {
     for (const e of entries) {
       const ctx = await esbuild.context({ ...common, ...e, plugins: [...common.plugins, singleCopyCheck(e.outfile)] });

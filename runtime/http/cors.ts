@@ -4,14 +4,14 @@
 export interface CorsPolicy {
   /** Exact origins, e.g. `https://example.org` (the app's `allowed_request_origins`). */
   allowedOrigins: readonly string[];
-  /** Also allow `http(s)://localhost`, `127.0.0.1` and `[::1]` on any port. */
+  /** Also allow `http(s)://localhost` (and its subdomains, where apps are hosted), `127.0.0.1` and `[::1]` on any port. */
   allowLocalhost: boolean;
 }
 
 /** Headers that carry credentials for GraphQL (client-api.md §9); lower case, as node:http reports them. */
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['email', 'password', 'apikey', 'jwttokenstring']);
 
-const LOCALHOST = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
+const LOCALHOST = /^https?:\/\/((?:[a-z0-9_-]{1,63}\.){0,4}localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
 
 export function isOriginAllowed(policy: CorsPolicy, origin: string): boolean {
   const normalized = origin.replace(/\/+$/, '');

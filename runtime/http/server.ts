@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from './errors';
 import { parseEjson, stringifyEjson } from './ejson';
 import { isOriginAllowed, preflightHeaders, type CorsPolicy } from './cors';
+import type { HostingHandler } from './hosting';
 import type { Router } from './router';
 
 export interface Logger {
@@ -60,6 +61,8 @@ export interface HttpServerOptions {
   maxBodyBytes?: number;
   /** Base URL announced to clients; defaults to `http://localhost:<bound port>`. */
   publicUrl?: string;
+  /** Static hosting of apps' `hosting/files`, dispatched on the Host header before the API routes. */
+  hosting?: HostingHandler;
 }
 
 export interface RunningHttpServer {
@@ -139,6 +142,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
     return;
   }
   const { pathname } = target;
+  if (options.hosting && await options.hosting(req, res, method, pathname)) return;
   const match = options.router.match(method, pathname);
   if (match.kind !== 'found') {
     req.resume();
