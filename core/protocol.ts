@@ -16,3 +16,26 @@ export interface StatusParams {
   state: 'loading' | 'ready';
   apps: AppSummary[];
 }
+
+/** Client → server: which app's schema the GraphQL of a document is checked against. */
+export const GRAPHQL_APP_REQUEST = 'asl/graphqlApp';
+
+export interface GraphqlAppParams { uri: string }
+
+/** `folder`: the app's folder holds the file; `only`: the workspace's only app; `setting`: `appServicesLocal.graphql.app`. */
+export type GraphqlAppReason = 'folder' | 'only' | 'setting';
+
+export interface GraphqlAppResult {
+  /** Absent when no app applies (several apps, none chosen) or GraphQL features are off. */
+  app?: { root: string; name: string; reason: GraphqlAppReason };
+  /** Every app of the workspace, to pick from. */
+  choices: Array<{ root: string; name: string }>;
+  enabled: boolean;
+}
+
+/** The GraphQL settings the server reads (`appServicesLocal.graphql.*`), in initializationOptions and configuration changes. */
+export interface GraphqlSettings {
+  enable: boolean;
+  /** App root folder or name used for GraphQL outside any app's folder when the workspace has several apps. */
+  app?: string;
+}

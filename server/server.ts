@@ -1,11 +1,11 @@
 // The language server: wires the LSP connection to the workspace model. Features stay out of this file.
 import {
-  CodeActionKind, DidChangeWatchedFilesNotification, FileChangeType, TextDocuments, TextDocumentSyncKind,
-  type Connection, type InitializeParams, type InitializeResult,
+  CodeActionKind, DidChangeConfigurationNotification, DidChangeWatchedFilesNotification, FileChangeType, TextDocuments, TextDocumentSyncKind,
+  type Connection, type Diagnostic as LspDiagnostic, type InitializeParams, type InitializeResult,
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { AppFileSystem } from '../core/fs';
-import { STATUS_NOTIFICATION, type StatusParams } from '../core/protocol';
+import { GRAPHQL_APP_REQUEST, STATUS_NOTIFICATION, type GraphqlAppParams, type StatusParams } from '../core/protocol';
 import { pathToUri, toLspDiagnostic, uriToPath } from './convert';
 import { LanguageFeatures } from './features';
 import { AppWorkspace } from './workspace';
@@ -23,15 +23,26 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
   const documents = new TextDocuments(TextDocument);
   let workspace = new AppWorkspace(runtime.fs);
   const published = new Map<string, Set<string>>();
+  // A JavaScript file can have both app diagnostics and GraphQL ones: each is kept and sent together.
+  const appDiagnostics = new Map<string, LspDiagnostic[]>();
+  const graphqlDiagnostics = new Map<string, LspDiagnostic[]>();
+  let configurationEvents = false;
   const pendingReloads = new Map<string, unknown>();
   let folders: string[] = [];
   let watchRegistration = false;
   let workspaceFolderEvents = false;
-  const features = new LanguageFeatures((file) => workspace.appOf(file), (uri) => documents.get(uri)?.getText(), (message) => connection.console.error(message));
+  const features = new LanguageFeatures((file) => workspace.appOf(file), (uri) => documents.get(uri)?.getText(), (message) => connection.console.error(message),
+    (file, preferred) => workspace.graphqlAppOf(file, preferred), () => workspace.allApps());
 
   const safely = <A extends unknown[]>(what: string, fn: (...args: A) => Promise<void> | void) => async (...args: A) => {
     try { await fn(...args); } catch (e) { connection.console.error(`${what} failed: ${(e as Error)?.stack ?? e}`); }
   };
+
+  function send(file: string): void {
+    const own = appDiagnostics.get(file) ?? [];
+    const graphql = graphqlDiagnostics.get(pathToUri(file)) ?? [];
+    void connection.sendDiagnostics({ uri: pathToUri(file), diagnostics: graphql.length ? [...own, ...graphql] : own });
+  }
 
   function publish(root: string): void {
     const app = workspace.allApps().find((a) => a.model.rootDir === root);
@@ -40,11 +51,32 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     if (app) {
       for (const [file, diagnostics] of AppWorkspace.byFile(app.diagnostics)) {
         now.add(file);
-        void connection.sendDiagnostics({ uri: pathToUri(file), diagnostics: diagnostics.map(toLspDiagnostic) });
+        appDiagnostics.set(file, diagnostics.map(toLspDiagnostic));
+        send(file);
       }
     }
-    for (const file of before) if (!now.has(file)) void connection.sendDiagnostics({ uri: pathToUri(file), diagnostics: [] });
+    for (const file of before) {
+      if (now.has(file)) continue;
+      appDiagnostics.delete(file);
+      send(file);
+    }
     published.set(root, now);
+    refreshGraphqlDiagnostics();
+  }
+
+  /** Checks the GraphQL of one open document now (no debounce: it does not reload any app). */
+  function checkGraphql(uri: string): void {
+    const file = uriToPath(uri);
+    if (!file) return;
+    const diagnostics = features.graphqlDiagnostics(uri);
+    if (diagnostics) graphqlDiagnostics.set(uri, diagnostics);
+    else if (!graphqlDiagnostics.delete(uri)) return;
+    send(file);
+  }
+
+  /** The schema changed (an app reloaded) or the settings did: every open document with GraphQL is checked again. */
+  function refreshGraphqlDiagnostics(): void {
+    for (const document of documents.all()) if (features.servesGraphql(document.uri) || graphqlDiagnostics.has(document.uri)) checkGraphql(document.uri);
   }
 
   function sendStatus(state: StatusParams['state']): void {
@@ -91,14 +123,17 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     }
     watchRegistration = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
     workspaceFolderEvents = params.capabilities.workspace?.workspaceFolders === true;
+    configurationEvents = params.capabilities.workspace?.didChangeConfiguration?.dynamicRegistration === true;
     // Disk reads can be cached only when the client will tell us about every change on disk.
     if (watchRegistration) workspace = new AppWorkspace(runtime.fs, { cacheDisk: true });
     features.configure(params.initializationOptions);
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
-        completionProvider: { triggerCharacters: ['"', '%', '$', '.'] },
+        completionProvider: { triggerCharacters: ['"', '%', '$', '.', '@', '('] },
         hoverProvider: true,
+        definitionProvider: true,
+        documentSymbolProvider: true,
         codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
         workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
       },
@@ -110,6 +145,7 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     if (watchRegistration) {
       await connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.json' }, { globPattern: '**/*.js' }] });
     }
+    if (configurationEvents) await connection.client.register(DidChangeConfigurationNotification.type, { section: 'appServicesLocal' });
     if (workspaceFolderEvents) {
       connection.workspace.onDidChangeWorkspaceFolders(safely('workspace folder change', async (event) => {
         const removed = new Set(event.removed.map((f) => uriToPath(f.uri)));
@@ -124,6 +160,7 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     const file = uriToPath(event.document.uri);
     if (!file) return;
     workspace.setOpenText(file, event.document.getText());
+    checkGraphql(event.document.uri);
     scheduleReload(file);
   }));
 
@@ -131,6 +168,8 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     const file = uriToPath(event.document.uri);
     if (!file) return;
     workspace.closeText(file);
+    features.forgetDocument(event.document.uri);
+    if (graphqlDiagnostics.delete(event.document.uri)) send(file);
     scheduleReload(file);
   }));
 
@@ -145,6 +184,14 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
   connection.onCompletion((params) => features.completion(params));
   connection.onHover((params) => features.hover(params));
   connection.onCodeAction((params) => features.codeActions(params));
+  connection.onDefinition((params) => features.definition(params));
+  connection.onDocumentSymbol((params) => features.documentSymbols(params));
+  connection.onRequest(GRAPHQL_APP_REQUEST, (params: GraphqlAppParams) => features.graphqlApp(params.uri));
+  connection.onDidChangeConfiguration(safely('configuration change', (params) => {
+    const settings = (params.settings as { appServicesLocal?: { graphql?: unknown } } | null)?.appServicesLocal?.graphql;
+    features.configureGraphql(settings);
+    refreshGraphqlDiagnostics();
+  }));
 
   documents.listen(connection);
   connection.listen();

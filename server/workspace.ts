@@ -6,6 +6,7 @@ import type { Diagnostic } from '../core/diagnostics';
 import { CachingFileSystem, overlayFileSystem, type AppFileSystem } from '../core/fs';
 import { findAppRoots, loadApp, ParseCache, ROOT_FILE_NAMES } from '../core/load';
 import type { AppModel } from '../core/model';
+import type { GraphqlAppReason } from '../core/protocol';
 
 export interface LoadedApp {
   model: AppModel;
@@ -68,6 +69,21 @@ export class AppWorkspace {
   appOf(file: string): LoadedApp | undefined {
     const root = this.appRootOf(file);
     return root ? this.apps.get(root) : undefined;
+  }
+
+  /**
+   * The app whose generated schema GraphQL in this file is checked against: the app whose folder holds the
+   * file, else the only app, else the preferred one (an app root or name from the settings).
+   */
+  graphqlAppOf(file: string, preferred?: string): { app: LoadedApp; reason: GraphqlAppReason } | undefined {
+    const own = this.appOf(file);
+    if (own) return { app: own, reason: 'folder' };
+    const apps = this.allApps();
+    if (apps.length === 1) return { app: apps[0], reason: 'only' };
+    if (!preferred) return undefined;
+    const chosen = apps.find((a) => a.model.rootDir === path.resolve(preferred))
+      ?? apps.find((a) => a.model.name === preferred || a.model.appId === preferred);
+    return chosen && { app: chosen, reason: 'setting' };
   }
 
   setOpenText(file: string, text: string): void { this.openTexts.set(file, text); }

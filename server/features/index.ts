@@ -1,13 +1,21 @@
 // The language features behind the LSP requests: finds the app and the current text of the document,
 // then calls the pure feature functions. Every request is guarded: a failure is logged and answered empty.
 import path from 'node:path';
-import type { CodeAction, CodeActionParams, CompletionList, CompletionParams, Hover, HoverParams } from 'vscode-languageserver';
+import type {
+  CodeAction, CodeActionParams, CompletionList, CompletionParams, DefinitionParams, Diagnostic, DocumentSymbol, DocumentSymbolParams,
+  Hover, HoverParams, Location,
+} from 'vscode-languageserver';
 import { isObject, JsonFile, TextFile } from '../../core/json';
+import type { GraphqlAppReason, GraphqlAppResult, GraphqlSettings } from '../../core/protocol';
 import { uriToPath } from '../convert';
 import type { LoadedApp } from '../workspace';
 import { codeActions } from './codeActions';
 import { completion } from './completion';
+import {
+  GraphqlDocuments, graphqlCompletion, graphqlDefinition, graphqlDiagnostics, graphqlHover, graphqlSymbols, holdsGraphql,
+} from './graphql';
 import { hover } from './hover';
+import { indexOf } from './appIndex';
 
 export interface FeatureSettings {
   /**
@@ -17,8 +25,13 @@ export interface FeatureSettings {
   schemaDocumentation: boolean;
 }
 
+/** The app whose schema applies to GraphQL in a file, and why (see AppWorkspace.graphqlAppOf). */
+export type GraphqlAppLookup = (absPath: string, preferred?: string) => { app: LoadedApp; reason: GraphqlAppReason } | undefined;
+
 export class LanguageFeatures {
   private settings: FeatureSettings = { schemaDocumentation: true };
+  private graphqlSettings: GraphqlSettings = { enable: true };
+  private readonly graphqlDocuments = new GraphqlDocuments();
   /** The last parsed text per document, so hover after completion on the same version does not parse again. */
   private readonly parsed = new Map<string, JsonFile | TextFile>();
 
@@ -28,25 +41,92 @@ export class LanguageFeatures {
     /** The editor's current text of a document, when it is open. */
     private readonly openText: (uri: string) => string | undefined,
     private readonly log: (message: string) => void,
+    private readonly graphqlAppOf: GraphqlAppLookup = (file) => {
+      const app = appOf(file);
+      return app && { app, reason: 'folder' };
+    },
+    private readonly appChoices: () => LoadedApp[] = () => [],
   ) {}
 
-  /** Reads `initializationOptions.schemaDocumentation` (boolean). */
+  /** Reads `initializationOptions.schemaDocumentation` (boolean) and `initializationOptions.graphql` (GraphqlSettings). */
   configure(initializationOptions: unknown): void {
     if (isObject(initializationOptions) && typeof initializationOptions.schemaDocumentation === 'boolean') {
       this.settings = { ...this.settings, schemaDocumentation: initializationOptions.schemaDocumentation };
     }
+    if (isObject(initializationOptions)) this.configureGraphql(initializationOptions.graphql);
+  }
+
+  /** `appServicesLocal.graphql` settings: `{ enable?: boolean, app?: string }`; anything else leaves them as they are. */
+  configureGraphql(settings: unknown): void {
+    if (!isObject(settings)) return;
+    if (typeof settings.enable === 'boolean') this.graphqlSettings = { ...this.graphqlSettings, enable: settings.enable };
+    if (typeof settings.app === 'string') this.graphqlSettings = { ...this.graphqlSettings, app: settings.app.trim() || undefined };
+  }
+
+  /** Whether the server checks GraphQL in this document (a GraphQL or script file, features on). */
+  servesGraphql(uri: string): boolean {
+    const absPath = uriToPath(uri);
+    return this.graphqlSettings.enable && !!absPath && holdsGraphql(absPath);
+  }
+
+  /** GraphQL diagnostics of an open document; undefined when it has no GraphQL we check (then none are published). */
+  graphqlDiagnostics(uri: string): Diagnostic[] | undefined {
+    return this.guardGraphql('GraphQL diagnostics', uri, undefined, ({ documents, app }) => app ? graphqlDiagnostics(indexOf(app.app).generated.schema, documents) : undefined);
+  }
+
+  graphqlApp(uri: string): GraphqlAppResult {
+    const absPath = uriToPath(uri);
+    const found = absPath ? this.graphqlAppOf(absPath, this.graphqlSettings.app) : undefined;
+    return {
+      enabled: this.graphqlSettings.enable,
+      choices: this.appChoices().map((a) => ({ root: a.model.rootDir, name: a.model.name })),
+      ...(found ? { app: { root: found.app.model.rootDir, name: found.app.model.name, reason: found.reason } } : {}),
+    };
+  }
+
+  forgetDocument(uri: string): void {
+    this.graphqlDocuments.forget(uri);
+    this.parsed.delete(uri);
   }
 
   completion(params: CompletionParams): CompletionList | null {
+    const inGraphql = this.guardGraphql('GraphQL completion', params.textDocument.uri, null, ({ documents, app }) => app ? graphqlCompletion(indexOf(app.app).generated.schema, documents, params.position) : null);
+    if (inGraphql) return { isIncomplete: false, items: inGraphql };
     return this.guard('completion', params.textDocument.uri, null, (app, file) => completion(app, file, params.position, this.settings));
   }
 
   hover(params: HoverParams): Hover | null {
+    const inGraphql = this.guardGraphql('GraphQL hover', params.textDocument.uri, null, ({ documents, app }) => app ? graphqlHover(app.app, documents, params.position) : null);
+    if (inGraphql) return inGraphql;
     return this.guard('hover', params.textDocument.uri, null, (app, file) => hover(app, file, params.position, this.settings));
+  }
+
+  definition(params: DefinitionParams): Location[] | null {
+    return this.guardGraphql('GraphQL definition', params.textDocument.uri, null, ({ documents, app }) => graphqlDefinition(app?.app, documents, params.position, params.textDocument.uri));
+  }
+
+  documentSymbols(params: DocumentSymbolParams): DocumentSymbol[] | null {
+    return this.guardGraphql('GraphQL symbols', params.textDocument.uri, null, ({ documents }) => graphqlSymbols(documents));
   }
 
   codeActions(params: CodeActionParams): CodeAction[] {
     return this.guard('code actions', params.textDocument.uri, [], (app, file) => codeActions(app, file, params.context.diagnostics));
+  }
+
+  private guardGraphql<T>(what: string, uri: string, empty: T,
+    run: (found: { documents: ReturnType<GraphqlDocuments['of']>; app: ReturnType<GraphqlAppLookup> }) => T): T {
+    try {
+      if (!this.servesGraphql(uri)) return empty;
+      const absPath = uriToPath(uri)!;
+      const text = this.openText(uri);
+      if (text === undefined) return empty;
+      const documents = this.graphqlDocuments.of(uri, text);
+      if (!documents.length) return empty;
+      return run({ documents, app: this.graphqlAppOf(absPath, this.graphqlSettings.app) });
+    } catch (e) {
+      this.log(`${what} failed for ${uri}: ${(e as Error)?.stack ?? e}`);
+      return empty;
+    }
   }
 
   private guard<T>(what: string, uri: string, empty: T, run: (app: LoadedApp | undefined, file: JsonFile | TextFile) => T): T {

@@ -1,0 +1,302 @@
+// GraphQL language features against the app's generated schema, for `.graphql`/`.gql` files and for the
+// GraphQL templates of JavaScript/TypeScript files (core/graphql/embedded.ts finds them and maps positions).
+// graphql-language-service does the GraphQL work; this module maps positions and adds what only we know:
+// which collection property or resolver config a field comes from.
+import {
+  getAutocompleteSuggestions, getContextAtPosition, getDiagnostics, getHoverInformation, Position as GlsPosition,
+  type CompletionItem as GlsCompletionItem,
+} from 'graphql-language-service';
+import {
+  getNamedType, Kind, type FragmentDefinitionNode, type GraphQLSchema, type SelectionSetNode,
+} from 'graphql';
+import {
+  CompletionItemKind, DiagnosticSeverity, MarkupKind, SymbolKind,
+  type CompletionItem, type Diagnostic, type DocumentSymbol, type Hover, type Location, type Position, type Range,
+} from 'vscode-languageserver';
+import {
+  documentPositionToFile, filePositionToDocument, findGraphqlDocuments, graphqlHostOf, type EmbeddedGraphqlDocument,
+} from '../../core/graphql/embedded';
+import type { CollectionTypeInfo, GeneratedResolver, GeneratedSchema, ObjectTypeInfo } from '../../core/graphql';
+import type { JSONPath, JsonFile } from '../../core/json';
+import { pathToUri } from '../convert';
+import type { LoadedApp } from '../workspace';
+import { indexOf } from './appIndex';
+
+export const GRAPHQL_DIAGNOSTIC_SOURCE = 'asl graphql';
+
+/** Whether a file can hold GraphQL our features serve. */
+export function holdsGraphql(fileName: string): boolean {
+  return graphqlHostOf(fileName) !== undefined;
+}
+
+/** The GraphQL documents of a file's text, kept for the last text of each file (requests repeat on one version). */
+export class GraphqlDocuments {
+  private readonly cache = new Map<string, { text: string; documents: EmbeddedGraphqlDocument[] }>();
+
+  of(fileName: string, text: string): EmbeddedGraphqlDocument[] {
+    const hit = this.cache.get(fileName);
+    if (hit && hit.text === text) return hit.documents;
+    const documents = findGraphqlDocuments(fileName, text);
+    this.cache.set(fileName, { text, documents });
+    return documents;
+  }
+
+  forget(fileName: string): void { this.cache.delete(fileName); }
+}
+
+/** graphql-js validation of every document against the schema; syntax errors included. */
+export function graphqlDiagnostics(schema: GraphQLSchema, documents: EmbeddedGraphqlDocument[]): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const document of documents) {
+    if (!document.ast && !document.syntaxError) continue;
+    const external = externalFragments(documents, document);
+    for (const d of getDiagnostics(document.text, schema, undefined, false, external)) {
+      out.push({
+        range: toFileRange(document, trimTrailingSpace(document.text, d.range)),
+        severity: (d.severity ?? DiagnosticSeverity.Error) as DiagnosticSeverity,
+        source: GRAPHQL_DIAGNOSTIC_SOURCE,
+        message: d.message,
+      });
+    }
+  }
+  return out;
+}
+
+export function graphqlCompletion(schema: GraphQLSchema, documents: EmbeddedGraphqlDocument[], position: Position): CompletionItem[] | null {
+  const located = locate(documents, position);
+  if (!located) return null;
+  const { document, at } = located;
+  const fragments = [...(document.ast?.definitions.filter(isFragment) ?? []), ...externalFragments(documents, document)];
+  const items = getAutocompleteSuggestions(schema, document.text, at, undefined, fragments);
+  return items.map((item) => toCompletionItem(item));
+}
+
+export function graphqlHover(app: LoadedApp, documents: EmbeddedGraphqlDocument[], position: Position): Hover | null {
+  const located = locate(documents, position);
+  if (!located) return null;
+  const { generated } = indexOf(app);
+  const { document, at } = located;
+  const parts: string[] = [];
+  const described = getHoverInformation(generated.schema, document.text, at, undefined, { useMarkdown: true });
+  if (typeof described === 'string' && described) parts.push(described);
+  const field = fieldAt(generated.schema, document, at);
+  if (field) {
+    const resolver = generated.resolvers.find((r) => r.parent === field.parent && r.fieldName === field.name);
+    if (resolver) parts.push(resolverDescription(app, resolver));
+    else {
+      const source = generatedFieldSource(generated, field.parent, field.name);
+      if (source) parts.push(`From ${source.what} in \`${relative(app, source.collection.schemaPath)}\`.`);
+    }
+  }
+  if (!parts.length) return null;
+  return { contents: { kind: MarkupKind.Markdown, value: parts.join('\n\n---\n\n') } };
+}
+
+/** A field → where it is defined in the app's files; a fragment spread → its definition in this file. */
+export function graphqlDefinition(app: LoadedApp | undefined, documents: EmbeddedGraphqlDocument[], position: Position, fileUri: string): Location[] | null {
+  const located = locate(documents, position);
+  if (!located) return null;
+  const { document, at } = located;
+  const fragmentName = fragmentSpreadAt(document, at);
+  if (fragmentName !== undefined) {
+    for (const d of documents) {
+      const fragment = d.fragments.find((f) => f.name === fragmentName);
+      if (fragment) return [{ uri: fileUri, range: fragment.nameRange }];
+    }
+    return null;
+  }
+  if (!app) return null;
+  const { generated } = indexOf(app);
+  const field = fieldAt(generated.schema, document, at);
+  if (!field) return null;
+  const resolver = generated.resolvers.find((r) => r.parent === field.parent && r.fieldName === field.name);
+  if (resolver) return [jsonLocation(resolver.config.file, ['field_name'])];
+  const source = generatedFieldSource(generated, field.parent, field.name);
+  const schemaFile = source && app.model.files.get(source.collection.schemaPath);
+  if (!source || !schemaFile || !('range' in schemaFile)) return null;
+  return [jsonLocation(schemaFile as JsonFile, source.path, source.path.length ? 'key' : 'value')];
+}
+
+/** Operations and fragments with their selected fields as children. */
+export function graphqlSymbols(documents: EmbeddedGraphqlDocument[]): DocumentSymbol[] {
+  const out: DocumentSymbol[] = [];
+  for (const document of documents) {
+    const fromAst = new Map<number, SelectionSetNode>();
+    for (const def of document.ast?.definitions ?? []) {
+      if ((def.kind === Kind.OPERATION_DEFINITION || def.kind === Kind.FRAGMENT_DEFINITION) && def.loc) fromAst.set(document.start + def.loc.start, def.selectionSet);
+    }
+    for (const op of document.operations) {
+      out.push({
+        name: op.name ?? `(anonymous ${op.kind})`, detail: op.kind, kind: SymbolKind.Function,
+        range: op.range, selectionRange: op.nameRange, children: selectionSymbols(document, fromAst.get(op.start)),
+      });
+    }
+    for (const fragment of document.fragments) {
+      out.push({
+        name: fragment.name, detail: `fragment on ${fragment.typeCondition}`, kind: SymbolKind.Class,
+        range: fragment.range, selectionRange: fragment.nameRange, children: selectionSymbols(document, fromAst.get(fragment.start)),
+      });
+    }
+  }
+  return out.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);
+}
+
+function selectionSymbols(document: EmbeddedGraphqlDocument, set: SelectionSetNode | undefined): DocumentSymbol[] {
+  const out: DocumentSymbol[] = [];
+  for (const selection of set?.selections ?? []) {
+    if (selection.kind !== Kind.FIELD || !selection.loc) continue;
+    const name = selection.alias ? `${selection.alias.value}: ${selection.name.value}` : selection.name.value;
+    out.push({
+      name, kind: SymbolKind.Field,
+      range: docRange(document, selection.loc.start, selection.loc.end),
+      selectionRange: docRange(document, selection.name.loc!.start, selection.name.loc!.end),
+      children: selectionSymbols(document, selection.selectionSet),
+    });
+  }
+  return out;
+}
+
+function docRange(document: EmbeddedGraphqlDocument, start: number, end: number): Range {
+  return { start: documentPositionToFile(document, offsetToPosition(document.text, start)), end: documentPositionToFile(document, offsetToPosition(document.text, end)) };
+}
+
+function offsetToPosition(text: string, offset: number): Position {
+  let line = 0, lineStart = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, character: offset - lineStart };
+}
+
+function resolverDescription(app: LoadedApp, resolver: GeneratedResolver): string {
+  const fn = app.model.functions.get(resolver.functionName);
+  const lines = [
+    `**Custom resolver** \`${resolver.parent}.${resolver.fieldName}\``,
+    `- function: \`${resolver.functionName}\`${fn?.sourceFile ? ` (\`${relative(app, fn.sourceFile.path)}\`)` : fn ? '' : ' (no such function)'}`,
+    `- input: ${formatDescription(resolver.config.inputTypeFormat, resolver.hasInput ? resolver.inputTypeName : undefined)}`,
+    `- payload: ${formatDescription(resolver.config.payloadTypeFormat, resolver.payload.isList ? `[${resolver.payload.typeName}]` : resolver.payload.typeName)}`,
+    `- config: \`${relative(app, resolver.config.file.path)}\``,
+  ];
+  return lines.join('\n');
+}
+
+function formatDescription(format: string, typeName: string | undefined): string {
+  if (!typeName) return 'none';
+  return `${format ? `\`${format}\`` : 'default'} → \`${typeName}\``;
+}
+
+interface FieldSource { collection: CollectionTypeInfo; path: JSONPath; what: string }
+
+/** The collection schema property (or the collection itself, for root fields) a generated field comes from. */
+function generatedFieldSource(generated: GeneratedSchema, parent: string, fieldName: string): FieldSource | undefined {
+  if (parent === 'Query' || parent === 'Mutation') {
+    const collection = generated.types.find((t) => t.singularField === fieldName || t.pluralField === fieldName || Object.values(t.mutations).includes(fieldName));
+    return collection && { collection, path: [], what: `the collection \`${collection.database}.${collection.collection}\`` };
+  }
+  for (const collection of generated.types) {
+    const found = findInObjectType(collection, parent, fieldName, []);
+    if (found) return { collection, path: found, what: `the property \`${found.filter((p) => p !== 'properties' && p !== 'items').join('.')}\`` };
+  }
+  return undefined;
+}
+
+function findInObjectType(type: ObjectTypeInfo, parent: string, fieldName: string, path: JSONPath): JSONPath | undefined {
+  for (const field of type.fields) {
+    const fieldPath = [...path, 'properties', field.sourceKey];
+    if (type.typeName === parent && field.name === fieldName) return fieldPath;
+    if (field.embedded) {
+      const found = findInObjectType(field.embedded, parent, fieldName, field.isList ? [...fieldPath, 'items'] : fieldPath);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+function jsonLocation(file: JsonFile, path: JSONPath, target: 'key' | 'value' = 'value'): Location {
+  return { uri: pathToUri(file.path), range: file.range(path, target) };
+}
+
+function relative(app: LoadedApp, file: string): string {
+  return file.startsWith(app.model.rootDir) ? file.slice(app.model.rootDir.length + 1).split('\\').join('/') : file;
+}
+
+/** The field under the cursor: its parent type and name, by graphql-language-service's online parser. */
+function fieldAt(schema: GraphQLSchema, document: EmbeddedGraphqlDocument, at: GlsPosition): { parent: string; name: string } | undefined {
+  const context = getContextAtPosition(document.text, at, schema);
+  if (!context) return undefined;
+  const { token, typeInfo } = context;
+  const kind = token.state.kind;
+  if ((kind !== 'Field' && kind !== 'AliasedField') || token.style !== 'property') return undefined;
+  if (!typeInfo.fieldDef || !typeInfo.parentType) return undefined;
+  return { parent: getNamedType(typeInfo.parentType).name, name: typeInfo.fieldDef.name };
+}
+
+function fragmentSpreadAt(document: EmbeddedGraphqlDocument, at: GlsPosition): string | undefined {
+  const offset = positionToOffset(document.text, at);
+  for (const match of document.text.matchAll(/\.\.\.\s*([_A-Za-z][_0-9A-Za-z]*)/g)) {
+    const nameStart = match.index! + match[0].length - match[1].length;
+    if (match[1] !== 'on' && offset >= match.index! && offset <= nameStart + match[1].length) return match[1];
+  }
+  return undefined;
+}
+
+function positionToOffset(text: string, position: { line: number; character: number }): number {
+  let offset = 0;
+  for (let line = 0; line < position.line; line++) {
+    const next = text.indexOf('\n', offset);
+    if (next < 0) return text.length;
+    offset = next + 1;
+  }
+  return offset + position.character;
+}
+
+function locate(documents: EmbeddedGraphqlDocument[], position: Position): { document: EmbeddedGraphqlDocument; at: GlsPosition } | undefined {
+  for (const document of documents) {
+    const at = filePositionToDocument(document, position);
+    if (at) return { document, at: new GlsPosition(at.line, at.character) };
+  }
+  return undefined;
+}
+
+/** graphql-language-service's ranges can run over the blanks after a token (a blanked `${…}` too). */
+function trimTrailingSpace(text: string, range: { start: Position; end: Position }): { start: Position; end: Position } {
+  if (range.start.line !== range.end.line) return range;
+  const lineStart = positionToOffset(text, { line: range.start.line, character: 0 });
+  const covered = text.slice(lineStart + range.start.character, lineStart + range.end.character);
+  const trimmed = covered.trimEnd();
+  return trimmed.length && trimmed.length < covered.length ? { start: range.start, end: { line: range.end.line, character: range.start.character + trimmed.length } } : range;
+}
+
+function toFileRange(document: EmbeddedGraphqlDocument, range: { start: Position; end: Position }): Range {
+  return {
+    start: documentPositionToFile(document, { line: range.start.line, character: range.start.character }),
+    end: documentPositionToFile(document, { line: range.end.line, character: range.end.character }),
+  };
+}
+
+function isFragment(def: { kind: string }): def is FragmentDefinitionNode {
+  return def.kind === Kind.FRAGMENT_DEFINITION;
+}
+
+/** Fragments defined in the file's other documents: templates often interpolate them. */
+function externalFragments(documents: EmbeddedGraphqlDocument[], document: EmbeddedGraphqlDocument): FragmentDefinitionNode[] {
+  const out: FragmentDefinitionNode[] = [];
+  for (const other of documents) if (other !== document) for (const def of other.ast?.definitions ?? []) if (isFragment(def)) out.push(def);
+  return out;
+}
+
+function toCompletionItem(item: GlsCompletionItem): CompletionItem {
+  const documentation = typeof item.documentation === 'string' && item.documentation ? { kind: MarkupKind.Markdown, value: item.documentation } : undefined;
+  return {
+    label: item.label,
+    kind: (item.kind ?? CompletionItemKind.Field) as CompletionItemKind,
+    ...(item.detail ? { detail: item.detail } : {}),
+    ...(documentation ? { documentation } : {}),
+    ...(item.sortText ? { sortText: item.sortText } : {}),
+    ...(item.filterText ? { filterText: item.filterText } : {}),
+    ...(item.insertText ? { insertText: item.insertText, insertTextFormat: item.insertTextFormat } : {}),
+    ...(item.labelDetails ? { labelDetails: item.labelDetails } : {}),
+    ...(item.isDeprecated ? { deprecated: true } : {}),
+  };
+}
