@@ -20,11 +20,18 @@ const watch = process.argv.includes('--watch');
  *   files by name (`graphql/error/index.js`); every import goes to the ESM files.
  * - fast-uri: fast-json-stringify (under graphql-jit) nests fast-uri 4 only to hand it to ajv as its URI
  *   resolver; ajv is built for the fast-uri 3 at the top (same functions), so that one serves both.
+ * - vscode-languageserver-types: vscode-languageserver requires its UMD build, graphql-language-service's
+ *   ESM build imports its ESM build; both get the required one.
  */
 const singleCopyPlugin = {
   name: 'single-copy',
   setup(build) {
     build.onResolve({ filter: /^graphql(\/.*)?$/ }, (args) => ({ path: graphqlEsmFile(args.path) }));
+    build.onResolve({ filter: /^vscode-languageserver-types$/ }, async (args) => {
+      if (args.pluginData === 'as-required') return undefined;
+      const result = await build.resolve(args.path, { kind: 'require-call', resolveDir: args.resolveDir, pluginData: 'as-required' });
+      return result.errors.length > 0 ? { errors: result.errors } : { path: result.path };
+    });
     build.onResolve({ filter: /^fast-uri$/ }, async (args) => {
       if (args.pluginData === 'top-level') return undefined;
       const result = await build.resolve(args.path, { kind: args.kind, resolveDir: ROOT, pluginData: 'top-level' });
