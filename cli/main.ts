@@ -10,7 +10,7 @@ const HELP = `Usage: asl <command> [options]
 
 Commands:
   check [appDir] [--json]   check an app's configuration files and print the problems
-  schema [appDir]           print the app's generated GraphQL schema (SDL)
+  schema [appDir] [--out f] print (or write) the app's generated GraphQL schema (SDL)
   serve [appDir] [options]  run the app locally: client API, auth, functions, GraphQL
   help                      show this help
 

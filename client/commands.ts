@@ -7,6 +7,8 @@ export const commandCategory = 'App Services';
 export const commands = {
   restartServer: { id: 'appServicesLocal.restartServer', title: 'Restart Language Server' },
   showOutput: { id: 'appServicesLocal.showOutput', title: 'Show Output' },
+  writeGraphqlSchema: { id: 'appServicesLocal.writeGraphqlSchema', title: 'Write GraphQL Schema for Other Tools' },
+  pickGraphqlApp: { id: 'appServicesLocal.pickGraphqlApp', title: 'Pick App for GraphQL Files' },
 } as const;
 
 export type CommandName = keyof typeof commands;

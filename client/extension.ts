@@ -5,6 +5,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { STATUS_NOTIFICATION, type StatusParams } from '../core/protocol';
 import type { AppServicesLocalApi } from './api';
 import { commands } from './commands';
+import { GraphqlSupport } from './graphql';
 import { createLanguageClient, restartLanguageClient, serverStateOf } from './languageClient';
 import { ServerStatusItem } from './statusItem';
 
@@ -15,6 +16,7 @@ export function activate(context: vscode.ExtensionContext): AppServicesLocalApi 
   const status = new ServerStatusItem(commands.showOutput.id);
   const client = createLanguageClient(context.asAbsolutePath(path.join('dist', 'server.js')), output);
   activeClient = client;
+  const graphql = new GraphqlSupport(client, output);
 
   let restartInProgress: Promise<void> | undefined;
   const restartServer = (): Promise<void> => {
@@ -39,7 +41,11 @@ export function activate(context: vscode.ExtensionContext): AppServicesLocalApi 
       output.info(`Language server ${state}`);
       status.setServerState(state);
     }),
-    client.onNotification(STATUS_NOTIFICATION, (params: StatusParams) => status.setWorkspaceStatus(params)),
+    graphql,
+    client.onNotification(STATUS_NOTIFICATION, (params: StatusParams) => {
+      status.setWorkspaceStatus(params);
+      graphql.workspaceChanged(params);
+    }),
     vscode.commands.registerCommand(commands.restartServer.id, restartServer),
     vscode.commands.registerCommand(commands.showOutput.id, () => output.show(true)),
   );

@@ -7,12 +7,12 @@ import type { ServerState } from './status';
 /** Also the settings prefix the client reads its trace level from: `appServicesLocal.trace.server`. */
 export const languageClientId = 'appServicesLocal';
 
-/** Config files are JSON (some with comments), functions are JavaScript; only files on disk belong to an app. */
-export const documentSelector: DocumentSelector = [
-  { scheme: 'file', language: 'json' },
-  { scheme: 'file', language: 'jsonc' },
-  { scheme: 'file', language: 'javascript' },
-];
+/**
+ * Config files are JSON (some with comments), functions are JavaScript; GraphQL lives in .graphql/.gql files
+ * and in templates of JS/TS files anywhere in the workspace. Only files on disk belong to an app.
+ */
+export const documentSelector: DocumentSelector = ['json', 'jsonc', 'javascript', 'graphql', 'javascriptreact', 'typescript', 'typescriptreact']
+  .map((language) => ({ scheme: 'file', language }));
 
 export function createLanguageClient(serverModule: string, output: vscode.LogOutputChannel): LanguageClient {
   // The server is a self-contained bundle; ipc needs no extra arguments and works in the
@@ -22,7 +22,9 @@ export function createLanguageClient(serverModule: string, output: vscode.LogOut
     documentSelector,
     // VS Code already shows key and enum documentation from the bundled JSON Schemas (jsonValidation);
     // the server keeps to what only it knows (app facts, rule expressions, generated types).
-    initializationOptions: { schemaDocumentation: false },
+    initializationOptions: { schemaDocumentation: false, graphql: vscode.workspace.getConfiguration('appServicesLocal').get('graphql') },
+    // Setting changes (appServicesLocal.graphql.*) reach the server as workspace/didChangeConfiguration.
+    synchronize: { configurationSection: 'appServicesLocal' },
     // Changes to files no editor has open reach the server through the file watchers it registers itself
     // (dynamic registration), so every LSP client gets them, not just this one.
     outputChannel: output,

@@ -39,3 +39,11 @@ export interface GraphqlSettings {
   /** App root folder or name used for GraphQL outside any app's folder when the workspace has several apps. */
   app?: string;
 }
+
+/** Client → server: the generated schema of one app as SDL (for "Write GraphQL Schema for Other Tools"). */
+export const GRAPHQL_SCHEMA_REQUEST = 'asl/graphqlSchema';
+
+export interface GraphqlSchemaParams { root: string }
+
+/** `sdl` is absent when the server has no app at that root. */
+export interface GraphqlSchemaResult { sdl?: string }

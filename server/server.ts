@@ -5,7 +5,10 @@ import {
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { AppFileSystem } from '../core/fs';
-import { GRAPHQL_APP_REQUEST, STATUS_NOTIFICATION, type GraphqlAppParams, type StatusParams } from '../core/protocol';
+import {
+  GRAPHQL_APP_REQUEST, GRAPHQL_SCHEMA_REQUEST, STATUS_NOTIFICATION,
+  type GraphqlAppParams, type GraphqlSchemaParams, type GraphqlSchemaResult, type StatusParams,
+} from '../core/protocol';
 import { pathToUri, toLspDiagnostic, uriToPath } from './convert';
 import { LanguageFeatures } from './features';
 import { AppWorkspace } from './workspace';
@@ -187,6 +190,10 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
   connection.onDefinition((params) => features.definition(params));
   connection.onDocumentSymbol((params) => features.documentSymbols(params));
   connection.onRequest(GRAPHQL_APP_REQUEST, (params: GraphqlAppParams) => features.graphqlApp(params.uri));
+  connection.onRequest(GRAPHQL_SCHEMA_REQUEST, (params: GraphqlSchemaParams): GraphqlSchemaResult => {
+    const app = workspace.allApps().find((a) => a.model.rootDir === params.root);
+    return app ? { sdl: app.cache.generatedSchema(app.model).sdl } : {};
+  });
   connection.onDidChangeConfiguration(safely('configuration change', (params) => {
     const settings = (params.settings as { appServicesLocal?: { graphql?: unknown } } | null)?.appServicesLocal?.graphql;
     features.configureGraphql(settings);

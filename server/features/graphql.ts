@@ -49,6 +49,8 @@ export function graphqlDiagnostics(schema: GraphQLSchema, documents: EmbeddedGra
   const out: Diagnostic[] = [];
   for (const document of documents) {
     if (!document.ast && !document.syntaxError) continue;
+    // A schema file (such as the one "Write GraphQL Schema for Other Tools" writes) is not a set of queries.
+    if (document.ast?.definitions.some((d) => d.kind !== Kind.OPERATION_DEFINITION && d.kind !== Kind.FRAGMENT_DEFINITION)) continue;
     const external = externalFragments(documents, document);
     for (const d of getDiagnostics(document.text, schema, undefined, false, external)) {
       out.push({

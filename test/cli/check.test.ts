@@ -68,4 +68,19 @@ describe('asl schema', () => {
     assert.ok(schema.getQueryType()!.getFields().tasks);
     assert.equal(String(schema.getMutationType()!.getFields().renameTask.type), 'Task');
   });
+
+  test('--out writes the SDL to a file and --config a graphql.config.yml pointing at it', async () => {
+    const { buildSchema } = await import('graphql');
+    const root = writeApp(baseApp());
+    const r = asl(['schema', root, '--out', 'tools/schema.graphql', '--config'], root);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '');
+    const sdl = fs.readFileSync(path.join(root, 'tools/schema.graphql'), 'utf8');
+    assert.match(sdl, /^# Written by App Services Local/);
+    assert.ok(buildSchema(sdl).getQueryType()!.getFields().tasks);
+    const config = fs.readFileSync(path.join(root, 'tools/graphql.config.yml'), 'utf8');
+    assert.match(config, /^schema: "\.\/schema\.graphql"$/m);
+    assert.match(config, /^documents: /m);
+    assert.equal(asl(['schema', root, '--config'], root).code, 2);
+  });
 });

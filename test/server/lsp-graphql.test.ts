@@ -169,6 +169,13 @@ describe('GraphQL over stdio, example app', () => {
     }
   });
 
+  test('a schema file (SDL, as written for other tools) is not checked as queries', async () => {
+    const file = path.join(root, 'schema.graphql');
+    await editor.open(file, 'type Query { tasks: [Task] }\ntype Task { name: String }\n');
+    const published = await client.diagnosticsFor(file, () => true);
+    assert.deepEqual(published.diagnostics, []);
+  });
+
   test('document symbols: operations and fragments with their fields', async () => {
     await editor.open(queryFile(), 'query Open {\n  tasks { name }\n}\nmutation { archiveCompletedTasks { status } }\nfragment F on Task { priority }\n');
     const symbols = await client.connection.sendRequest<DocumentSymbol[]>('textDocument/documentSymbol', { textDocument: { uri: pathToFileURL(queryFile()).href } });
