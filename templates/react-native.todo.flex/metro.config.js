@@ -1,0 +1,3 @@
+const { getDefaultConfig } = require('@react-native/metro-config');
+
+module.exports = getDefaultConfig(__dirname);
