@@ -4,6 +4,7 @@ import { runCheck } from './check';
 import { runSchema } from './schema';
 import { runServe, waitForSignal } from './serve';
 import { parentChannelOf } from '../core/runtime-protocol';
+import { runAdminKeys } from './adminKeys';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
 const HELP = `Usage: asl <command> [options]
@@ -11,13 +12,14 @@ const HELP = `Usage: asl <command> [options]
 Commands:
   check [appDir] [--json]   check an app's configuration files and print the problems
   schema [appDir] [--out f] print (or write) the app's generated GraphQL schema (SDL)
-  serve [appDir] [options]  run the app locally: client API, auth, functions, GraphQL
+  serve [dir] [options]     run the apps locally: client API, auth, functions, GraphQL, Admin API
+  admin-keys [--rotate]     print (or replace) the runtime's admin API key pair
   help                      show this help
 
 Run "asl <command> --help" for a command's options.`;
 
 type Command = (argv: string[], io: CliIO) => Promise<number>;
-const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, parent: parentChannelOf(process) }) };
+const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, parent: parentChannelOf(process) }), 'admin-keys': runAdminKeys };
 
 export async function main(argv: string[], io: CliIO): Promise<number> {
   const [name, ...rest] = argv;

@@ -5,19 +5,22 @@ import type { Diagnostic } from '../core/diagnostics';
 import { RUNTIME_PROTOCOL_VERSION, type ParentChannel, type RuntimeProblem } from '../core/runtime-protocol';
 import { startRuntime } from '../runtime';
 import type { Logger } from '../runtime/http/server';
-import { resolveAppRoots } from './check';
+import { findAppRootUpwards, findAppRoots, rootFileOf } from '../core/load';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
-export const SERVE_HELP = `Usage: asl serve [appDir] [options]
+export const SERVE_HELP = `Usage: asl serve [dir] [options]
 
-Runs the app locally: the platform's client API (login, functions, GraphQL, service calls) on one
-HTTP address, with the app's own rules and functions. Changes to the app's files reload it; a change
-with errors keeps the last good version running and prints the problems.
+Runs apps locally: the platform's client API (login, functions, GraphQL, service calls) and its Admin
+API (/api/admin/v3.0) on one HTTP address, with each app's own rules and functions. dir is one app
+folder, or a folder holding several apps (each served under its own client app id; apps created with
+"asl apps create" land there). Changes to an app's files reload it; a change with errors keeps the
+last good version running and prints the problems.
 
 Options:
   --port N                 port to listen on (default 8080; 0 picks a free one)
   --host ADDRESS           address to bind (default 127.0.0.1)
-  --data DIR               data folder: documents, users, token secret (default <appDir>/.asl)
+  --data DIR               data folder: documents, users, token secret, admin key (default <dir>/.asl)
+  --admin-remote           let the Admin API answer requests from other machines (default: loopback only)
   --app-id ID              client app id to serve under (default: the app's metadata, else derived from its name)
   --secret NAME=VALUE      a secret's value (repeatable); wins over secrets.json at the app root
   --function-timeout SEC   function execution time limit in seconds (default 300, as on the platform)
@@ -26,8 +29,9 @@ Options:
   --fail-on-errors         refuse to start when the app's files have errors
   -h, --help               show this help
 
-Prints "listening on <url>" and "app id: <id>" on their own lines once ready, and "hosting: <url>"
-when the app has hosting/files (served at http://<app id>.localhost:<port>/). Started with an IPC
+Prints "listening on <url>", "app id: <id>" for each app, "hosting: <url>" when the app has hosting/files
+(served at http://<app id>.localhost:<port>/) and "admin api: <url>" on their own lines once ready. The first start in a data folder also prints its admin API key pair, once: the private key
+is kept only as a hash ("asl admin-keys --rotate" makes a new pair). Started with an IPC
 channel (by the editor extension), it also sends that, its log lines and reloads as typed messages
 (core/runtime-protocol.ts) and stops when the parent asks or goes away.`;
 
@@ -44,7 +48,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     options: {
       port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'app-id': { type: 'string' },
       secret: { type: 'string', multiple: true }, 'function-timeout': { type: 'string' }, 'mongodb-uri': { type: 'string' },
-      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
@@ -61,9 +65,9 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     io.err(`asl serve: ${message}\n`);
     parent?.send({ type: 'failed', version: RUNTIME_PROTOCOL_VERSION, reason, message, problems });
   };
-  const roots = await resolveAppRoots(io, positionals[0]);
-  if (roots.length !== 1) {
-    fail('usage', roots.length ? `${roots.length} apps found; name one of them:\n${roots.join('\n')}` : `no app found${positionals[0] ? ` in ${positionals[0]}` : ''}`);
+  const target = await resolveServeTarget(io, positionals[0]);
+  if (!target) {
+    fail('usage', 'no app found here or in the parent folders; name an app folder, or a folder to hold apps');
     return EXIT_USAGE;
   }
   const stamp = () => new Date().toISOString().slice(11, 23);
@@ -85,7 +89,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   let runtime;
   try {
     runtime = await startRuntime({
-      appDir: roots[0], dataDir: values.data, host: values.host ?? '127.0.0.1', port, appId: values['app-id'],
+      ...target, dataDir: values.data, adminRemote: values['admin-remote'], host: values.host ?? '127.0.0.1', port, appId: values['app-id'],
       functionTimeoutMs: timeout === undefined ? undefined : timeout * 1000, secrets: values.secret ?? [],
       mongodbUri: values['mongodb-uri'] ?? io.env.ASL_MONGODB_URI, watch: !values['no-watch'], log,
       onReloaded: (applied, diagnostics) => parent?.send({ type: 'reloaded', applied, errors: countOf(diagnostics, 'error') }),
@@ -100,10 +104,23 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     fail('app-errors', `the app has ${errors.length} error${errors.length === 1 ? '' : 's'} in its files; fix them and start again`, errors.map(problemOf));
     return 1;
   }
-  io.out(`listening on ${runtime.url}\napp id: ${runtime.appId}\n${runtime.hostingUrl ? `hosting: ${runtime.hostingUrl}\n` : ''}`);
+  io.out(`listening on ${runtime.url}\n`);
+  for (const app of runtime.apps) io.out(`app id: ${app.clientAppId}\n`);
+  if (runtime.hostingUrl) io.out(`hosting: ${runtime.hostingUrl}\n`);
+  if (runtime.apps.length === 0 && 'rootDir' in target) io.out(`no apps in ${target.rootDir} yet: create one with "asl apps create -n <name>"\n`);
+  io.out(`admin api: ${runtime.adminUrl}\n`);
+  const created = runtime.createdAdminKey;
+  if (created) {
+    io.out(`admin public key: ${created.publicKey}\nadmin private key: ${created.privateKey}\n`);
+    io.out(`This key pair is shown once (only a hash of the private key is kept). Log in with:\n  asl login --api-key ${created.publicKey} --private-api-key <private key> --url ${runtime.url}\n`);
+  } else {
+    io.out(`admin public key: ${runtime.adminPublicKey} ("asl admin-keys --rotate" makes a new pair)\n`);
+  }
+  const adminSession = parent ? await runtime.mintAdminSession() : undefined;
   parent?.send({
     type: 'ready', version: RUNTIME_PROTOCOL_VERSION, url: runtime.url, port: runtime.port,
-    apps: [{ appId: runtime.appId, name: path.basename(roots[0]!), appDir: path.resolve(roots[0]!), dataDir: runtime.dataDir, url: runtime.url }],
+    apps: runtime.apps.map((app) => ({ appId: app.clientAppId, name: path.basename(app.dir), appDir: app.dir, dataDir: app.dataDir, url: runtime.url })),
+    ...(adminSession ? { admin: { accessToken: adminSession.access_token, refreshToken: adminSession.refresh_token } } : {}),
     errors: errors.length, warnings: countOf(runtime.diagnostics, 'warning'),
   });
   await stopped;
@@ -118,6 +135,17 @@ function countOf(diagnostics: readonly Diagnostic[], severity: Diagnostic['sever
 
 function problemOf(d: Diagnostic): RuntimeProblem {
   return { file: d.file, line: d.range.start.line, character: d.range.start.character, code: d.code, message: d.message };
+}
+
+/** An app folder is served alone; any other folder is a root holding apps (found below it, created in it). */
+export async function resolveServeTarget(io: CliIO, dir: string | undefined): Promise<{ appDir: string } | { rootDir: string } | undefined> {
+  if (dir === undefined) {
+    const up = await findAppRootUpwards(io.fs, io.cwd);
+    if (up) return { appDir: up };
+    return (await findAppRoots(io.fs, io.cwd)).length > 0 ? { rootDir: io.cwd } : undefined;
+  }
+  const abs = path.resolve(io.cwd, dir);
+  return (await rootFileOf(io.fs, abs)) ? { appDir: abs } : { rootDir: abs };
 }
 
 export function waitForSignal(): Promise<void> {

@@ -12,7 +12,7 @@ import { checkApp } from '../core/check';
 import { sortDiagnostics, type Diagnostic } from '../core/diagnostics';
 import { nodeFileSystem, type AppFileSystem } from '../core/fs';
 import { generateSchema, type GeneratedSchema } from '../core/graphql';
-import { loadApp } from '../core/load';
+import { findAppRoots, loadApp } from '../core/load';
 import { isObject } from '../core/json';
 import { isClusterSource, type AppModel } from '../core/model';
 import { evaluateExpression } from '../core/rules';
@@ -29,6 +29,11 @@ import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
 import { CLIENT_API_PREFIX, Router } from './http/router';
 import { createHttpServer, type Logger, type RunningHttpServer } from './http/server';
+import { AdminAuth, type AdminSessionTokens } from './admin/auth';
+import type { AdminKeyPair } from './admin/keys';
+import { HostedApps, internalAppId, RuntimeRouter, type HostedAppHandle, type OpenedApp } from './admin/apps';
+import { registerAdminRoutes } from './admin/routes';
+import { ADMIN_API_PREFIX, AdminRouteTable } from './admin/table';
 import type { CorsPolicy } from './http/cors';
 import { loadSecrets, type SecretStore } from './secrets';
 import { runServiceAction } from './service-actions';
@@ -38,9 +43,18 @@ import { createTriggerDispatcher, type TriggerDispatcher } from './triggers';
 import type { DocumentStore, StoreCollection } from './store/types';
 
 export interface RuntimeOptions {
-  appDir: string;
-  /** Where data, users and the token secret live; default `<appDir>/.asl`. */
+  /** One app folder. Give this or `rootDir`. */
+  appDir?: string;
+  /** A folder holding several apps (found as `asl check` finds them), each served under its own client app id; new apps are created in it. */
+  rootDir?: string;
+  /**
+   * Where data, users and the token secret live; default `<appDir>/.asl`. With `rootDir`: the runtime's
+   * own data (admin key, sessions, group id), default `<rootDir>/.asl`; each app keeps its data in
+   * `<app>/.asl`, or in `<dataDir>/apps/<app folder>` when `dataDir` is given.
+   */
   dataDir?: string;
+  /** Answer Admin API requests from other machines too (default: loopback only). */
+  adminRemote?: boolean;
   host?: string;
   /** 0 picks a free port. */
   port?: number;
@@ -68,14 +82,31 @@ export interface RuntimeOptions {
 export interface RunningRuntime {
   readonly url: string;
   readonly port: number;
+  /** The client app id of the (first) app. */
   readonly appId: string;
+  /** The (first) app's data folder. */
   readonly dataDir: string;
-  /** `http://<app id>.localhost:<port>/` when the app has `hosting/files`. */
+  /** `http://<app id>.localhost:<port>/` when the (first) app has `hosting/files`. */
   readonly hostingUrl?: string;
-  /** Diagnostics of the state being served. */
+  /** Diagnostics of the (first) app's state being served. */
   readonly diagnostics: Diagnostic[];
-  /** Reloads the app's files now; resolves with whether the new state was taken. */
+  /** Reloads the (first) app's files now; resolves with whether the new state was taken. */
   reload(): Promise<{ applied: boolean; diagnostics: Diagnostic[] }>;
+  /** Every app served, in folder order (apps created through the Admin API included). */
+  readonly apps: readonly HostedAppHandle[];
+  /** The Admin API's base URL, `<url>/api/admin/v3.0`. */
+  readonly adminUrl: string;
+  /** The runtime's group (project) id, stable across restarts. */
+  readonly groupId: string;
+  /** The admin public key of the runtime's data folder. */
+  readonly adminPublicKey: string;
+  /** The admin key pair, only when this start created it (shown once, then only its hash is kept). */
+  readonly createdAdminKey: AdminKeyPair | undefined;
+  /**
+   * A new admin session for the process that started this runtime (the editor passes it on in its
+   * child-process handshake): the same tokens a login with the admin key pair gives.
+   */
+  mintAdminSession(): Promise<AdminSessionTokens>;
   close(): Promise<void>;
 }
 
@@ -108,7 +139,72 @@ export function deriveAppId(name: string): string {
 
 export async function startRuntime(options: RuntimeOptions): Promise<RunningRuntime> {
   const fsys = options.fs ?? nodeFileSystem;
-  const appDir = path.resolve(options.appDir);
+  const log = options.log;
+  if ((options.appDir === undefined) === (options.rootDir === undefined)) throw new Error('startRuntime needs either appDir or rootDir');
+  const rootDir = path.resolve(options.rootDir ?? options.appDir!);
+  const runtimeDataDir = path.resolve(options.dataDir ?? path.join(rootDir, '.asl'));
+  const appDirs = options.appDir !== undefined ? [rootDir] : await findAppRoots(fsys, rootDir);
+  const dataDirOf = (appDir: string) => options.appDir !== undefined
+    ? runtimeDataDir
+    : options.dataDir !== undefined ? path.join(runtimeDataDir, 'apps', path.relative(rootDir, appDir).split(path.sep).join('_') || '_root') : path.join(appDir, '.asl');
+  const admin = await AdminAuth.open({ adminDir: path.join(runtimeDataDir, 'admin'), clock: options.clock });
+  const hosted: OpenedApp[] = [];
+  const cors: CorsPolicy = { get allowedOrigins() { return hosted.flatMap((h) => h.allowedOrigins()); }, allowLocalhost: true };
+  const closeAll = () => Promise.allSettled(hosted.map((h) => h.close()));
+  try {
+    for (const appDir of appDirs) {
+      hosted.push(await openHostedApp({ ...options, appId: options.appDir !== undefined ? options.appId : undefined }, appDir, dataDirOf(appDir), admin.groupId));
+    }
+  } catch (e) {
+    await closeAll();
+    throw e;
+  }
+  const registry = new HostedApps(hosted, {
+    rootDir: options.appDir === undefined ? rootDir : undefined,
+    open: (appDir) => openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin.groupId),
+    groupId: admin.groupId,
+    adminDir: path.join(runtimeDataDir, 'admin'),
+    log,
+    fs: fsys,
+  });
+  const adminRouter = new Router();
+  registerAdminRoutes(new AdminRouteTable(adminRouter, admin, { allowRemote: options.adminRemote === true }), { auth: admin, apps: registry, log });
+  let http: RunningHttpServer;
+  try {
+    http = await createHttpServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, router: new RuntimeRouter(adminRouter, registry), log, cors,
+      hosting: createHostingHandler(() => hosted.flatMap((h) => h.hostedSites())),
+    });
+  } catch (e) {
+    await closeAll();
+    throw (e as NodeJS.ErrnoException).code === 'EADDRINUSE'
+      ? new Error(`port ${options.port} on ${options.host ?? '127.0.0.1'} is already in use; pick another with --port`)
+      : e;
+  }
+  const first = () => registry.list()[0];
+  return {
+    url: http.url,
+    port: http.port,
+    get appId() { return first()?.clientAppId ?? ''; },
+    get dataDir() { return first()?.dataDir ?? runtimeDataDir; },
+    get hostingUrl() { const site = hosted[0]?.hostedSites()[0]; return site ? hostingUrl(site.appId, http.port) : undefined; },
+    get diagnostics() { return first()?.current().diagnostics ?? []; },
+    reload: () => first()?.reload() ?? Promise.resolve({ applied: false, diagnostics: [] }),
+    get apps() { return registry.list(); },
+    adminUrl: `${http.url}${ADMIN_API_PREFIX}`,
+    groupId: admin.groupId,
+    adminPublicKey: admin.publicKey,
+    createdAdminKey: admin.createdKey,
+    mintAdminSession: () => admin.mintSession(),
+    async close() {
+      await http.close();
+      await Promise.allSettled(registry.list().map((h) => h.close()));
+    },
+  };
+}
+
+async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirIn: string, groupId: string): Promise<OpenedApp> {
+  const fsys = options.fs ?? nodeFileSystem;
+  const appDir = path.resolve(appDirIn);
   const log = options.log;
   const first = await loadChecked(fsys, appDir);
   if (!first.app.rootFile || first.app.loadDiagnostics.some((d) => d.code === 'app/no-root-file')) {
@@ -116,7 +212,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   }
   logDiagnostics(log, appDir, first.diagnostics);
   const appId = options.appId ?? first.app.appId ?? deriveAppId(first.app.name);
-  const dataDir = path.resolve(options.dataDir ?? path.join(appDir, '.asl'));
+  const dataDir = path.resolve(dataDirIn);
   fs.mkdirSync(dataDir, { recursive: true });
 
   const clock = options.clock;
@@ -131,7 +227,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const opened: OpenedAuth = await openAuth({
     dataDir, appId, providers: first.app.authProviders, secrets: loadSecrets({ file: first.app.secretsFile, flags: options.secrets }).store, log, clock: options.clock,
   });
-  const cors: CorsPolicy = { allowedOrigins: [], allowLocalhost: true };
+  const cors: { allowedOrigins: readonly string[] } = { allowedOrigins: [] };
 
   // The same caller object (a remembered bearer token) yields the same user object, which lets the data
   // access keep the user's rule decisions between requests.
@@ -254,16 +350,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const frontRouter = new SwappableRouter(() => state.router);
   const hostingFiles = path.join(appDir, 'hosting', 'files');
   const hostedSites = fs.existsSync(hostingFiles) ? [{ appId, filesDir: hostingFiles }] : [];
-  let http: RunningHttpServer;
-  try {
-    http = await createHttpServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, router: frontRouter, log, cors, hosting: createHostingHandler(() => hostedSites) });
-  } catch (e) {
-    await state.triggers.dispose();
-    await Promise.allSettled([functions.close(), store.close(), opened.close()]);
-    throw (e as NodeJS.ErrnoException).code === 'EADDRINUSE'
-      ? new Error(`port ${options.port} on ${options.host ?? '127.0.0.1'} is already in use; pick another with --port`)
-      : e;
-  }
 
   async function reload(): Promise<{ applied: boolean; diagnostics: Diagnostic[] }> {
     const next = await loadChecked(fsys, appDir);
@@ -292,16 +378,26 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     : undefined;
 
   return {
-    url: http.url,
-    port: http.port,
-    appId,
+    id: internalAppId(groupId, appId),
+    clientAppId: appId,
+    dir: appDir,
     dataDir,
-    ...(hostedSites.length ? { hostingUrl: hostingUrl(appId, http.port) } : {}),
-    get diagnostics() { return state.diagnostics; },
+    router: frontRouter,
+    store,
+    current: () => ({ app: state.app, diagnostics: state.diagnostics, auth: state.auth, data: state.data }),
+    allowedOrigins: () => cors.allowedOrigins,
+    hostedSites: () => hostedSites,
+    ownsToken: (headers) => {
+      const m = typeof headers.authorization === 'string' ? /^Bearer\s+(\S+)/i.exec(headers.authorization) : null;
+      if (!m) return false;
+      for (const kind of ['access', 'refresh'] as const) {
+        try { opened.tokens.check(m[1]!, kind); return true; } catch { /* another kind, or another app's token */ }
+      }
+      return false;
+    },
     reload,
     async close() {
       await watcher?.close();
-      await http.close();
       // Trigger runs still in progress end with the function runner; they are not waited for.
       const draining = state.triggers.dispose();
       await Promise.allSettled([functions.close(), store.close(), opened.close()]);

@@ -1,0 +1,168 @@
+// The apps one runtime serves, and the HTTP front that sends each request to its app: Admin API paths to
+// the admin routes, client paths by the client app id in the path, the few client paths without one
+// (session refresh, profile) to the app whose secret signed the bearer token.
+import { createHash } from 'node:crypto';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Diagnostic } from '../../core/diagnostics';
+import type { AppFileSystem } from '../../core/fs';
+import type { AppModel } from '../../core/model';
+import type { AuthService } from '../auth/service';
+import type { DataAccess } from '../data';
+import { ApiError } from '../http/errors';
+import { Router, type RouteMatch } from '../http/router';
+import type { Logger } from '../http/server';
+import type { DocumentStore } from '../store/types';
+
+/** One served app, as admin routes (and the editor's local-only routes) see it. */
+export interface HostedAppHandle {
+  /** The internal `_id` (24 hex) every Admin API path uses; stable for a group and client app id. */
+  readonly id: string;
+  readonly clientAppId: string;
+  /** The app's folder: the source of truth every admin write goes to. */
+  readonly dir: string;
+  readonly dataDir: string;
+  readonly store: DocumentStore;
+  /** What is being served now (a reload swaps it). */
+  current(): { app: AppModel; diagnostics: Diagnostic[]; auth: AuthService; data: DataAccess };
+  /** Reads the app's files again; a version with errors is not taken. */
+  reload(): Promise<{ applied: boolean; diagnostics: Diagnostic[] }>;
+}
+
+/** A served app with what the runtime itself needs of it. */
+export interface OpenedApp extends HostedAppHandle {
+  readonly router: Router;
+  ownsToken(headers: IncomingHttpHeaders): boolean;
+  /** The app's CORS origins and hosted site, joined into the shared HTTP front's. */
+  allowedOrigins(): readonly string[];
+  hostedSites(): { appId: string; filesDir: string }[];
+  close(): Promise<void>;
+}
+
+/** What the runtime remembers about an app beyond its files (`<admin dir>/apps.json`, by client app id). */
+export interface AppRecord { template_id?: string; product?: string; created?: number }
+
+export function internalAppId(groupId: string, clientAppId: string): string {
+  return createHash('sha256').update(`app\u0000${groupId}\u0000${clientAppId}`).digest('hex').slice(0, 24);
+}
+
+export class HostedApps {
+  private records: Record<string, AppRecord> | undefined;
+
+  constructor(
+    private readonly apps: OpenedApp[],
+    readonly options: {
+      /** Where new apps are created; undefined when the runtime serves one app folder. */
+      rootDir: string | undefined;
+      open(appDir: string): Promise<OpenedApp>;
+      groupId: string;
+      adminDir: string;
+      log: Logger;
+      fs: AppFileSystem;
+    },
+  ) {}
+
+  list(): readonly OpenedApp[] { return this.apps; }
+
+  byClientId(clientAppId: string): OpenedApp | undefined { return this.apps.find((a) => a.clientAppId === clientAppId); }
+
+  /** The app of an Admin API path; 404 with the platform's body otherwise. */
+  get(groupId: string, id: string): OpenedApp {
+    this.checkGroup(groupId);
+    const app = this.apps.find((a) => a.id === id);
+    if (!app) throw new ApiError(404, 'AppNotFound', `app not found: '${id}'`);
+    return app;
+  }
+
+  checkGroup(groupId: string): void {
+    if (groupId !== this.options.groupId) throw new ApiError(404, 'GroupNotFound', `group not found: '${groupId}'`);
+  }
+
+  /** Starts serving an app folder just written (created or imported through the Admin API). */
+  async add(appDir: string, record: AppRecord): Promise<OpenedApp> {
+    const app = await this.options.open(appDir);
+    if (this.byClientId(app.clientAppId)) {
+      await app.close();
+      throw new ApiError(409, 'AppAlreadyExists', `an app with client app id '${app.clientAppId}' already exists`);
+    }
+    this.apps.push(app);
+    await this.setRecord(app.clientAppId, record);
+    return app;
+  }
+
+  /** Stops serving the app and removes its folder. */
+  async remove(app: OpenedApp): Promise<void> {
+    const i = this.apps.indexOf(app);
+    if (i >= 0) this.apps.splice(i, 1);
+    await app.close();
+    await fsp.rm(app.dir, { recursive: true, force: true });
+    await this.setRecord(app.clientAppId, undefined);
+  }
+
+  async record(clientAppId: string): Promise<AppRecord> {
+    return (await this.readRecords())[clientAppId] ?? {};
+  }
+
+  private async readRecords(): Promise<Record<string, AppRecord>> {
+    if (!this.records) {
+      try {
+        this.records = JSON.parse(await fsp.readFile(path.join(this.options.adminDir, 'apps.json'), 'utf8')) as Record<string, AppRecord>;
+      } catch {
+        this.records = {};
+      }
+    }
+    return this.records;
+  }
+
+  private async setRecord(clientAppId: string, record: AppRecord | undefined): Promise<void> {
+    const records = await this.readRecords();
+    if (record) records[clientAppId] = record;
+    else delete records[clientAppId];
+    await fsp.writeFile(path.join(this.options.adminDir, 'apps.json'), JSON.stringify(records, null, 2) + '\n', { mode: 0o600 });
+  }
+}
+
+/** Admin and Atlas paths go to the admin routes; everything else to the app it names (or whose token it carries). */
+export class RuntimeRouter extends Router {
+  constructor(private readonly admin: Router, private readonly apps: HostedApps) { super(); }
+
+  override match(method: string, pathname: string): RouteMatch {
+    if (ADMIN_PATH.test(pathname)) return this.admin.match(method, pathname);
+    const apps = this.apps.list();
+    if (apps.length === 0) return { kind: 'none' };
+    if (apps.length === 1) return apps[0]!.router.match(method, pathname);
+    const named = appNamedIn(pathname, apps);
+    if (named) return named.router.match(method, pathname);
+    const first = apps[0]!.router.match(method, pathname);
+    if (first.kind !== 'found') return first;
+    return {
+      kind: 'found',
+      params: first.params,
+      handler: (req) => {
+        const owner = apps.find((a) => a.ownsToken(req.headers)) ?? apps[0]!;
+        const m = owner.router.match(method, pathname);
+        if (m.kind !== 'found') throw new ApiError(404, 'NotFound', `no route matches ${method} ${pathname}`);
+        return m.handler(req);
+      },
+    };
+  }
+}
+
+/** Paths the admin routes answer: the Admin API, the private version route and the Atlas routes the platform CLI calls. */
+const ADMIN_PATH = /^\/api\/(admin|private|atlas|public)\//;
+
+function appNamedIn(pathname: string, apps: readonly OpenedApp[]): OpenedApp | undefined {
+  const segments = pathname.split('/');
+  for (let i = 0; i < segments.length - 1; i++) {
+    if (segments[i] !== 'app') continue;
+    const id = safeDecode(segments[i + 1]!);
+    const app = apps.find((a) => a.clientAppId === id);
+    if (app) return app;
+  }
+  return undefined;
+}
+
+function safeDecode(s: string): string {
+  try { return decodeURIComponent(s); } catch { return s; }
+}

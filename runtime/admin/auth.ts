@@ -1,0 +1,196 @@
+// Admin sessions: login with the data folder's admin key pair, access tokens (30 min) and refresh tokens
+// (60 days) signed with an admin secret of their own, so a client user's token never passes on an admin
+// route and an admin token never passes on a client route. Sessions are kept in the data folder (mode
+// 0600), so a logged-in CLI stays logged in across restarts; `DELETE /auth/session` ends one.
+import fsp from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApiError } from '../http/errors';
+import { DEFAULT_REFRESH_TOKEN_SECONDS, TokenFailure, TokenService, loadOrCreateTokenSecret, systemClock, type Clock } from '../auth/tokens';
+import { checkAdminKey, loadOrCreateAdminKey, type AdminKeyPair } from './keys';
+
+/** What a successful admin login answers (admin-api-wire.md §2). */
+export interface AdminSessionTokens { access_token: string; refresh_token: string; user_id: string; device_id: string }
+
+/** The authenticated admin behind a request. */
+export interface AdminCaller { userId: string; sessionId: string }
+
+/** The runtime's project: the group its apps belong to and the one admin user, stable across restarts. */
+export interface AdminProject { group_id: string; user_id: string; domain_id: string }
+
+export const invalidAdminSession = () => new ApiError(401, 'InvalidSession', 'invalid session: access token expired');
+const missingRefreshSession = () => new ApiError(401, 'InvalidSession', 'invalid session: failed to find refresh token');
+const notARefreshToken = () => new ApiError(401, 'InvalidSession', 'invalid refresh token: incorrect token type');
+
+export class AdminAuth {
+  private constructor(
+    readonly adminDir: string,
+    readonly project: AdminProject,
+    readonly publicKey: string,
+    /** The pair made by this start, when the folder had none: shown once by `asl serve`. */
+    readonly createdKey: AdminKeyPair | undefined,
+    private readonly tokens: TokenService,
+    private readonly clock: Clock,
+    private readonly sessions: Map<string, number>,
+  ) {}
+
+  static async open(options: { adminDir: string; clock?: Clock }): Promise<AdminAuth> {
+    const { adminDir, clock = systemClock } = options;
+    await fsp.mkdir(adminDir, { recursive: true, mode: 0o700 });
+    const key = await loadOrCreateAdminKey(adminDir);
+    const project = await loadOrCreateProject(adminDir);
+    const secret = await loadOrCreateTokenSecret(adminDir, path.join(adminDir, 'token-secret'));
+    const tokens = new TokenService(secret, clock, project.domain_id);
+    return new AdminAuth(adminDir, project, key.publicKey, key.created, tokens, clock, readSessions(adminDir));
+  }
+
+  get groupId(): string { return this.project.group_id; }
+
+  /** `POST /auth/providers/mongodb-cloud/login` `{username, apiKey}` (and `local-userpass` `{username, password}`). */
+  async loginWithKey(publicKey: unknown, privateKey: unknown): Promise<AdminSessionTokens> {
+    if (!(await checkAdminKey(this.adminDir, publicKey, privateKey))) {
+      throw new ApiError(401, 'InvalidPassword', 'failed to authenticate with MongoDB Cloud API: invalid username/password');
+    }
+    return this.openSession();
+  }
+
+  /**
+   * A fresh admin session without the key pair, for the process that started this runtime (the editor
+   * hands it over in its child-process handshake). Never reachable over HTTP.
+   */
+  mintSession(): Promise<AdminSessionTokens> {
+    return this.openSession();
+  }
+
+  /** `POST /auth/session` with the refresh token: a new access token for the same session. */
+  async refresh(headers: IncomingHttpHeaders): Promise<{ access_token: string }> {
+    const sessionId = this.refreshSessionOf(headers);
+    return { access_token: await this.tokens.issueAccess({ userId: this.project.user_id, sessionId, deviceId: this.project.domain_id }) };
+  }
+
+  /** `DELETE /auth/session` with the refresh token. */
+  async logout(headers: IncomingHttpHeaders): Promise<void> {
+    const sessionId = this.refreshSessionOf(headers);
+    this.sessions.delete(sessionId);
+    await this.saveSessions();
+  }
+
+  /** The admin behind an admin access token; 401 `InvalidSession` for anything else (a client user's token included). */
+  authenticate(headers: IncomingHttpHeaders): AdminCaller {
+    const token = bearerOf(headers);
+    if (token === undefined) throw invalidAdminSession();
+    let sessionId: string;
+    try {
+      sessionId = this.tokens.check(token, 'access').iss;
+    } catch (e) {
+      if (e instanceof TokenFailure) throw invalidAdminSession();
+      throw e;
+    }
+    if (!this.sessionAlive(sessionId)) throw invalidAdminSession();
+    return { userId: this.project.user_id, sessionId };
+  }
+
+  /** `GET /auth/profile`: the admin user with the runtime's group in `roles`. */
+  profile(): Record<string, unknown> {
+    return {
+      user_id: this.project.user_id,
+      domain_id: this.project.domain_id,
+      identities: [{ id: this.publicKey, provider_type: 'mongodb-cloud', provider_id: this.project.domain_id }],
+      data: { email: '', name: 'local admin' },
+      type: 'normal',
+      roles: [{ role_name: 'GROUP_OWNER', group_id: this.project.group_id }],
+    };
+  }
+
+  private async openSession(): Promise<AdminSessionTokens> {
+    const sessionId = randomBytes(12).toString('hex');
+    const now = this.tokens.nowSeconds();
+    const expiresAt = now + DEFAULT_REFRESH_TOKEN_SECONDS;
+    this.sessions.set(sessionId, expiresAt);
+    for (const [id, until] of this.sessions) if (until <= now) this.sessions.delete(id);
+    await this.saveSessions();
+    const userId = this.project.user_id;
+    const deviceId = this.project.domain_id;
+    const identity = { id: this.publicKey, provider_type: 'mongodb-cloud', provider_id: this.project.domain_id };
+    return {
+      access_token: await this.tokens.issueAccess({ userId, sessionId, deviceId }),
+      refresh_token: await this.tokens.issueRefresh({ userId, sessionId, deviceId, identity, expiresAt }),
+      user_id: userId,
+      device_id: deviceId,
+    };
+  }
+
+  private refreshSessionOf(headers: IncomingHttpHeaders): string {
+    const token = bearerOf(headers);
+    if (token === undefined) throw missingRefreshSession();
+    let sessionId: string;
+    try {
+      sessionId = this.tokens.check(token, 'refresh').baas_id;
+    } catch (e) {
+      if (!(e instanceof TokenFailure)) throw e;
+      throw e.message === 'expected a refresh token' ? notARefreshToken() : missingRefreshSession();
+    }
+    if (!this.sessionAlive(sessionId)) throw missingRefreshSession();
+    return sessionId;
+  }
+
+  private sessionAlive(sessionId: string): boolean {
+    const until = this.sessions.get(sessionId);
+    return until !== undefined && until > Math.floor(this.clock.now() / 1000);
+  }
+
+  private saving: Promise<void> = Promise.resolve();
+
+  /** Writes are queued so the file always ends up with the latest set. */
+  private saveSessions(): Promise<void> {
+    const file = path.join(this.adminDir, 'sessions.json');
+    const text = JSON.stringify(Object.fromEntries(this.sessions)) + '\n';
+    this.saving = this.saving.then(async () => {
+      const tmp = `${file}.${process.pid}.tmp`;
+      await fsp.writeFile(tmp, text, { mode: 0o600 });
+      await fsp.rename(tmp, file);
+    });
+    return this.saving;
+  }
+}
+
+function bearerOf(headers: IncomingHttpHeaders): string | undefined {
+  const value = headers.authorization;
+  if (typeof value !== 'string') return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
+  return m ? m[1] : undefined;
+}
+
+function readSessions(adminDir: string): Map<string, number> {
+  try {
+    const value = JSON.parse(readFileSync(path.join(adminDir, 'sessions.json'), 'utf8')) as Record<string, unknown>;
+    return new Map(Object.entries(value).filter((e): e is [string, number] => typeof e[1] === 'number'));
+  } catch {
+    return new Map();
+  }
+}
+
+async function loadOrCreateProject(adminDir: string): Promise<AdminProject> {
+  const file = path.join(adminDir, 'project.json');
+  try {
+    const value = JSON.parse(await fsp.readFile(file, 'utf8')) as AdminProject;
+    if (/^[0-9a-f]{24}$/.test(value.group_id) && typeof value.user_id === 'string' && typeof value.domain_id === 'string') return value;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT' && !(e instanceof SyntaxError)) throw e;
+  }
+  const project: AdminProject = { group_id: objectIdHex(), user_id: objectIdHex(), domain_id: objectIdHex() };
+  try {
+    await fsp.writeFile(file, JSON.stringify(project, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return JSON.parse(await fsp.readFile(file, 'utf8')) as AdminProject;
+    throw e;
+  }
+  return project;
+}
+
+/** A new ObjectId-shaped hex id: seconds, then random bytes. */
+export function objectIdHex(): string {
+  return Math.floor(Date.now() / 1000).toString(16).padStart(8, '0') + randomBytes(8).toString('hex');
+}

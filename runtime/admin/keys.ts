@@ -1,0 +1,110 @@
+// The admin API key pair of a runtime data folder. The public key names the pair; the private key is shown
+// once, when the pair is made, and only its scrypt hash is kept (file mode 0600), so nothing on disk or in
+// a log lets anyone log in.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
+
+export interface AdminKeyPair { publicKey: string; privateKey: string }
+
+interface StoredKey {
+  public_key: string;
+  private_key_hash: { algorithm: 'scrypt'; N: number; r: number; p: number; salt: string; hash: string };
+  created_at: number;
+}
+
+const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 32 };
+
+export const adminKeyFile = (adminDir: string) => path.join(adminDir, 'api-key.json');
+
+/**
+ * The folder's public key; when the folder had no pair yet, a new one is made and `created` carries it
+ * (the only time the private key is ever available).
+ */
+export async function loadOrCreateAdminKey(adminDir: string): Promise<{ publicKey: string; created?: AdminKeyPair }> {
+  const stored = await readStoredKey(adminDir);
+  if (stored) return { publicKey: stored.public_key };
+  const pair = newKeyPair();
+  const written = await writeStoredKey(adminDir, pair, 'wx');
+  if (!written) {
+    // Another process made the pair first: use theirs.
+    const theirs = await readStoredKey(adminDir);
+    if (!theirs) throw new Error(`${adminKeyFile(adminDir)} could not be read`);
+    return { publicKey: theirs.public_key };
+  }
+  return { publicKey: pair.publicKey, created: pair };
+}
+
+/** Replaces the pair; sessions opened with the old one stay valid until they end or are revoked. */
+export async function rotateAdminKey(adminDir: string): Promise<AdminKeyPair> {
+  const pair = newKeyPair();
+  await writeStoredKey(adminDir, pair, 'w');
+  return pair;
+}
+
+export async function readAdminPublicKey(adminDir: string): Promise<string | undefined> {
+  return (await readStoredKey(adminDir))?.public_key;
+}
+
+/** Whether the pair is the folder's current one; compares in constant time. */
+export async function checkAdminKey(adminDir: string, publicKey: unknown, privateKey: unknown): Promise<boolean> {
+  if (typeof publicKey !== 'string' || typeof privateKey !== 'string' || privateKey.length > 200) return false;
+  const stored = await readStoredKey(adminDir);
+  if (!stored) return false;
+  const h = stored.private_key_hash;
+  const expected = Buffer.from(h.hash, 'base64');
+  const actual = await scryptAsync(privateKey, Buffer.from(h.salt, 'base64'), expected.length, { N: h.N, r: h.r, p: h.p });
+  const samePublic = publicKey.length === stored.public_key.length && timingSafeEqual(Buffer.from(publicKey), Buffer.from(stored.public_key));
+  return timingSafeEqual(actual, expected) && samePublic;
+}
+
+function newKeyPair(): AdminKeyPair {
+  // Shaped like the platform's programmatic API keys: 8 lowercase letters, and a UUID.
+  const publicKey = Array.from(randomBytes(8), (b) => String.fromCharCode(97 + (b % 26))).join('');
+  return { publicKey, privateKey: randomUUID() };
+}
+
+async function readStoredKey(adminDir: string): Promise<StoredKey | undefined> {
+  let text: string;
+  try { text = await fsp.readFile(adminKeyFile(adminDir), 'utf8'); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  const value = JSON.parse(text) as StoredKey;
+  if (typeof value?.public_key !== 'string' || typeof value.private_key_hash?.hash !== 'string') {
+    throw new Error(`${adminKeyFile(adminDir)} does not hold an admin key; delete it or run "asl admin-keys --rotate"`);
+  }
+  return value;
+}
+
+/** Writes through a temporary file; with flag `wx` it never replaces an existing pair and says whether it wrote. */
+async function writeStoredKey(adminDir: string, pair: AdminKeyPair, flag: 'w' | 'wx'): Promise<boolean> {
+  await fsp.mkdir(adminDir, { recursive: true, mode: 0o700 });
+  const salt = randomBytes(16);
+  const hash = await scryptAsync(pair.privateKey, salt, SCRYPT.keyLength, SCRYPT);
+  const stored: StoredKey = {
+    public_key: pair.publicKey,
+    private_key_hash: { algorithm: 'scrypt', N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p, salt: salt.toString('base64'), hash: hash.toString('base64') },
+    created_at: Math.floor(Date.now() / 1000),
+  };
+  const file = adminKeyFile(adminDir);
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await fsp.writeFile(tmp, JSON.stringify(stored, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
+  try {
+    if (flag === 'wx') {
+      try { await fsp.link(tmp, file); } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw e;
+      }
+    } else {
+      await fsp.rename(tmp, file);
+    }
+    return true;
+  } finally {
+    await fsp.rm(tmp, { force: true });
+  }
+}
+
+function scryptAsync(password: string, salt: Buffer, keyLength: number, options: { N: number; r: number; p: number }): Promise<Buffer> {
+  return new Promise((resolve, reject) => scrypt(password, salt, keyLength, { ...options, maxmem: 64 * 1024 * 1024 }, (e, key) => (e ? reject(e) : resolve(key))));
+}

@@ -1,0 +1,45 @@
+// Every Admin API route, declared in one place over the admin route table (so each one sits behind the
+// admin access token). Local-only routes of the editor are declared here the same way.
+import { badRequest } from '../http/errors';
+import type { Logger } from '../http/server';
+import { isObject } from '../../core/json';
+import type { AdminAuth } from './auth';
+import type { HostedApps } from './apps';
+import { json, type AdminRouteTable } from './table';
+
+export interface AdminContext {
+  auth: AdminAuth;
+  apps: HostedApps;
+  log: Logger;
+}
+
+export function registerAdminRoutes(table: AdminRouteTable, ctx: AdminContext): void {
+  registerAdminAuthRoutes(table, ctx);
+}
+
+/** Login (`mongodb-cloud` with the key pair; `local-userpass` takes the same pair as username/password), refresh, logout, profile. */
+function registerAdminAuthRoutes(table: AdminRouteTable, { auth }: AdminContext): void {
+  table.open('POST', '/auth/providers/mongodb-cloud/login', async (req) => {
+    const body = await req.json();
+    if (!isObject(body) || typeof body.username !== 'string' || typeof body.apiKey !== 'string') {
+      throw badRequest('expected a JSON body {"username": "<public API key>", "apiKey": "<private API key>"}');
+    }
+    return json(await auth.loginWithKey(body.username, body.apiKey));
+  });
+  table.open('POST', '/auth/providers/local-userpass/login', async (req) => {
+    const body = await req.json();
+    if (!isObject(body) || typeof body.username !== 'string' || typeof body.password !== 'string') {
+      throw badRequest('expected a JSON body {"username": "<public API key>", "password": "<private API key>"}');
+    }
+    return json(await auth.loginWithKey(body.username, body.password));
+  });
+  table.open('GET', '/auth/providers', () => json([
+    { type: 'mongodb-cloud', name: 'mongodb-cloud' },
+    { type: 'local-userpass', name: 'local-userpass' },
+  ]));
+  table.open('POST', '/auth/session', async (req) => json(await auth.refresh(req.headers), 201));
+  table.open('DELETE', '/auth/session', async (req) => { await auth.logout(req.headers); });
+  table.get('/auth/profile', () => json(auth.profile()));
+  table.open('GET', '/api/private/v1.0/version', () => json({ version: 'app-services-local' }));
+}
+
