@@ -20,6 +20,7 @@ Options:
   --port N                 port to listen on (default 8080; 0 picks a free one)
   --host ADDRESS           address to bind (default 127.0.0.1)
   --data DIR               data folder: documents, users, token secret, admin key (default <dir>/.asl)
+  --allow-no-apps          serve a folder holding no app yet (apps are then created with "asl apps create")
   --admin-remote           let the Admin API answer requests from other machines (default: loopback only)
   --app-id ID              client app id to serve under (default: the app's metadata, else derived from its name)
   --secret NAME=VALUE      a secret's value (repeatable); wins over secrets.json at the app root
@@ -48,7 +49,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     options: {
       port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'app-id': { type: 'string' },
       secret: { type: 'string', multiple: true }, 'function-timeout': { type: 'string' }, 'mongodb-uri': { type: 'string' },
-      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'allow-no-apps': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
@@ -66,8 +67,8 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     parent?.send({ type: 'failed', version: RUNTIME_PROTOCOL_VERSION, reason, message, problems });
   };
   const target = await resolveServeTarget(io, positionals[0]);
-  if (!target) {
-    fail('usage', 'no app found here or in the parent folders; name an app folder, or a folder to hold apps');
+  if (!target || ('rootDir' in target && !values['allow-no-apps'] && (await findAppRoots(io.fs, target.rootDir)).length === 0)) {
+    fail('usage', `no app found ${positionals[0] ? `in ${positionals[0]}` : 'here or in the parent folders'}; name an app folder or a folder holding apps (--allow-no-apps serves an empty one, to create apps in)`);
     return EXIT_USAGE;
   }
   const stamp = () => new Date().toISOString().slice(11, 23);
