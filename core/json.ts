@@ -1,6 +1,6 @@
 // Positioned JSON: every config file is parsed once with jsonc-parser, keeping the syntax tree so that
 // any diagnostic can point at the exact key or value that caused it.
-import { findNodeAtLocation, getNodeValue, parseTree, printParseErrorCode, type JSONPath, type Node, type ParseError } from 'jsonc-parser';
+import { createScanner, findNodeAtLocation, getNodeValue, parseTree, printParseErrorCode, SyntaxKind, type JSONPath, type Node, type ParseError } from 'jsonc-parser';
 
 export type { JSONPath, Node as JsonNode } from 'jsonc-parser';
 
@@ -66,12 +66,18 @@ export class JsonFile extends TextFile {
   readonly root: Node | undefined;
   readonly value: unknown;
   readonly syntaxErrors: JsonSyntaxError[];
+  /**
+   * Offsets of commas before a closing `}` or `]`. The file still reads (the platform itself stored it), but
+   * the platform CLI's strict parser refuses it: one warning per comma, never a syntax error.
+   */
+  readonly trailingCommas: number[];
 
   constructor(path: string, relPath: string, text: string) {
     super(path, relPath, text);
     const errors: ParseError[] = [];
+    this.trailingCommas = trailingCommaOffsets(text);
     try {
-      this.root = parseTree(text, errors, { allowTrailingComma: false, disallowComments: false });
+      this.root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
       this.value = this.root ? getNodeValue(this.root) : undefined;
       this.syntaxErrors = errors.map((e) => ({ message: describeParseError(e), offset: e.offset, length: Math.max(e.length, 1) }));
     } catch (e) {
@@ -120,6 +126,20 @@ export class JsonFile extends TextFile {
     }
     return this.startRange;
   }
+}
+
+function trailingCommaOffsets(text: string): number[] {
+  const offsets: number[] = [];
+  // Scanning costs as much as parsing; most files have no comma before a closing bracket at all.
+  if (!/,(?:\s|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*[}\]]/.test(text)) return offsets;
+  const scanner = createScanner(text, true);
+  let pendingComma = -1;
+  for (let kind = scanner.scan(); kind !== SyntaxKind.EOF; kind = scanner.scan()) {
+    if (kind === SyntaxKind.LineCommentTrivia || kind === SyntaxKind.BlockCommentTrivia) continue;
+    if ((kind === SyntaxKind.CloseBraceToken || kind === SyntaxKind.CloseBracketToken) && pendingComma >= 0) offsets.push(pendingComma);
+    pendingComma = kind === SyntaxKind.CommaToken ? scanner.getTokenOffset() : -1;
+  }
+  return offsets;
 }
 
 function describeParseError(e: ParseError): string {

@@ -164,6 +164,9 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
     files.set(entry.abs, file);
     if (!/\S/.test(text)) sink.atRange(file, file.startRange, 'error', 'json/empty', `${rel} is empty; it must hold a JSON value`);
     for (const e of file.syntaxErrors) sink.atRange(file, file.rangeOf(e.offset, e.length), 'error', 'json/syntax', e.message);
+    for (const offset of file.trailingCommas) {
+      sink.atRange(file, file.rangeOf(offset, 1), 'warning', 'json/trailing-comma', 'Trailing comma: the app reads, but the platform CLI\'s strict JSON parser refuses this file; remove the comma.');
+    }
     return file;
   }
 
@@ -184,9 +187,9 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
 
   const app: AppModel = {
     rootDir, generation, configVersion, rootFile, metaFile,
-    name: str(root.name) ?? path.basename(rootDir),
-    appId: str(root.app_id) ?? str(meta.client_app_id) ?? str(meta.app_id),
-    groupId: str(meta.group_id),
+    name: nonEmpty(root.name) ?? path.basename(rootDir),
+    appId: nonEmpty(root.app_id) ?? nonEmpty(meta.client_app_id) ?? nonEmpty(meta.app_id),
+    groupId: nonEmpty(meta.group_id),
     location: str(root.location),
     deploymentModel: str(root.deployment_model),
     environment: str(root.environment),
@@ -236,10 +239,14 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
         if (name !== undefined && !entriesByName.has(name)) entriesByName.set(name, { value: item as Record<string, unknown>, file: manifest, path: [i] });
       });
     }
-    // Legacy: functions/<name>/config.json + source.js.
+    // Folder per function: functions/<folder>/config.json + source.js. The function is named by its config
+    // (the folder name may differ, case included) and its source is the one in the same folder.
+    const folderFunctionNames = new Map<string, string>();
     for (const rel of relsUnder('functions/', (rest) => /^[^/]+\/config\.json$/.test(rest))) {
       const file = await readJson(rel);
-      const name = (isObject(file?.value) && str(file.value.name)) || rel.split('/')[1];
+      const folder = rel.split('/')[1]!;
+      const name = (isObject(file?.value) && str(file.value.name)) || folder;
+      folderFunctionNames.set(folder, name);
       if (file && isObject(file.value) && !entriesByName.has(name)) entriesByName.set(name, { value: file.value, file, path: [] });
     }
     const sources = new Map<string, TextFile>();
@@ -247,8 +254,9 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
       const entry = byRel.get(rel)!;
       const text = await readText(entry);
       if (text === undefined) continue;
-      const isLegacySource = /^functions\/[^/]+\/source\.js$/.test(rel) && byRel.has(rel.replace(/source\.js$/, 'config.json'));
-      const name = isLegacySource ? rel.split('/')[1] : rel.slice('functions/'.length, -'.js'.length);
+      const folder = /^functions\/([^/]+)\/source\.js$/.exec(rel)?.[1];
+      const folderName = folder === undefined ? undefined : folderFunctionNames.get(folder);
+      const name = folderName ?? rel.slice('functions/'.length, -'.js'.length);
       sources.set(name, cache.text(entry.abs, rel, text));
     }
     for (const name of new Set([...entriesByName.keys(), ...sources.keys()])) {
@@ -310,19 +318,23 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
       for (const { dbColl, database, collection, named } of collectionDirs.sort((a, b) => (a.dbColl < b.dbColl ? -1 : a.dbColl > b.dbColl ? 1 : 0))) {
         const base = `data_sources/${folder}/${dbColl}`;
         const readNamed = async (name: string) => { const entry = named.get(name); return entry ? readEntryJson(entry) : undefined; };
+        const rulesFile = await readNamed('rules.json');
+        const rules = obj(rulesFile?.value);
+        // A rules.json that names its namespace is authoritative over the folder names (the platform keys on it).
         const coll: Collection = {
-          dataSource: ds.name, database, collection,
+          dataSource: ds.name,
+          database: nonEmpty(rules.database) ?? database,
+          collection: nonEmpty(rules.collection) ?? collection,
           dir: path.join(dir, database, collection),
           schema: await readNamed('schema.json'),
-          rules: await readNamed('rules.json'),
+          rules: rulesFile,
           relationships: await readNamed('relationships.json'),
         };
         if (coll.rules) {
-          const rules = coll.rules.value;
-          if (isObject(rules) && Object.keys(rules).length === 0) sink.at(coll.rules, [], 'error', 'rules/empty', `${base}/rules.json is empty; it needs at least "database" and "collection"`);
-          if (isObject(rules)) {
-            if (typeof rules.database === 'string' && rules.database !== database) sink.at(coll.rules, ['database'], 'error', 'rules/database-mismatch', `"database" is "${rules.database}" but the folder says "${database}"`);
-            if (typeof rules.collection === 'string' && rules.collection !== collection) sink.at(coll.rules, ['collection'], 'error', 'rules/collection-mismatch', `"collection" is "${rules.collection}" but the folder says "${collection}"`);
+          if (isObject(coll.rules.value) && Object.keys(rules).length === 0) sink.at(coll.rules, [], 'error', 'rules/empty', `${base}/rules.json is empty; it needs at least "database" and "collection"`);
+          if (isObject(coll.rules.value)) {
+            if (nonEmpty(rules.database) && rules.database !== database) sink.at(coll.rules, ['database'], 'information', 'rules/database-mismatch', `"database" is "${rules.database}" while the folder says "${database}": rules.json wins, the collection lives in "${rules.database}"`);
+            if (nonEmpty(rules.collection) && rules.collection !== collection) sink.at(coll.rules, ['collection'], 'information', 'rules/collection-mismatch', `"collection" is "${rules.collection}" while the folder says "${collection}": rules.json wins, the collection is "${rules.collection}"`);
           }
         } else if (!(coll.schema && coll.relationships) && (coll.schema || coll.relationships)) {
           const present = (coll.schema ?? coll.relationships)!;
@@ -507,5 +519,11 @@ function impliedVersion(rootName: string | undefined): number {
 function obj(v: unknown): Record<string, unknown> { return isObject(v) ? v : {}; }
 function str(v: unknown): string | undefined { return typeof v === 'string' ? v : undefined; }
 function num(v: unknown): number | undefined { return typeof v === 'number' && Number.isFinite(v) ? v : undefined; }
-function bool(v: unknown, fallback: boolean): boolean { return typeof v === 'boolean' ? v : fallback; }
+/** `""` is how the exporter writes an unset boolean: false. "true"/"false" strings (stored as given; `asl check` warns) read as they spell. */
+function bool(v: unknown, fallback: boolean): boolean {
+  if (typeof v === 'boolean') return v;
+  return v === '' || v === 'false' ? false : v === 'true' ? true : fallback;
+}
+/** `""` is how the exporter writes an unset string. */
+function nonEmpty(v: unknown): string | undefined { return typeof v === 'string' && v !== '' ? v : undefined; }
 function strings(v: unknown): string[] { return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []; }

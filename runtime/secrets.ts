@@ -6,6 +6,7 @@ import type { Diagnostic } from '../core/diagnostics';
 import { DiagnosticSink } from '../core/diagnostics';
 import type { JsonFile } from '../core/json';
 import { isObject } from '../core/json';
+import { secretEntries } from '../core/secrets';
 
 export class MissingSecretError extends Error {
   constructor(readonly secretName: string, readonly neededBy: string) {
@@ -44,10 +45,9 @@ export function loadSecrets(sources: SecretSources): { store: SecretStore; diagn
     if (!isObject(root)) {
       sink.at(file, [], 'error', 'secrets/not-object', 'secrets.json must be an object mapping secret names to string values');
     } else {
-      for (const [name, value] of Object.entries(root)) {
-        if (typeof value === 'string') values.set(name, value);
-        else sink.at(file, [name], 'error', 'secrets/not-string', `the value of secret '${name}' must be a string`);
-      }
+      const { entries, invalid } = secretEntries(root);
+      for (const { name, value } of entries) values.set(name, value);
+      for (const path of invalid) sink.at(file, path, 'error', 'secrets/not-string', `the value of secret '${String(path[path.length - 1])}' must be a string`);
     }
   }
   for (const flag of sources.flags ?? []) {

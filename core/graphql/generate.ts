@@ -229,7 +229,8 @@ class SchemaGenerator {
     const typeNames = [typeName, info.queryInputName, info.insertInputName, info.updateInputName, `${typeName}SortByInput`];
     const takenType = typeNames.find((n) => this.typeOwners.has(n));
     if (takenType) {
-      this.sink.at(file, ['title'], 'error', 'graphql/duplicate-type-name',
+      // The platform stores such a schema (and reports the clash when it generates); an export can hold it.
+      this.sink.at(file, ['title'], 'warning', 'graphql/duplicate-type-name',
         `Collection ${label} has no GraphQL type: the type name "${takenType}" is already used by ${this.typeOwners.get(takenType)}.`,
         { data: { typeName: takenType } });
       return;
@@ -238,7 +239,7 @@ class SchemaGenerator {
     const takenField = queryFields.find((n) => this.rootFieldOwners.Query.has(n)) ?? Object.values(mutations).find((n) => this.rootFieldOwners.Mutation.has(n));
     if (takenField) {
       const by = this.rootFieldOwners.Query.get(takenField) ?? this.rootFieldOwners.Mutation.get(takenField);
-      this.sink.at(file, ['title'], 'error', 'graphql/duplicate-root-field',
+      this.sink.at(file, ['title'], 'warning', 'graphql/duplicate-root-field',
         `Collection ${label} has no GraphQL type: the root field "${takenField}" is already generated for ${by}.`, { data: { fieldName: takenField } });
       return;
     }
@@ -602,11 +603,13 @@ class SchemaGenerator {
       const typeName = this.buildCustomType(context, schema, ['payload_type'], 'object', undefined);
       return typeName ? { kind: 'custom', typeName, isList: false } : null;
     }
-    const items = schema.items;
+    // A one-element array of schemas in "items" means that element (the platform reads it so).
+    const oneItem = Array.isArray(schema.items) && schema.items.length === 1;
+    const items = oneItem ? (schema.items as unknown[])[0] : schema.items;
     if (!isObject(items) || isArraySchema(items)) return invalid();
     // Items titled → [<items title>]; title only on the array → [<Title>Item] (graphql.md §10.2).
     const arrayTitle = typeof items.title === 'string' ? undefined : schema.title;
-    const typeName = this.buildCustomType(context, items, ['payload_type', 'items'], 'object', arrayTitle);
+    const typeName = this.buildCustomType(context, items, oneItem ? ['payload_type', 'items', 0] : ['payload_type', 'items'], 'object', arrayTitle);
     return typeName ? { kind: 'custom', typeName, isList: true } : null;
   }
 
@@ -625,9 +628,10 @@ class SchemaGenerator {
     if (format === 'generated' || format === 'generated-list') {
       const names = side === 'input' ? context.generatedInputs : context.generatedOutputs;
       if (typeof value !== 'string' || !names.has(value)) {
-        this.sink.at(file, [key], 'error', 'graphql/unknown-generated-type', side === 'input'
-          ? `${describeValue(value)} is not a generated input type (such as a <Type>InsertInput or <Type>QueryInput).`
-          : `${describeValue(value)} is not a generated document type.`, { data: { side } });
+        // The platform keeps a resolver whose generated type lost its schema; locally it cannot be typed.
+        this.sink.at(file, [key], 'warning', 'graphql/unknown-generated-type', side === 'input'
+          ? `${describeValue(value)} is not a generated input type (such as a <Type>InsertInput or <Type>QueryInput); ${context.resolver.onType}.${context.resolver.fieldName} is left out of the local API.`
+          : `${describeValue(value)} is not a generated document type; ${context.resolver.onType}.${context.resolver.fieldName} is left out of the local API.`, { data: { side } });
         return null;
       }
       return { kind: 'generated', typeName: value, isList };

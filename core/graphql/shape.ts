@@ -2,6 +2,7 @@
 // generation works with, reporting every property that cannot be exposed at the property itself.
 import type { DiagnosticSink } from '../diagnostics';
 import { isObject, type JSONPath, type JsonFile } from '../json';
+import { canonicalBsonType } from '../schemaDialect';
 import { sanitizeGraphqlName } from './inflect';
 import type { GraphqlScalar } from './types';
 
@@ -51,9 +52,9 @@ export function scalarForBsonType(bsonType: string): GraphqlScalar | undefined {
 function declaredType(schema: Record<string, unknown>): { type: string; key: 'bsonType' | 'type' } | { ambiguous: string[]; key: 'bsonType' | 'type' } | undefined {
   for (const key of ['bsonType', 'type'] as const) {
     const raw = schema[key];
-    if (typeof raw === 'string') return { type: raw, key };
+    if (typeof raw === 'string') return { type: canonicalBsonType(raw), key };
     if (Array.isArray(raw)) {
-      const types = raw.filter((t): t is string => typeof t === 'string' && t !== 'null');
+      const types = raw.filter((t): t is string => typeof t === 'string' && t !== 'null').map(canonicalBsonType);
       return types.length === 1 ? { type: types[0], key } : { ambiguous: types, key };
     }
   }
@@ -138,13 +139,16 @@ function readShape(reader: ShapeReader, schema: unknown, path: JSONPath, key: st
     return { kind: 'object', properties };
   }
   if (type === 'array') {
-    const itemsPath = [...path, 'items'];
-    if (!isObject(schema.items)) {
+    // A one-element array of schemas means that element (the platform reads it so).
+    const oneItem = Array.isArray(schema.items) && schema.items.length === 1;
+    const itemsPath = oneItem ? [...path, 'items', 0] : [...path, 'items'];
+    const itemsSchema = oneItem ? (schema.items as unknown[])[0] : schema.items;
+    if (!isObject(itemsSchema)) {
       sink.at(file, schema.items === undefined ? typePath : itemsPath, 'warning', 'graphql/unsupported-type',
         `Property "${key}" is not exposed in GraphQL: an array needs a single schema object in "items".`);
       return undefined;
     }
-    const items = readShape(reader, schema.items, itemsPath, key);
+    const items = readShape(reader, itemsSchema, itemsPath, key);
     if (!items) return undefined;
     if (items.kind === 'array') {
       sink.at(file, itemsPath, 'warning', 'graphql/unsupported-type', `Property "${key}" is not exposed in GraphQL: arrays of arrays are not supported.`);

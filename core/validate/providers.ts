@@ -30,7 +30,8 @@ function checkCustomToken(p: AuthProvider, sink: DiagnosticSink): void {
       sink.at(file, at('secret_config', 'signingKeys'), 'error', 'auth/jwk-uri-with-signing-keys',
         '"signingKeys" must be [] when "useJWKURI" is true: the keys come from the JWK set.', { data: { path: at('secret_config', 'signingKeys') } });
     }
-    if (typeof config.signingAlgorithm === 'string' && config.signingAlgorithm !== 'RS256') {
+    // Absent or "" (the exporter's "not set") means RS256 here.
+    if (typeof config.signingAlgorithm === 'string' && config.signingAlgorithm !== '' && config.signingAlgorithm !== 'RS256') {
       sink.at(file, at('config', 'signingAlgorithm'), 'error', 'auth/jwk-uri-needs-rs256', `A JWK URI serves RSA keys, so "signingAlgorithm" must be "RS256"; found "${config.signingAlgorithm}".`);
     }
   } else {

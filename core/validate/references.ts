@@ -5,11 +5,12 @@
 // custom-user-data/unknown-service, custom-user-data/unknown-collection, custom-user-data/unknown-function,
 // function/duplicate-name, function/missing-source, resolver/unknown-function, resolver/duplicate-field,
 // relationship/bad-ref, relationship/unknown-target, relationship/unknown-source-key,
-// sync/unknown-service, sync/not-a-cluster, trigger/unknown-function, trigger/unknown-service,
+// sync/unknown-service, sync/not-a-cluster, trigger/no-function, trigger/unknown-function, trigger/unknown-service,
 // endpoint/unknown-function, value/duplicate-name, secrets/invalid, secret/no-local-value.
 import type { DiagnosticSink } from '../diagnostics';
 import { isObject, type JsonFile, type JSONPath } from '../json';
 import { isClusterSource, type AppModel, type AuthProvider } from '../model';
+import { secretEntries } from '../secrets';
 import { closestName } from '../spelling';
 
 /** Provider types whose `name` must equal their `type` (config-format §5.1). */
@@ -98,7 +99,9 @@ function checkFunctions(app: AppModel, sink: DiagnosticSink): void {
   }
   for (const fn of app.functions.values()) {
     if (fn.manifest && !fn.sourceFile) {
-      sink.at(fn.manifest.file, [...fn.manifest.path, 'name'], 'error', 'function/missing-source', `The function "${fn.name}" has no source file: expected functions/${fn.name}.js`, { data: { functionName: fn.name } });
+      // The platform's own deployments write no file for a function whose source is empty, so an export can lack one.
+      const expected = fn.manifest.path.length === 0 ? `${fn.manifest.file.relPath.replace(/config\.json$/, '')}source.js` : `functions/${fn.name}.js`;
+      sink.at(fn.manifest.file, [...fn.manifest.path, 'name'], 'warning', 'function/missing-source', `The function "${fn.name}" has no source file (expected ${expected}); calling it fails until there is one.`, { data: { functionName: fn.name } });
     }
   }
 }
@@ -173,6 +176,10 @@ function checkSync(app: AppModel, sink: DiagnosticSink): void {
 
 function checkTriggers(app: AppModel, sink: DiagnosticSink): void {
   for (const t of app.triggers) {
+    const v = isObject(t.file.value) ? t.file.value : undefined;
+    if (v && !t.functionName && v.event_processors === undefined) {
+      sink.at(t.file, ['name'], 'warning', 'trigger/no-function', `The trigger "${t.name}" names no function nor event processor, so nothing runs when it fires; the local runtime leaves it out.`, { target: 'key' });
+    }
     if (t.functionName && functionMissing(app, t.functionName)) {
       const path = isObject(t.file.value) && isObject(t.file.value.event_processors) ? ['event_processors', 'FUNCTION', 'config', 'function_name'] : ['function_name'];
       sink.at(t.file, path, 'error', 'trigger/unknown-function', `The trigger's function "${t.functionName}" does not exist.${functionHint(app, t.functionName)}`, { data: { functionName: t.functionName } });
@@ -207,12 +214,11 @@ function checkValues(app: AppModel, sink: DiagnosticSink): void {
  */
 function checkSecrets(app: AppModel, sink: DiagnosticSink): void {
   const secretsFile = app.secretsFile;
-  const local = secretsFile && isObject(secretsFile.value) ? secretsFile.value : {};
+  const { entries, invalid } = secretsFile && isObject(secretsFile.value) ? secretEntries(secretsFile.value) : { entries: [], invalid: [] };
+  const local: Record<string, string> = Object.fromEntries(entries.map((e) => [e.name, e.value]));
   if (secretsFile && secretsFile.value !== undefined) {
     if (!isObject(secretsFile.value)) sink.at(secretsFile, [], 'error', 'secrets/invalid', 'secrets.json must be an object mapping secret names to their values');
-    else for (const [name, value] of Object.entries(secretsFile.value)) {
-      if (typeof value !== 'string') sink.at(secretsFile, [name], 'error', 'secrets/invalid', `The value of the secret "${name}" must be a string`);
-    }
+    for (const path of invalid) sink.at(secretsFile, path, 'error', 'secrets/invalid', `The value of the secret "${String(path[path.length - 1])}" must be a string`);
   }
   const howTo = (name: string) => `add it to secrets.json at the app root ({"${name}": "..."}) or pass --secret ${name}=... to asl serve`;
   for (const p of app.authProviders) {

@@ -7,6 +7,8 @@
 // | code                    | severity | when                                                            | range             |
 // |-------------------------|----------|-----------------------------------------------------------------|-------------------|
 // | schema/type             | error    | a value has the wrong JSON type                                 | the value         |
+// | schema/string-boolean  | warning  | "true"/"false" as a string where a boolean belongs (read as the boolean) | the value |
+// | schema/null-file        | warning  | the whole file is `null` (the exporter's empty list): read as empty | the first line |
 // | schema/enum             | error    | a value is not one of the allowed values                        | the value         |
 // | schema/const            | error    | a value must be one exact value (provider `name` = `type`)      | the value         |
 // | schema/required         | error    | a required property is missing                                  | the object's key  |
@@ -141,7 +143,10 @@ export function validateStructure(files: Iterable<JsonFile>, sink: DiagnosticSin
     }
     if (valid) continue;
     const seen = new Set<string>();
+    const identityOnly = kind === 'root-config' || kind === 'mdb-meta';
     for (const problem of describeErrors(validate.errors ?? [], file.value, validate.schema)) {
+      // Templated exports leave the app's identity out or as a placeholder; nothing local depends on it being right.
+      if (identityOnly && typeof problem.path[0] === 'string' && ROOT_IDENTITY_FIELDS.has(problem.path[0]) && problem.severity === 'error') problem.severity = 'information';
       const key = `${JSON.stringify(problem.path)}|${problem.target}|${problem.code}|${problem.message}`;
       if (seen.has(key)) continue;
       seen.add(key);
@@ -152,13 +157,26 @@ export function validateStructure(files: Iterable<JsonFile>, sink: DiagnosticSin
   }
 }
 
+/** Root fields that say which deployed app this is. */
+const ROOT_IDENTITY_FIELDS = new Set(['name', 'app_id', 'client_app_id', 'group_id', 'location', 'deployment_model', 'provider_region', 'environment']);
+
+/**
+ * What the platform's exporter writes and so must not read as a mistake: `""` for an unset optional string,
+ * enum or path (and, for a boolean, false), and `null` for an empty list or map.
+ */
+function writtenByExporter(e: ErrorObject): boolean {
+  if (e.data === '') return e.keyword === 'enum' || e.keyword === 'pattern' || e.keyword === 'format' || e.keyword === 'minLength' || (e.keyword === 'type' && String((e.params as { type?: unknown }).type).split(',').includes('boolean'));
+  if (e.data === null && e.keyword === 'type' && e.instancePath !== '') return String((e.params as { type?: unknown }).type).split(',').some((t) => t === 'array' || t === 'object');
+  return false;
+}
+
 interface Problem { path: JSONPath; target: 'key' | 'value'; severity: Severity; code: string; message: string }
 
 function describeErrors(errors: ErrorObject[], root: unknown, rootSchema: unknown): Problem[] {
   // Errors inside a failed alternative only explain why that alternative did not match; the alternative's
   // own error says it better. `if` errors merely repeat the errors of their `then` branch.
   const alternatives = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.schemaPath + '/');
-  const relevant = errors.filter((e) => e.keyword !== 'if' && !alternatives.some((prefix) => e.schemaPath.startsWith(prefix)));
+  const relevant = errors.filter((e) => e.keyword !== 'if' && !writtenByExporter(e) && !alternatives.some((prefix) => e.schemaPath.startsWith(prefix)));
   return relevant.map((e) => describeError(e, toJsonPath(e.instancePath, root), rootSchema));
 }
 
@@ -191,6 +209,13 @@ function describeError(e: ErrorObject, path: JSONPath, rootSchema: unknown): Pro
   switch (e.keyword) {
     case 'type': {
       const expected = String(params.type).split(',').map(typeWords).join(' or ');
+      // The exporter writes a whole file as `null` for an empty list: it reads as empty, but looks like a mistake.
+      if ((e.data === 'true' || e.data === 'false') && String(params.type).split(',').includes('boolean')) {
+        return { path, target: 'value', severity: 'warning', code: 'schema/string-boolean', message: `${where} is the string "${e.data}", not a boolean; the platform stores it, and it reads as ${e.data}. Write ${e.data} without quotes.` };
+      }
+      if (path.length === 0 && e.data === null) {
+        return { path, target: 'value', severity: 'warning', code: 'schema/null-file', message: `The file holds null, which reads as empty; it should contain ${expected}.` };
+      }
       return error('schema/type', path.length === 0
         ? `The file must contain ${expected}; found ${describeValue(e.data)}.`
         : `${where} must be ${expected}; found ${describeValue(e.data)}.`);

@@ -136,6 +136,8 @@ function compileFilter(filter: Record<string, unknown>, index: number): Compiled
 export function permission(value: unknown, absent: boolean): Permission {
   if (value === undefined) return absent ? TRUE : FALSE;
   if (typeof value === 'boolean') return value ? TRUE : FALSE;
+  // The platform stores "true"/"false" strings it was given; `asl check` warns, and they read as what they spell.
+  if (value === 'true' || value === 'false') return value === 'true' ? TRUE : FALSE;
   if (!isRecord(value)) return FALSE;
   if (Object.keys(value).length === 0) return TRUE;
   return { kind: 'expr', expr: value, usesDocument: expressionUsesDocument(value) };

@@ -2,6 +2,7 @@
 // plus the `bsonType` keyword checked against the BSON value types documents really hold. Validators
 // are compiled once per collection. Settings come from graphql/validation_settings.json.
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import { platformSchema } from '../../core/schemaDialect';
 import { isRecord } from './rules';
 
 export interface SchemaViolation {
@@ -109,7 +110,7 @@ export function compileSchema(schema: unknown): SchemaValidator | undefined {
   if (!isRecord(schema)) return undefined;
   let validate: ValidateFunction;
   try {
-    validate = sharedAjv().compile(schema);
+    validate = sharedAjv().compile(platformSchema(schema) as Record<string, unknown>);
   } catch {
     return undefined;
   }

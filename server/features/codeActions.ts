@@ -54,6 +54,14 @@ export function codeActions(app: LoadedApp | undefined, file: JsonFile | TextFil
         if (text !== undefined && isRange(data.replaceRange)) fix(`Write ${data.suggestion as string}`, replace(file, data.replaceRange, text), true);
         break;
       }
+      case 'schema/string-boolean': {
+        const text = file.text.slice(file.offsetAt(diagnostic.range.start), file.offsetAt(diagnostic.range.end));
+        if (text === '"true"' || text === '"false"') fix(`Write ${text.slice(1, -1)} without quotes`, replace(file, diagnostic.range, text.slice(1, -1)), true);
+        break;
+      }
+      case 'json/trailing-comma':
+        fix('Remove the trailing comma', replace(file, diagnostic.range, ''), true);
+        break;
       case 'auth/name-type-mismatch':
         if (typeof data.expected === 'string') fix(`Set "name" to "${data.expected}"`, replace(file, diagnostic.range, JSON.stringify(data.expected)), true);
         break;

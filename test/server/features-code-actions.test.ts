@@ -33,6 +33,30 @@ function applyInFile(app: LoadedApp, action: CodeAction, rel: string): unknown {
 }
 
 describe('quick fixes', () => {
+  test('each trailing comma has one warning and one fix that removes it', async () => {
+    const files = baseApp();
+    files['values/appName.json'] = '{\n  "name": "appName",\n  "value": ["a", "b",],\n  "from_secret": false,\n}\n';
+    const app = await loadedApp(files);
+    const fixes = fixesFor(app, 'values/appName.json', 'json/trailing-comma');
+    assert.equal(fixes.length, 2);
+    assert.ok(fixes.every((f) => f.title === 'Remove the trailing comma' && f.isPreferred));
+    const rel = 'values/appName.json';
+    const edits = fixes.flatMap((f) => f.edit!.changes![pathToUri(path.join(APP_ROOT, rel))]);
+    const fixed = applyTo(app.model.files.get(path.join(APP_ROOT, rel))!.text, edits);
+    assert.equal(fixed, '{\n  "name": "appName",\n  "value": ["a", "b"],\n  "from_secret": false\n}\n');
+    assert.equal(new JsonFile('/x.json', 'x.json', fixed).trailingCommas.length, 0);
+  });
+
+  test('a permission written as the string "false" is fixed to the boolean', async () => {
+    const files = baseApp();
+    files['data_sources/mongodb-atlas/todo/Task/rules.json'] = { database: 'todo', collection: 'Task', roles: [{ name: 'r', apply_when: {}, read: true, write: true, insert: 'false' }], filters: [] };
+    const app = await loadedApp(files);
+    const [fix] = fixesFor(app, 'data_sources/mongodb-atlas/todo/Task/rules.json', 'schema/string-boolean');
+    assert.equal(fix.title, 'Write false without quotes');
+    const fixed = applyInFile(app, fix, 'data_sources/mongodb-atlas/todo/Task/rules.json') as { roles: Array<{ insert: unknown }> };
+    assert.equal(fixed.roles[0].insert, false);
+  });
+
   test('a missing resolver function is created with (input, source) when the resolver has input', async () => {
     const files = baseApp();
     (files['graphql/custom_resolvers/mutation_renameTask.json'] as Record<string, unknown>).function_name = 'tasks/rename';
