@@ -16,6 +16,8 @@ export interface RuntimeAppInfo {
   dataDir: string;
   /** Base URL of the client API for this app (`{url}/api/client/v2.0/app/{appId}/…`). */
   url: string;
+  /** The app's Admin API path (`/api/admin/v3.0/groups/{groupId}/apps/{id}`), when the runtime has one. */
+  adminAppPath?: string;
 }
 
 /** An admin session the runtime minted for its parent: bearer tokens for the admin and local-only routes. */

@@ -68,6 +68,10 @@ const common = {
 };
 const entries = [
   { entryPoints: ['client/extension.ts'], outfile: 'dist/extension.js' },
+  // Loaded by dist/extension.js after activation (the language client) and on first use (runtime control,
+  // query runner, app explorer), so activation stays fast.
+  { entryPoints: ['client/languageBundle.ts'], outfile: 'dist/language-client.js' },
+  { entryPoints: ['client/features.ts'], outfile: 'dist/features.js' },
   { entryPoints: ['server/main.ts'], outfile: 'dist/server.js' },
   { entryPoints: ['cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
   // App functions run in worker threads; the runner loads this file next to its own bundle.

@@ -147,6 +147,19 @@ export class AuthService {
     };
   }
 
+  /**
+   * A session for an existing user without their credentials: the editor's local admin capability ("run as
+   * this user"), reachable only through an admin route. The user's first identity is the session's.
+   */
+  async sessionForUser(userId: string): Promise<LoginResponse> {
+    const user = this.repo.user(userId);
+    if (!user) throw new ApiError(404, 'UserNotFound', `user not found: '${userId}'`);
+    if (user.disabled) throw new ApiError(403, 'UserDisabled', `user '${userId}' is disabled`);
+    const identity = user.identities[0];
+    if (!identity) throw new ApiError(400, 'BadRequest', `user '${userId}' has no identity to start a session with`);
+    return this.startSession(user, identity, deviceIdOf({}));
+  }
+
   async refresh(refreshToken: string | undefined): Promise<{ access_token: string }> {
     const { user, session } = await this.verifyRefresh(refreshToken);
     return { access_token: await this.accessTokenFor(user, session) };

@@ -82,6 +82,29 @@ export function stageBrokenWorkspace(parent) {
   return { appRoot, file, location };
 }
 
+/**
+ * What the runner checks need beside the example app's own queries.graphql: a slow function behind a custom
+ * resolver (to cancel), one that answers about 10 MB (to time), and a file with a query that has a mistake.
+ */
+export function addRunnerFixtures(appRoot) {
+  const write = (rel, text) => {
+    fs.mkdirSync(path.dirname(path.join(appRoot, rel)), { recursive: true });
+    fs.writeFileSync(path.join(appRoot, rel), text);
+  };
+  write('functions/slowEcho.js', 'exports = async () => { await new Promise((r) => setTimeout(r, 30000)); return { text: "late" }; };\n');
+  write('functions/bigAnswer.js', 'exports = async () => ({ text: "x".repeat(10 * 1024 * 1024) });\n');
+  const manifest = JSON.parse(fs.readFileSync(path.join(appRoot, 'functions/config.json'), 'utf8'));
+  manifest.push({ name: 'slowEcho', private: false }, { name: 'bigAnswer', private: false });
+  write('functions/config.json', JSON.stringify(manifest, null, 2));
+  for (const [field, fn] of [['slowStatus', 'slowEcho'], ['bigStatus', 'bigAnswer']]) {
+    write(`graphql/custom_resolvers/query_${field}.json`, JSON.stringify({
+      on_type: 'Query', field_name: field, function_name: fn, input_type_format: '', payload_type_format: 'custom',
+      payload_type: { title: `${fn}Payload`, bsonType: 'object', properties: { text: { bsonType: 'string' } } },
+    }, null, 2));
+  }
+  write('checks.graphql', 'query Mistake {\n  tasks {\n    nme\n  }\n}\n\nquery Slow {\n  slowStatus { text }\n}\n\nquery Big {\n  bigStatus { text }\n}\n');
+}
+
 /** Bundles the extension-host suite (TypeScript) into one CommonJS file the extension host can require. */
 export async function bundleSuite(outDir) {
   const outfile = path.join(outDir, 'suite.js');

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { artifactsDir, launchBrowser, log, startCodeServer, stopCodeServer, workbenchUrl } from './lib.mjs';
 
-const suiteTimeoutMs = 150_000;
+const suiteTimeoutMs = 300_000;
 
 /** Returns one result per check of the suite, or a single failed result when the suite did not report. */
 export async function runExtensionHostSuite({ runDir, extensionDir, suiteFile, workspace }) {
@@ -21,7 +21,7 @@ export async function runExtensionHostSuite({ runDir, extensionDir, suiteFile, w
     server = await startCodeServer({
       runDir,
       extraArgs: ['--vscode-option', 'enable-smoke-test-driver'],
-      env: { ASL_EDITOR_RESULT: resultFile },
+      env: { ASL_EDITOR_RESULT: resultFile, ASL_EDITOR_SHOTS: artifactsDir },
     });
     log('route B: code-server on', server.base);
     browser = await launchBrowser(runDir);
@@ -34,6 +34,13 @@ export async function runExtensionHostSuite({ runDir, extensionDir, suiteFile, w
       const line = Array.isArray(args) ? args.join(' ') : String(args);
       consoleLines.push(`[automation:${type}] ${line}`);
       if (line.startsWith('EDITOR-TEST')) log('route B:', line.split('\n')[0]);
+      // The suite asks for a picture of a settled state and waits for the file.
+      const shot = /^EDITOR-SHOT ([a-z0-9-]+)$/.exec(line.trim());
+      if (shot) {
+        const file = path.join(artifactsDir, `route-b-${shot[1]}.png`);
+        void page.waitForTimeout(300).then(() => page.screenshot({ path: `${file}.tmp.png`, animations: 'disabled' }))
+          .then(() => fs.renameSync(`${file}.tmp.png`, file), () => undefined);
+      }
       // The extension host stops once run() settles, taking the diagnostics with it; shoot while it runs.
       if (line.startsWith('EDITOR-TEST FAIL')) void shootFailure();
     });

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  artifactsDir, brokenResolver, bundleSuite, cacheDir, editorTestDir, log, repoRoot, runningServers,
+  addRunnerFixtures, artifactsDir, brokenResolver, bundleSuite, cacheDir, editorTestDir, log, repoRoot, runningServers,
   stageBrokenWorkspace, stageExtension, stopCodeServer,
 } from './lib.mjs';
 import { checkWhatUserSees } from './routeA.mjs';
@@ -17,6 +17,11 @@ const hardTimeoutMs = 15 * 60_000;
 const unknownFunction = 'resolver/unknown-function';
 
 const results = [];
+
+function withRunnerFixtures(staged) {
+  addRunnerFixtures(staged.appRoot);
+  return staged;
+}
 function finish() {
   const passed = results.filter((r) => r.ok).length;
   const failed = results.length - passed;
@@ -70,7 +75,7 @@ try {
     runDir: routeBDir,
     extensionDir: stageExtension(path.join(routeBDir, 'dev-extension')),
     suiteFile,
-    workspace: stageBrokenWorkspace(path.join(routeBDir, 'workspace')).appRoot,
+    workspace: withRunnerFixtures(stageBrokenWorkspace(path.join(routeBDir, 'workspace'))).appRoot,
   });
   log(`route B: ${((Date.now() - routeBStarted) / 1000).toFixed(1)} s`);
   results.push(...routeBResults);
@@ -79,7 +84,7 @@ try {
   const routeADir = path.join(runRoot, 'route-a');
   const routeAStarted = Date.now();
   stageExtension(path.join(routeADir, 'extensions'));
-  const staged = stageBrokenWorkspace(path.join(routeADir, 'workspace'));
+  const staged = withRunnerFixtures(stageBrokenWorkspace(path.join(routeADir, 'workspace')));
   const routeAResults = await checkWhatUserSees({
     runDir: routeADir,
     workspace: staged.appRoot,

@@ -1,0 +1,91 @@
+// What the editor asks a runtime beyond GraphQL: the app's users (the Admin API's user routes), the
+// collections with their document counts and a page of documents, function calls, under an identity or as
+// *system* through the local-only admin routes (`LOCAL_API`, behind the admin session of the handshake).
+import { CLIENT_API, LOCAL_API, RunnerError, SessionPool, errorOf, type Identity } from './identities';
+
+export interface AppUser {
+  id: string;
+  email?: string;
+  name?: string;
+  /** Provider types of the user's identities. */
+  providers: string[];
+  disabled: boolean;
+}
+
+export interface CollectionCount { dataSource: string; database: string; collection: string; count: number }
+
+async function request(pool: SessionPool, method: string, path: string, headers: Record<string, string>, what: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
+  const response = await fetch(`${pool.target.baseUrl}${path}`, {
+    method, signal,
+    headers: { Accept: 'application/json', ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!response.ok) throw await errorOf(response, what);
+  const text = await response.text();
+  return text ? JSON.parse(text) : undefined;
+}
+
+function adminAppPath(pool: SessionPool): string {
+  const path = pool.target.adminAppPath;
+  if (!path) throw new RunnerError('the runtime did not name its Admin API path for this app; start the runtime from the editor to manage users');
+  return path;
+}
+
+/** The app's users through the Admin API (`GET …/apps/{id}/users`). */
+export async function listUsers(pool: SessionPool, signal?: AbortSignal): Promise<AppUser[]> {
+  const body = await request(pool, 'GET', `${adminAppPath(pool)}/users`, pool.adminHeaders(), 'Listing the users', undefined, signal);
+  if (!Array.isArray(body)) return [];
+  return body.map((u: Record<string, unknown>) => {
+    const data = (typeof u.data === 'object' && u.data !== null ? u.data : {}) as Record<string, unknown>;
+    const identities = Array.isArray(u.identities) ? u.identities as Array<Record<string, unknown>> : [];
+    return {
+      id: String(u._id ?? u.id ?? ''),
+      ...(typeof data.email === 'string' && data.email ? { email: data.email } : {}),
+      ...(typeof data.name === 'string' && data.name ? { name: data.name } : {}),
+      providers: identities.map((i) => String(i.provider_type ?? '')).filter(Boolean),
+      disabled: u.disabled === true,
+    };
+  }).filter((u) => u.id);
+}
+
+export async function createUser(pool: SessionPool, email: string, password: string): Promise<void> {
+  await request(pool, 'POST', `${adminAppPath(pool)}/users`, pool.adminHeaders(), `Creating ${email}`, { email, password });
+}
+
+export async function deleteUser(pool: SessionPool, userId: string): Promise<void> {
+  await request(pool, 'DELETE', `${adminAppPath(pool)}/users/${encodeURIComponent(userId)}`, pool.adminHeaders(), `Deleting user ${userId}`);
+}
+
+/** Every collection of the app's data sources with its number of documents (counted as system). */
+export async function collectionCounts(pool: SessionPool, signal?: AbortSignal): Promise<CollectionCount[]> {
+  const body = await request(pool, 'GET', `${LOCAL_API}/app/${encodeURIComponent(pool.target.appId)}/collections`, pool.adminHeaders(), 'Counting documents', undefined, signal);
+  return Array.isArray(body) ? body as CollectionCount[] : [];
+}
+
+/**
+ * Calls a function, or a service action (`service` set: `find`, `count`…), as an identity: through the client
+ * API (`functions/call`, the user's rules and `can_evaluate` apply), or as system through the local route.
+ * Answers EJSON (canonical) as the client API does.
+ */
+export async function callFunction(pool: SessionPool, identity: Identity, call: { name: string; arguments: unknown[]; service?: string }, signal?: AbortSignal): Promise<unknown> {
+  const app = encodeURIComponent(pool.target.appId);
+  const path = identity.kind === 'system' ? `${LOCAL_API}/app/${app}/functions/call` : `${CLIENT_API}/app/${app}/functions/call`;
+  const send = async () => request(pool, 'POST', path, await pool.headersFor(identity, signal), call.service ? `${call.service} ${call.name}` : `Calling function ${call.name}`, call, signal);
+  try {
+    return await send();
+  } catch (error) {
+    if (error instanceof RunnerError && error.status === 401 && error.errorCode === 'InvalidSession' && SessionPool.hasSession(identity)) {
+      await pool.refreshed(identity, signal);
+      return send();
+    }
+    throw error;
+  }
+}
+
+/** The first documents of a collection as an identity sees them (its rules apply; system sees all). */
+export function browseDocuments(pool: SessionPool, identity: Identity, where: { dataSource: string; database: string; collection: string }, limit = 100, signal?: AbortSignal): Promise<unknown> {
+  return callFunction(pool, identity, {
+    name: 'find', service: where.dataSource,
+    arguments: [{ database: where.database, collection: where.collection, query: {}, limit: { $numberInt: String(limit) } }],
+  }, signal);
+}
