@@ -12,6 +12,8 @@ import type {
 /** Root files in lookup order (config-format §2.1); a root-level `config.json` is a legacy root file. */
 export const ROOT_FILE_NAMES = ['root_config.json', 'realm_config.json', 'stitch.json', 'config.json'] as const;
 const SKIPPED_FOLDERS = new Set(['node_modules', '.git', '.asl']);
+/** Where a local runtime keeps its sync state in its default data folder (runtime/sync). */
+export const RUNTIME_SYNC_STATE_FILE = '.asl/sync/state.json';
 /** Files bigger than this are not parsed: a config file of this size is a mistake, and parsing it would stall the editor. */
 export const MAX_CONFIG_FILE_BYTES = 5 * 1024 * 1024;
 
@@ -397,7 +399,18 @@ export async function loadApp(fs: AppFileSystem, rootDir: string, options: LoadO
       partition: p ? { key: str(p.key), type: str(p.type), required: bool(p.required, false), permissions: { read: permissions.read, write: permissions.write } } : undefined,
       clientMaxOfflineDays: num(v.client_max_offline_days),
       isRecoveryModeDisabled: bool(v.is_recovery_mode_disabled, false),
+      runtimeState: await readRuntimeSyncState(),
     };
+  }
+
+  async function readRuntimeSyncState(): Promise<unknown> {
+    const text = await fs.readFile(path.join(rootDir, RUNTIME_SYNC_STATE_FILE));
+    if (text === undefined || text.length > MAX_CONFIG_FILE_BYTES) return undefined;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return undefined;
+    }
   }
 
   async function loadValuesAndEnvironments(app: AppModel): Promise<void> {

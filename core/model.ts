@@ -144,6 +144,11 @@ export interface SyncConfig {
   partition?: PartitionConfig;
   clientMaxOfflineDays?: number;
   isRecoveryModeDisabled: boolean;
+  /**
+   * The local runtime's sync state from `.asl/sync/state.json` (its default data folder), when a runtime
+   * has run this app: while it says enabled, the key and rules it runs are frozen.
+   */
+  runtimeState?: unknown;
 }
 
 export interface PartitionConfig {

@@ -32,6 +32,7 @@ import { createHttpServer, type Logger, type RunningHttpServer } from './http/se
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { HostedApps, internalAppId, RuntimeRouter, type HostedAppHandle, type OpenedApp } from './admin/apps';
+import { createPartitionFeed, mirrorObjectTypes, simulatePartition, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
 import { registerAdminRoutes } from './admin/routes';
 import { ADMIN_API_PREFIX, AdminRouteTable } from './admin/table';
 import type { CorsPolicy } from './http/cors';
@@ -107,6 +108,8 @@ export interface RunningRuntime {
    * child-process handshake): the same tokens a login with the admin key pair gives.
    */
   mintAdminSession(): Promise<AdminSessionTokens>;
+  /** The (first) app's partition-based sync: the state machine, live sessions, admin functions, simulator. */
+  readonly sync: RuntimeSync;
   close(): Promise<void>;
 }
 
@@ -127,6 +130,7 @@ interface AppState {
   graphql: GraphqlEndpoint<FunctionUser>;
   router: Router;
   triggers: TriggerDispatcher;
+  findCustomUserData?: (user: AuthUser) => Promise<Record<string, unknown> | undefined>;
 }
 
 /** A stable client app id for an app whose export carries none: `<name>-<5 letters>`, like the platform's. */
@@ -174,6 +178,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     http = await createHttpServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, router: new RuntimeRouter(adminRouter, registry), log, cors,
       hosting: createHostingHandler(() => hosted.flatMap((h) => h.hostedSites())),
     });
+    // WebSocket upgrades: each app's live partition feed takes the ones under its own client app path.
+    http.server.on('upgrade', (req, socket, head) => {
+      if (!registry.list().some((app) => app.handleUpgrade(req, socket, head))) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+    });
   } catch (e) {
     await closeAll();
     throw (e as NodeJS.ErrnoException).code === 'EADDRINUSE'
@@ -195,6 +203,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     adminPublicKey: admin.publicKey,
     createdAdminKey: admin.createdKey,
     mintAdminSession: () => admin.mintSession(),
+    get sync() { return first()!.sync; },
     async close() {
       await http.close();
       await Promise.allSettled(registry.list().map((h) => h.close()));
@@ -218,12 +227,18 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   const clock = options.clock;
   const now = clock ? () => new Date(clock.now()) : undefined;
   let state!: AppState;
-  // Every write reaches the current app's DATABASE triggers; collections no trigger watches skip the extra reads.
+  let sync!: SyncService;
+  // Every write reaches the current app's DATABASE triggers and the live sync sessions; collections
+  // neither watches skip the extra reads.
   const store: DocumentStore = withChangeEvents(
     await openStore({ dir: path.join(dataDir, 'data'), mongodbUri: options.mongodbUri, clock: now }),
-    (change) => state.triggers.onChange(change),
-    { wants: (database, collection, operationType) => state.triggers.wants(database, collection, operationType), now },
+    (change) => {
+      state.triggers.onChange(change);
+      sync.onChange(change);
+    },
+    { wants: (database, collection, operationType) => state.triggers.wants(database, collection, operationType) || sync.wants(database, collection), now },
   );
+  sync = new SyncService({ dataDir, store, log, ...(clock ? { now: () => clock.now() } : {}) });
   const opened: OpenedAuth = await openAuth({
     dataDir, appId, providers: first.app.authProviders, secrets: loadSecrets({ file: first.app.secretsFile, flags: options.secrets }).store, log, clock: options.clock,
   });
@@ -340,10 +355,44 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       const result = await graphql.executeRaw(await req.text(), userOf(caller), req.clientGone);
       return { status: result.status, body: result.body, encoding: 'json' };
     });
-    return { app, diagnostics, generated, secrets, values, auth, data, graphql, router, triggers };
+    return { app, diagnostics, generated, secrets, values, auth, data, graphql, router, triggers, ...(findCustomUserData ? { findCustomUserData } : {}) };
+  }
+
+  /** Hands the current app to sync: its sync/config.json goes through the state machine. */
+  function loadSyncOf(current: AppState): void {
+    sync.load({
+      app: current.app,
+      values: current.values,
+      environment: environmentOf(current.app),
+      customUserData: async (userId) => {
+        const user = current.auth.user(userId);
+        return user && current.findCustomUserData ? current.findCustomUserData(user) : undefined;
+      },
+      callFunction: (name, args, user) => runFunction(name, args, { user: user as FunctionUser, runAsSystem: current.app.functions.get(name)?.runAsSystem }),
+    });
+  }
+
+  /** A user by id, or by the email of an email/password account. */
+  function findUser(ref: string): SimulatedUser | undefined {
+    const byId = state.auth.user(ref);
+    if (byId) return { user: byId, ...(emailOf(byId) ? { email: emailOf(byId) } : {}) };
+    const account = opened.repository.accountByEmail(ref);
+    if (!account) return undefined;
+    const record = opened.repository.users().find((u) => u.identities.some((i) => i.id === account._id));
+    const user = record ? state.auth.user(record._id) : undefined;
+    return user ? { user, email: account.email } : undefined;
+  }
+
+  function emailOf(user: AuthUser): string | undefined {
+    for (const identity of user.identities) {
+      const account = opened.repository.account(identity.id);
+      if (account) return account.email;
+    }
+    return undefined;
   }
 
   state = buildState(first.app, first.diagnostics);
+  loadSyncOf(state);
   state.triggers.start();
   await createDeclaredIndexes(store, first.app);
   cors.allowedOrigins = first.app.allowedRequestOrigins;
@@ -361,6 +410,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     }
     const previous = state;
     state = buildState(next.app, next.diagnostics);
+    loadSyncOf(state);
     state.triggers.start();
     void previous.triggers.dispose();
     await createDeclaredIndexes(store, next.app);
@@ -369,6 +419,23 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     log.info(`reloaded ${path.relative(process.cwd(), appDir) || '.'}`);
     return { applied: true, diagnostics: next.diagnostics };
   }
+
+  const feed = createPartitionFeed({
+    service: sync,
+    appId,
+    authenticate: async (headers) => {
+      const caller = await state.auth.requireAccessToken(headers);
+      return { id: caller.user.id, type: caller.user.type, data: caller.user.data, identities: caller.user.identities.map((i) => ({ ...i })) };
+    },
+    applySchema: async (types) => {
+      const running = sync.runtimeState.running;
+      if (!running) throw new Error('sync is not enabled');
+      const written = mirrorObjectTypes(appDir, running.settings, types);
+      if (written.length > 0) await reload();
+      return { written };
+    },
+    log,
+  });
 
   const watcher = options.watch
     ? await watchApp(appDir, dataDir, () => reload().then(
@@ -396,7 +463,18 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       return false;
     },
     reload,
+    sync: {
+      service: sync,
+      admin: {
+        appDir, service: sync, reload,
+        app: () => state.app,
+        now: () => Math.floor((clock ? clock.now() : Date.now()) / 1000),
+      },
+      simulate: (userRef, partitionText) => simulatePartition(sync, findUser(userRef), userRef, partitionText),
+    },
+    handleUpgrade: (req, socket, head) => feed.handleUpgrade(req, socket, head),
     async close() {
+      feed.close();
       await watcher?.close();
       // Trigger runs still in progress end with the function runner; they are not waited for.
       const draining = state.triggers.dispose();

@@ -43,13 +43,31 @@ export interface EvaluationEnv {
   onError?: (error: RuleEvaluationError) => void;
 }
 
-/** Deeper nesting than this evaluates to false (real expressions are a few levels deep). */
-const MAX_DEPTH = 64;
+/**
+ * One evaluated part of an expression: what was written, the values it resolved to and its result, with
+ * the parts it is made of. A person reading it sees which part denied.
+ */
+export interface EvaluationTrace {
+  /** The part as written: `"%%user.id": "%%partition"`, `$in`, `$or[1]`. */
+  expression: string;
+  /** The value the part tested (an expansion's value, the key's value). */
+  subject?: unknown;
+  /** The value it was compared with, after expansions, conversions and function calls. */
+  operand?: unknown;
+  result: boolean;
+  /** Why a value is missing or a part failed (an expansion naming nothing, a failing function). */
+  note?: string;
+  children: EvaluationTrace[];
+}
 
-const LOGICAL: ReadonlyMap<string, 'and' | 'or' | 'nor'> = new Map([
+/** Deeper nesting than this evaluates to false (real expressions are a few levels deep). */
+export const MAX_EVALUATION_DEPTH = 64;
+const MAX_DEPTH = MAX_EVALUATION_DEPTH;
+
+export const LOGICAL: ReadonlyMap<string, 'and' | 'or' | 'nor'> = new Map([
   ['%and', 'and'], ['$and', 'and'], ['%or', 'or'], ['$or', 'or'], ['%nor', 'nor'], ['$nor', 'nor'],
 ]);
-const NEGATION = new Set(['%not', '$not']);
+export const NEGATION = new Set(['%not', '$not']);
 
 export async function evaluateExpression(expr: unknown, env: EvaluationEnv): Promise<boolean> {
   const evaluator = new Evaluator(env);
@@ -61,15 +79,58 @@ export async function evaluateExpression(expr: unknown, env: EvaluationEnv): Pro
   }
 }
 
+/** `evaluateExpression` with the trace of every part: the same evaluation, recorded. */
+export async function evaluateExpressionTraced(expr: unknown, env: EvaluationEnv): Promise<{ result: boolean; trace: EvaluationTrace }> {
+  const root: EvaluationTrace = { expression: describeValue(expr), result: false, children: [] };
+  const evaluator = new Evaluator(env, [root]);
+  try {
+    root.result = await evaluator.expression(expr, 0);
+  } catch (cause) {
+    evaluator.fail({ reason: 'internal', message: `Rule evaluation failed: ${describeError(cause)}`, cause });
+    root.result = false;
+  }
+  return { result: root.result, trace: root.children.length === 1 && root.children[0].expression === root.expression ? root.children[0] : root };
+}
+
 /** Shared by `evaluateExpression` and the query expansion of document filters. */
 export class Evaluator {
   /** How many expansions or conversions yielded nothing since creation; the query expander reads it. */
   unresolved = 0;
 
-  constructor(private readonly env: EvaluationEnv) {}
+  /** `stack`, when given, receives the trace: its last element is the part being evaluated. */
+  constructor(private readonly env: EvaluationEnv, private readonly stack?: EvaluationTrace[]) {}
+
+  /** Runs one part, recording it under the part being evaluated when tracing. */
+  private async traced(expression: string, run: () => Promise<boolean>): Promise<boolean> {
+    const stack = this.stack!;
+    const node: EvaluationTrace = { expression, result: false, children: [] };
+    stack[stack.length - 1].children.push(node);
+    stack.push(node);
+    try {
+      node.result = await run();
+      return node.result;
+    } finally {
+      stack.pop();
+    }
+  }
+
+  /** Adds resolved values to the part being evaluated, when tracing. */
+  private note(fields: Partial<Pick<EvaluationTrace, 'subject' | 'operand' | 'note'>>): void {
+    if (!this.stack) return;
+    const node = this.stack[this.stack.length - 1];
+    if ('subject' in fields) node.subject = fields.subject;
+    if ('operand' in fields) node.operand = fields.operand;
+    if (fields.note) node.note = node.note ? `${node.note}; ${fields.note}` : fields.note;
+  }
 
   async expression(expr: unknown, depth: number): Promise<boolean> {
+    if (this.stack) return this.traced(describeValue(expr), () => this.untracedExpression(expr, depth));
+    return this.untracedExpression(expr, depth);
+  }
+
+  private async untracedExpression(expr: unknown, depth: number): Promise<boolean> {
     if (typeof expr === 'boolean') return expr;
+    if (!isPlainObject(expr)) this.note({ note: 'not true, false or an object: false' });
     if (!isPlainObject(expr) || this.tooDeep(depth)) return false;
     for (const [key, value] of Object.entries(expr)) {
       if (!(await this.condition(key, value, depth + 1))) return false;
@@ -78,25 +139,49 @@ export class Evaluator {
   }
 
   private async condition(key: string, value: unknown, depth: number): Promise<boolean> {
+    if (this.stack) return this.traced(`${JSON.stringify(key)}: ${describeValue(value)}`, () => this.untracedCondition(key, value, depth));
+    return this.untracedCondition(key, value, depth);
+  }
+
+  private async untracedCondition(key: string, value: unknown, depth: number): Promise<boolean> {
     const logical = LOGICAL.get(key);
     if (logical) return this.combine(logical, value, (element) => this.expression(element, depth + 1));
     if (NEGATION.has(key)) return !(await this.expression(value, depth + 1));
-    if (isExpansion(key)) return this.match(this.resolve(key), value, depth + 1);
+    if (isExpansion(key)) {
+      const subject = this.resolve(key);
+      if (this.stack) this.note(subject === undefined ? { subject, note: `${key} names nothing (undefined equals nothing)` } : { subject });
+      return this.match(subject, value, depth + 1);
+    }
     // Any other operator standing where a subject belongs has no meaning.
-    if (key.startsWith('$') || key.startsWith('%')) return false;
-    return this.match(this.field(key), value, depth + 1);
+    if (key.startsWith('$') || key.startsWith('%')) {
+      this.note({ note: `${key} is not an operator that can stand here: false` });
+      return false;
+    }
+    const subject = this.field(key);
+    this.note({ subject });
+    return this.match(subject, value, depth + 1);
   }
 
   /** Whether `value` holds for `subject`: equality, an operator object, or an embedded expression's result. */
   async match(subject: unknown, value: unknown, depth: number): Promise<boolean> {
     if (this.tooDeep(depth)) return false;
-    if (isExpansion(value)) return bsonEquals(subject, this.resolve(value));
+    if (isExpansion(value)) {
+      const operand = this.resolve(value);
+      if (this.stack) this.note(operand === undefined ? { operand, note: `${value} names nothing (undefined equals nothing)` } : { operand });
+      return bsonEquals(subject, operand);
+    }
     if (isPlainObject(value)) {
       const keys = Object.keys(value);
-      if (keys.some(isExpansion)) return bsonEquals(subject, await this.expression(value, depth + 1));
+      if (keys.some(isExpansion)) {
+        const operand = await this.expression(value, depth + 1);
+        this.note({ operand });
+        return bsonEquals(subject, operand);
+      }
       if (keys.some(isOperatorKey)) return this.operators(subject, value, depth + 1);
     }
-    return bsonEquals(subject, await this.resolveValue(value, depth + 1));
+    const operand = await this.resolveValue(value, depth + 1);
+    this.note({ operand });
+    return bsonEquals(subject, operand);
   }
 
   private async operators(subject: unknown, object: Record<string, unknown>, depth: number): Promise<boolean> {
@@ -107,27 +192,57 @@ export class Evaluator {
   }
 
   private async operator(subject: unknown, op: string, operand: unknown, depth: number): Promise<boolean> {
+    if (this.stack) {
+      return this.traced(`${JSON.stringify(op)}: ${describeValue(operand)}`, () => {
+        this.note({ subject });
+        return this.untracedOperator(subject, op, operand, depth);
+      });
+    }
+    return this.untracedOperator(subject, op, operand, depth);
+  }
+
+  /** The operand after resolution, noted in the trace. */
+  private async resolvedOperand(operand: unknown, depth: number): Promise<unknown> {
+    const resolved = await this.resolveValue(operand, depth);
+    if (this.stack) this.note(resolved === undefined ? { operand: resolved, note: 'the operand resolved to nothing' } : { operand: resolved });
+    return resolved;
+  }
+
+  private async untracedOperator(subject: unknown, op: string, operand: unknown, depth: number): Promise<boolean> {
     const logical = LOGICAL.get(op);
     if (logical) return this.combine(logical, operand, (element) => this.match(subject, element, depth + 1));
     if (NEGATION.has(op)) return !(await this.match(subject, operand, depth + 1));
     const conversion = CONVERSIONS.get(op);
-    if (conversion) return bsonEquals(subject, conversion(await this.resolveValue(operand, depth + 1)));
+    if (conversion) {
+      const converted = conversion(await this.resolveValue(operand, depth + 1));
+      if (this.stack) this.note(converted === undefined ? { operand: converted, note: `${op} could not convert its operand` } : { operand: converted });
+      return bsonEquals(subject, converted);
+    }
     switch (op) {
-      case '$eq': return bsonEquals(subject, await this.resolveValue(operand, depth + 1));
-      case '$ne': return !bsonEquals(subject, await this.resolveValue(operand, depth + 1));
-      case '$gt': return this.ordered(subject, await this.resolveValue(operand, depth + 1), (c) => c > 0);
-      case '$gte': return this.ordered(subject, await this.resolveValue(operand, depth + 1), (c) => c >= 0);
-      case '$lt': return this.ordered(subject, await this.resolveValue(operand, depth + 1), (c) => c < 0);
-      case '$lte': return this.ordered(subject, await this.resolveValue(operand, depth + 1), (c) => c <= 0);
+      case '$eq': return bsonEquals(subject, await this.resolvedOperand(operand, depth + 1));
+      case '$ne': return !bsonEquals(subject, await this.resolvedOperand(operand, depth + 1));
+      case '$gt': return this.ordered(subject, await this.resolvedOperand(operand, depth + 1), (c) => c > 0);
+      case '$gte': return this.ordered(subject, await this.resolvedOperand(operand, depth + 1), (c) => c >= 0);
+      case '$lt': return this.ordered(subject, await this.resolvedOperand(operand, depth + 1), (c) => c < 0);
+      case '$lte': return this.ordered(subject, await this.resolvedOperand(operand, depth + 1), (c) => c <= 0);
       case '$in': case '%in': case '$nin': case '%nin': {
-        const list = await this.resolveValue(operand, depth + 1);
-        if (!Array.isArray(list)) return false;
+        const list = await this.resolvedOperand(operand, depth + 1);
+        if (!Array.isArray(list)) {
+          this.note({ note: `${op} needs a list` });
+          return false;
+        }
         const found = list.some((element) => bsonEquals(subject, element));
         return op.endsWith('nin') ? !found : found;
       }
-      case '$exists': return (subject !== undefined) === Boolean(await this.resolveValue(operand, depth + 1));
-      case '%function': return bsonEquals(subject, await this.callFunction(operand, depth + 1));
-      default: return false;
+      case '$exists': return (subject !== undefined) === Boolean(await this.resolvedOperand(operand, depth + 1));
+      case '%function': {
+        const returned = await this.callFunction(operand, depth + 1);
+        this.note({ operand: returned });
+        return bsonEquals(subject, returned);
+      }
+      default:
+        this.note({ note: `unknown operator ${op}: false` });
+        return false;
     }
   }
 
@@ -139,7 +254,10 @@ export class Evaluator {
   }
 
   private async combine(mode: 'and' | 'or' | 'nor', list: unknown, each: (element: unknown) => Promise<boolean>): Promise<boolean> {
-    if (!Array.isArray(list)) return false;
+    if (!Array.isArray(list)) {
+      this.note({ note: `$${mode} needs a list: false` });
+      return false;
+    }
     for (const element of list) {
       const holds = await each(element);
       if (mode === 'and' && !holds) return false;
@@ -190,29 +308,12 @@ export class Evaluator {
   /** The value of an expansion string; undefined when it names nothing. */
   resolve(text: string): unknown {
     const { name, path } = parseExpansion(text);
-    const env = this.env;
-    switch (name) {
-      case 'user':
-        return path[0] === 'identities' ? lookup(env.user, path, IDENTITY_ALIASES) : lookup(env.user, path);
-      case 'partition': return path.length === 0 ? env.partition : undefined;
-      case 'root': return lookup(env.root, path);
-      case 'prevRoot': return lookup(env.prevRoot, path);
-      case 'this': return lookup(env.this, path);
-      case 'prev': return lookup(env.prev, path);
-      case 'values': return path.length === 0 ? undefined : lookup(env.values, path);
-      case 'environment': return lookup(env.environment, path);
-      case 'request': return lookup(env.request, path);
-      case 'args': return lookup(env.args, path);
-      case 'true': return path.length === 0 ? true : undefined;
-      case 'false': return path.length === 0 ? false : undefined;
-      default: return undefined;
-    }
+    return resolveExpansion(this.env, name, path);
   }
 
   /** A bare field key: a field of the document in data rules, of the arguments otherwise (§1.4 rule 6). */
   private field(key: string): unknown {
-    const source = this.env.root !== undefined ? this.env.root : this.env.args;
-    return lookup(source, key.split('.'));
+    return resolveField(this.env, key.split('.'));
   }
 
   private async callFunction(operand: unknown, depth: number): Promise<unknown> {
@@ -241,6 +342,7 @@ export class Evaluator {
   }
 
   fail(error: RuleEvaluationError): void {
+    this.note({ note: error.message });
     try {
       this.env.onError?.(error);
     } catch {
@@ -249,7 +351,32 @@ export class Evaluator {
   }
 }
 
-function isOperatorKey(key: string): boolean {
+/** The value of a parsed expansion (`%%user.custom_data.team` → `user`, `['custom_data', 'team']`); undefined when it names nothing. */
+export function resolveExpansion(env: EvaluationEnv, name: string, path: readonly string[]): unknown {
+  switch (name) {
+    case 'user':
+      return path[0] === 'identities' ? lookup(env.user, path, IDENTITY_ALIASES) : lookup(env.user, path);
+    case 'partition': return path.length === 0 ? env.partition : undefined;
+    case 'root': return lookup(env.root, path);
+    case 'prevRoot': return lookup(env.prevRoot, path);
+    case 'this': return lookup(env.this, path);
+    case 'prev': return lookup(env.prev, path);
+    case 'values': return path.length === 0 ? undefined : lookup(env.values, path);
+    case 'environment': return lookup(env.environment, path);
+    case 'request': return lookup(env.request, path);
+    case 'args': return lookup(env.args, path);
+    case 'true': return path.length === 0 ? true : undefined;
+    case 'false': return path.length === 0 ? false : undefined;
+    default: return undefined;
+  }
+}
+
+/** A bare field key: a field of the document in data rules, of the arguments otherwise (§1.4 rule 6). */
+export function resolveField(env: EvaluationEnv, path: readonly string[]): unknown {
+  return lookup(env.root !== undefined ? env.root : env.args, path);
+}
+
+export function isOperatorKey(key: string): boolean {
   return (key.startsWith('$') || key.startsWith('%')) && !isExpansion(key);
 }
 
@@ -285,6 +412,17 @@ function member(value: unknown, segment: string, aliases?: ReadonlyMap<string, s
 /** Documents, and objects the runtime builds for the env; not dates or bson values, whose fields are internals. */
 function isReadableObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !(value instanceof Date) && typeof (value as { _bsontype?: unknown })._bsontype !== 'string';
+}
+
+/** Compact JSON of a part of an expression, as shown in a trace; long parts are cut. */
+function describeValue(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
 }
 
 function describeError(error: unknown): string {

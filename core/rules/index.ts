@@ -4,6 +4,7 @@ export * from './tables';
 export { analyzeExpression, MAX_EXPRESSION_DEPTH } from './analyze';
 export { checkExpansion, isExpansion, parseExpansion, type ExpansionCheck, type ParsedExpansion } from './expansion';
 export { bsonCompare, bsonEquals, CONVERSIONS } from './bsonValues';
-export { evaluateExpression, type EvaluationEnv, type EvaluationUser, type RuleEvaluationError } from './evaluate';
+export { evaluateExpression, evaluateExpressionTraced, type EvaluationTrace, type EvaluationEnv, type EvaluationUser, type RuleEvaluationError } from './evaluate';
 export { expandExpressionToQuery, matchNothingQuery } from './query';
 export { completionsAt, describeRuleToken, type RuleCompletion, type RuleCompletionKind } from './completion';
+export { compileExpression, type CompiledExpression } from './compile';

@@ -2,10 +2,13 @@
 // schema, and the consistency of the sync config's own settings.
 //
 // Codes: sync/partition-key-missing, sync/partition-key-not-in-schema, sync/partition-type-mismatch,
-// sync/partition-type-uuid, sync/dev-mode-needs-database, sync/partition-key-writable.
+// sync/partition-type-uuid, sync/dev-mode-needs-database, sync/partition-key-writable,
+// sync/frozen-while-enabled.
 import type { DiagnosticSink, RelatedLocation } from '../diagnostics';
 import { isObject, type JsonFile } from '../json';
 import type { AppModel } from '../model';
+import { frozenChanges, syncSettingsFromFile, type FrozenSettings } from '../sync/config';
+import { frozenMessage } from '../sync/state';
 
 /** bsonTypes a schema may declare for each `partition.type`. */
 const SCHEMA_TYPES_FOR_PARTITION: Record<string, string[]> = {
@@ -17,7 +20,9 @@ const SCHEMA_TYPES_FOR_PARTITION: Record<string, string[]> = {
 
 export function validateSync(app: AppModel, sink: DiagnosticSink): void {
   const sync = app.sync;
-  if (!sync || sync.type !== 'partition') return;
+  if (!sync) return;
+  checkFrozenWhileEnabled(sync.file, sync.runtimeState, sink);
+  if (sync.type !== 'partition') return;
   const file = sync.file;
   if (sync.developmentModeEnabled && !sync.databaseName) {
     sink.at(file, ['development_mode_enabled'], 'error', 'sync/dev-mode-needs-database', 'Development mode needs "database_name": the database where synced object types are stored');
@@ -96,4 +101,31 @@ function fieldWriteRule(role: Record<string, unknown>, field: string): (string |
   const additional = isObject(role.additional_fields) ? role.additional_fields : undefined;
   if (!isObject(own) && additional && additional.write !== undefined) return additional.write === true ? ['additional_fields', 'write'] : undefined;
   return role.write !== undefined && role.write !== false ? ['write'] : undefined;
+}
+
+/**
+ * While the local runtime runs sync (enabled or paused), it keeps the key and rules it enabled with and
+ * refuses edits of them; the error sits at each changed value. A config asking to terminate (`state: ""`)
+ * may change them.
+ */
+function checkFrozenWhileEnabled(file: JsonFile, runtimeState: unknown, sink: DiagnosticSink): void {
+  if (!isObject(runtimeState) || (runtimeState.status !== 'enabled' && runtimeState.status !== 'paused')) return;
+  const running = isObject(runtimeState.running) && isObject(runtimeState.running.frozen) ? runtimeState.running.frozen as unknown as FrozenSettings : undefined;
+  const parsed = syncSettingsFromFile(file.value);
+  if (!running || !parsed.ok || parsed.settings.state === '' || parsed.settings.type !== 'partition') return;
+  const changed = frozenChanges(running, parsed.settings);
+  for (const where of changed) {
+    sink.at(file, where, 'error', 'sync/frozen-while-enabled', `${frozenMessage([where])}; the local runtime still runs ${JSON.stringify(frozenValue(running, where))}`);
+  }
+}
+
+function frozenValue(frozen: FrozenSettings, where: string[]): unknown {
+  switch (where[where.length - 1]) {
+    case 'key': return frozen.key;
+    case 'type': return frozen.type;
+    case 'required': return frozen.required;
+    case 'read': return frozen.read;
+    case 'write': return frozen.write;
+    default: return frozen;
+  }
 }

@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Diagnostic } from '../../core/diagnostics';
 import type { AppFileSystem } from '../../core/fs';
 import type { AppModel } from '../../core/model';
@@ -14,6 +15,7 @@ import { ApiError } from '../http/errors';
 import { Router, type RouteMatch } from '../http/router';
 import type { Logger } from '../http/server';
 import type { DocumentStore } from '../store/types';
+import type { RuntimeSync } from '../sync';
 
 /** One served app, as admin routes (and the editor's local-only routes) see it. */
 export interface HostedAppHandle {
@@ -28,12 +30,16 @@ export interface HostedAppHandle {
   current(): { app: AppModel; diagnostics: Diagnostic[]; auth: AuthService; data: DataAccess };
   /** Reads the app's files again; a version with errors is not taken. */
   reload(): Promise<{ applied: boolean; diagnostics: Diagnostic[] }>;
+  /** Partition-based sync: what the service config's `sync` object and `sync/data` routes call. */
+  readonly sync: RuntimeSync;
 }
 
 /** A served app with what the runtime itself needs of it. */
 export interface OpenedApp extends HostedAppHandle {
   readonly router: Router;
   ownsToken(headers: IncomingHttpHeaders): boolean;
+  /** Takes a WebSocket upgrade for this app's live partition feed; false when the path is not its. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /** The app's CORS origins and hosted site, joined into the shared HTTP front's. */
   allowedOrigins(): readonly string[];
   hostedSites(): { appId: string; filesDir: string }[];

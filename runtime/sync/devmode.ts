@@ -1,0 +1,54 @@
+// Development mode (rules-and-sync §7): a client's object types become collection schemas in
+// `database_name` of the synced cluster, written into the app's files (`data_sources/<svc>/<db>/<Type>/
+// schema.json`) so the language server and `asl check` see them. New types create a schema; known types
+// gain the properties they lack; existing properties are never changed (schema changes only add).
+import fs from 'node:fs';
+import path from 'node:path';
+import { isPlainObject } from '../../core/rules/bsonValues';
+import type { SyncSettings } from '../../core/sync';
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const BSON_TYPE_OF_KEY_TYPE: Record<string, string> = { string: 'string', objectId: 'objectId', long: 'long', uuid: 'uuid' };
+
+/** Writes the object types as schemas; returns the files written (relative to the app). Throws with a message on bad input. */
+export function mirrorObjectTypes(appDir: string, settings: SyncSettings, types: unknown): string[] {
+  if (!settings.developmentModeEnabled) throw new Error('development mode is off: turn on "development_mode_enabled" in sync/config.json');
+  if (!settings.databaseName || !settings.serviceName) throw new Error('development mode needs "database_name" and "service_name" in sync/config.json');
+  if (!Array.isArray(types) || types.length === 0) throw new Error('"types" must be a non-empty list of {name, properties, required?}');
+  const written: string[] = [];
+  const planned: { file: string; schema: Record<string, unknown> }[] = [];
+  for (const [i, type] of types.entries()) {
+    if (!isPlainObject(type) || typeof type.name !== 'string' || !NAME.test(type.name)) throw new Error(`types[${i}].name must be an identifier`);
+    if (!isPlainObject(type.properties)) throw new Error(`types[${i}].properties must be an object of {bsonType}`);
+    const properties: Record<string, unknown> = {};
+    for (const [field, spec] of Object.entries(type.properties)) {
+      if (!NAME.test(field)) throw new Error(`types[${i}].properties: "${field}" is not a field name`);
+      const bsonType = typeof spec === 'string' ? spec : isPlainObject(spec) ? spec.bsonType : undefined;
+      if (typeof bsonType !== 'string' && !(Array.isArray(bsonType) && bsonType.every((t) => typeof t === 'string'))) throw new Error(`types[${i}].properties.${field} needs a bsonType`);
+      properties[field] = isPlainObject(spec) ? spec : { bsonType };
+    }
+    const key = settings.partition?.key;
+    if (key && !properties[key]) properties[key] = { bsonType: BSON_TYPE_OF_KEY_TYPE[settings.partition!.type] ?? 'string' };
+    const rel = path.join('data_sources', settings.serviceName, settings.databaseName, type.name, 'schema.json');
+    const file = path.join(appDir, rel);
+    let existing: Record<string, unknown> | undefined;
+    try {
+      const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
+      if (isPlainObject(parsed)) existing = parsed;
+    } catch {
+      existing = undefined;
+    }
+    const required = Array.isArray(type.required) ? type.required.filter((r): r is string => typeof r === 'string' && r in properties) : [];
+    const schema = existing
+      ? { ...existing, properties: { ...properties, ...(isPlainObject(existing.properties) ? existing.properties : {}) } }
+      : { title: type.name, bsonType: 'object', ...(required.length ? { required } : {}), properties: { _id: { bsonType: 'objectId' }, ...properties } };
+    if (existing && JSON.stringify(existing) === JSON.stringify(schema)) continue;
+    planned.push({ file, schema });
+    written.push(rel.split(path.sep).join('/'));
+  }
+  for (const { file, schema } of planned) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, `${JSON.stringify(schema, null, 2)}\n`);
+  }
+  return written;
+}

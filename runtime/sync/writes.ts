@@ -1,0 +1,107 @@
+// Client writes of a live session (create, modify, delete), checked as the sync server checks uploads:
+// the write permission (206), the partition key (212 "bad changeset": a client cannot change it or write
+// a document into another partition) and the collection schema; relationships that point into another
+// partition are reported (relationships never cross partitions).
+import { EJSON } from 'bson';
+import { isPlainObject } from '../../core/rules/bsonValues';
+import { membershipOf, partitionId, partitionText, type PartitionSettings, type SyncError } from '../../core/sync';
+import type { Document } from '../store/types';
+import { SYNC_ERRORS, type SyncedCollection, type SyncService, type SyncSession } from './service';
+
+export type ClientChange =
+  | { op: 'create'; collection: string; document: Document }
+  | { op: 'modify'; collection: string; _id: unknown; set?: Document; unset?: string[] }
+  | { op: 'delete'; collection: string; _id: unknown };
+
+export type WriteOutcome =
+  | { ok: true; version: number; warnings: string[] }
+  /** The write was refused without ending the session (a schema violation, an unknown object). */
+  | { ok: false; rejected: string }
+  /** A protocol error: the session ends. */
+  | { ok: false; error: SyncError };
+
+/** Checks every change first, then applies them in order. */
+export async function applyClientWrite(service: SyncService, session: Pick<SyncSession, 'partition' | 'canWrite'>, changes: unknown): Promise<WriteOutcome> {
+  const settings = service.partitionSettings;
+  if (!settings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
+  if (!session.canWrite) return { ok: false, error: SYNC_ERRORS.permissionDenied('UPLOAD', `the write expression is false for this user in partition ${partitionText(session.partition)}`) };
+  if (!Array.isArray(changes) || changes.length === 0) return { ok: false, rejected: '"changes" must be a non-empty list of {op, collection, …}' };
+  const planned: { change: ClientChange; collection: SyncedCollection; next?: Document }[] = [];
+  for (const [i, raw] of changes.entries()) {
+    const checked = await check(service, settings, session.partition, raw, i);
+    if ('error' in checked || 'rejected' in checked) return { ok: false, ...checked } as WriteOutcome;
+    planned.push(checked);
+  }
+  const warnings: string[] = [];
+  for (const { change, collection, next } of planned) {
+    const store = service.store.collection(collection.database, collection.collection);
+    if (change.op === 'create') await store.insertOne(next!);
+    else if (change.op === 'modify') await store.replaceOne({ _id: change._id }, next!);
+    else await store.deleteOne({ _id: change._id });
+    if (next) warnings.push(...(await crossPartitionLinks(service, settings, collection, next, session.partition)));
+  }
+  return { ok: true, version: service.nextVersion(), warnings };
+}
+
+async function check(service: SyncService, settings: PartitionSettings, partition: unknown, raw: unknown, index: number):
+  Promise<{ change: ClientChange; collection: SyncedCollection; next?: Document } | { error: SyncError } | { rejected: string }> {
+  const where = `changes[${index}]`;
+  if (!isPlainObject(raw) || typeof raw.op !== 'string' || typeof raw.collection !== 'string') return { rejected: `${where} must be {op, collection, …}` };
+  const collection = service.collectionOfType(raw.collection);
+  if (!collection) return { rejected: `${where}: "${raw.collection}" is not a synced object type (synced: ${service.collections.map((c) => c.type).join(', ') || 'none'})` };
+  const store = service.store.collection(collection.database, collection.collection);
+  const inPartition = (doc: Document) => {
+    const m = membershipOf(doc, settings);
+    return 'partition' in m && partitionId(m.partition) === partitionId(partition);
+  };
+  const wrongPartition = (found: unknown) => ({
+    error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: SET instruction had incorrect partition value for key "${settings.key}" { expectedPartition: ${partitionText(partition)}, foundPartition: ${found === undefined ? 'null' : EJSON.stringify(found as never, { relaxed: false })} }`),
+  });
+  switch (raw.op) {
+    case 'create': {
+      if (!isPlainObject(raw.document)) return { rejected: `${where}.document must be an object` };
+      const document = raw.document as Document;
+      if (!inPartition(document)) return wrongPartition(document[settings.key]);
+      const violation = collection.validate?.(document);
+      if (violation) return { rejected: `${where}: ${collection.type} does not match its schema: ${violation.message}` };
+      if (document._id !== undefined && (await store.findOne({ _id: document._id }))) return { rejected: `${where}: ${collection.type} ${EJSON.stringify(document._id as never)} already exists` };
+      return { change: { op: 'create', collection: raw.collection, document }, collection, next: document };
+    }
+    case 'modify': case 'delete': {
+      if (raw._id === undefined) return { rejected: `${where}._id is required` };
+      const current = await store.findOne({ _id: raw._id });
+      if (!current || !inPartition(current)) return { rejected: `${where}: no ${collection.type} ${EJSON.stringify(raw._id as never)} in this partition` };
+      if (raw.op === 'delete') return { change: { op: 'delete', collection: raw.collection, _id: raw._id }, collection };
+      const set = isPlainObject(raw.set) ? raw.set as Document : {};
+      const unset = Array.isArray(raw.unset) ? raw.unset.filter((f): f is string => typeof f === 'string') : [];
+      if (Object.hasOwn(set, '_id') || unset.includes('_id')) return { rejected: `${where}: _id cannot change` };
+      const next: Document = { ...current, ...set };
+      for (const field of unset) delete next[field];
+      if (!inPartition(next)) return wrongPartition(next[settings.key]);
+      const violation = collection.validate?.(next);
+      if (violation) return { rejected: `${where}: ${collection.type} does not match its schema: ${violation.message}` };
+      return { change: { op: 'modify', collection: raw.collection, _id: raw._id, set, unset }, collection, next };
+    }
+    default:
+      return { rejected: `${where}.op must be create, modify or delete, not ${JSON.stringify(raw.op)}` };
+  }
+}
+
+/** Relationships of the written document whose targets live in another partition. */
+async function crossPartitionLinks(service: SyncService, settings: PartitionSettings, collection: SyncedCollection, doc: Document, partition: unknown): Promise<string[]> {
+  const out: string[] = [];
+  for (const rel of collection.relationships) {
+    const value = doc[rel.field];
+    if (value === undefined || value === null) continue;
+    const keys = Array.isArray(value) ? value : [value];
+    const targets = await service.store.collection(rel.database, rel.collection).find({ [rel.foreignKey]: { $in: keys } });
+    for (const target of targets) {
+      const m = membershipOf(target, settings);
+      const there = 'partition' in m ? partitionText(m.partition) : `no partition (${m.ignored})`;
+      if (!('partition' in m) || partitionId(m.partition) !== partitionId(partition)) {
+        out.push(`relationship "${rel.field}" of ${collection.type} ${EJSON.stringify(doc._id as never)} points to ${rel.collection} ${EJSON.stringify(target._id as never)} in partition ${there}, not ${partitionText(partition)}: relationships cannot cross partitions, so clients will not see the link`);
+      }
+    }
+  }
+  return out;
+}
