@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import type { Diagnostic } from '../core/diagnostics';
 import { RUNTIME_PROTOCOL_VERSION, type ParentChannel, type RuntimeProblem } from '../core/runtime-protocol';
 import { startRuntime } from '../runtime';
-import type { Logger } from '../runtime/http/server';
+import { createLogger, formatLogLine, isLogLevel, LOG_LEVELS } from '../runtime/log';
 import { findAppRootUpwards, findAppRoots, rootFileOf } from '../core/load';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
@@ -28,6 +28,7 @@ Options:
   --mongodb-uri URI        keep data in a MongoDB server instead of the embedded store
   --no-watch               do not reload on file changes
   --fail-on-errors         refuse to start when the app's files have errors
+  --log-level LEVEL        error, warn, info (default: one line per request) or debug
   -h, --help               show this help
 
 Prints "listening on <url>", "app id: <id>" for each app, "hosting: <url>" when the app has hosting/files
@@ -49,7 +50,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     options: {
       port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'app-id': { type: 'string' },
       secret: { type: 'string', multiple: true }, 'function-timeout': { type: 'string' }, 'mongodb-uri': { type: 'string' },
-      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'allow-no-apps': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'allow-no-apps': { type: 'boolean' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
@@ -58,6 +59,8 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   if (positionals.length > 1) throw new UsageError('asl serve takes at most one folder');
   const port = values.port === undefined ? 8080 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got "${values.port}"`);
+  const level = values['log-level'] ?? 'info';
+  if (!isLogLevel(level)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
   const timeout = values['function-timeout'] === undefined ? undefined : Number(values['function-timeout']);
   if (timeout !== undefined && !(timeout > 0)) throw new UsageError(`--function-timeout must be a positive number of seconds, got "${values['function-timeout']}"`);
   for (const s of values.secret ?? []) if (s.indexOf('=') <= 0) throw new UsageError(`--secret expects NAME=VALUE, got "${s}"`);
@@ -71,19 +74,10 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     fail('usage', `no app found ${positionals[0] ? `in ${positionals[0]}` : 'here or in the parent folders'}; name an app folder or a folder holding apps (--allow-no-apps serves an empty one, to create apps in)`);
     return EXIT_USAGE;
   }
-  const stamp = () => new Date().toISOString().slice(11, 23);
-  // With a parent, log lines go to it with their level (it shows them); a terminal gets them on stderr.
-  const log: Logger = parent
-    ? {
-        info: (m) => parent.send({ type: 'log', level: 'info', message: m }),
-        warn: (m) => parent.send({ type: 'log', level: 'warn', message: m }),
-        error: (m) => parent.send({ type: 'log', level: 'error', message: m }),
-      }
-    : {
-        info: (m) => io.err(`${stamp()} ${m}\n`),
-        warn: (m) => io.err(`${stamp()} warning: ${m}\n`),
-        error: (m) => io.err(`${stamp()} error: ${m}\n`),
-      };
+  // With a parent, log records go to it with their level (it shows them); a terminal gets them on stderr.
+  const log = createLogger(level, parent
+    ? (record) => parent.send({ type: 'log', level: record.level, message: record.message })
+    : (record) => io.err(`${formatLogLine(record)}\n`));
   // Listen for signals before announcing the address: a client that stops us right after reading it must
   // get a clean shutdown, not the default kill.
   const stopped = parent ? Promise.race([hooks.untilStopped(), new Promise<void>((resolve) => parent.onStop(resolve))]) : hooks.untilStopped();

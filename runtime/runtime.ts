@@ -28,7 +28,9 @@ import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
 import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
 import { CLIENT_API_PREFIX, Router } from './http/router';
-import { createHttpServer, type Logger, type RunningHttpServer } from './http/server';
+import { createHttpServer, type RunningHttpServer } from './http/server';
+import { homePage } from './http/home';
+import { RequestLog, type Logger } from './log';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { HostedApps, internalAppId, RuntimeRouter, type HostedAppHandle, type OpenedApp } from './admin/apps';
@@ -173,10 +175,21 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   });
   const adminRouter = new Router();
   registerAdminRoutes(new AdminRouteTable(adminRouter, admin, { allowRemote: options.adminRemote === true }), { auth: admin, apps: registry, log });
+  /** Recent requests, served at `/logs?co_id=…` (the link of every error body). */
+  const requestLog = new RequestLog();
   let http: RunningHttpServer;
   try {
-    http = await createHttpServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, router: new RuntimeRouter(adminRouter, registry), log, cors,
+    http = await createHttpServer({
+      host: options.host ?? '127.0.0.1', port: options.port ?? 0, log, cors, requestLog,
+      router: new FirstMatchRouter([runtimePages(registry, requestLog), new RuntimeRouter(adminRouter, registry)]),
       hosting: createHostingHandler(() => hosted.flatMap((h) => h.hostedSites())),
+      userOf: (headers) => {
+        for (const app of registry.list()) {
+          const id = app.verifiedUserOf(headers);
+          if (id) return id;
+        }
+        return undefined;
+      },
     });
     // WebSocket upgrades: each app's live partition feed takes the ones under its own client app path.
     http.server.on('upgrade', (req, socket, head) => {
@@ -438,7 +451,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   });
 
   const watcher = options.watch
-    ? await watchApp(appDir, dataDir, () => reload().then(
+    ? await watchApp(appDir, dataDir, log, () => reload().then(
       (result) => options.onReloaded?.(result.applied, result.diagnostics),
       (e) => log.error(`reload failed: ${(e as Error).stack ?? e}`),
     )).catch((e: Error) => { log.warn(`not reloading on file changes: watching ${appDir} failed: ${e.message}`); return undefined; })
@@ -454,6 +467,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     current: () => ({ app: state.app, diagnostics: state.diagnostics, auth: state.auth, data: state.data }),
     allowedOrigins: () => cors.allowedOrigins,
     hostedSites: () => hostedSites,
+    verifiedUserOf: (headers) => opened.tokens.verifiedSubject(headers.authorization),
     ownsToken: (headers) => {
       const m = typeof headers.authorization === 'string' ? /^Bearer\s+(\S+)/i.exec(headers.authorization) : null;
       if (!m) return false;
@@ -487,6 +501,31 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
 /** A function's `can_evaluate` refused the caller. */
 class CallNotAllowedError extends Error {
   readonly errorCode = 'FunctionExecutionError';
+}
+
+/** The runtime's own pages: `GET /` (what it serves, for a person) and `GET /logs` (recent requests). */
+function runtimePages(registry: HostedApps, requestLog: RequestLog): Router {
+  return new Router()
+    .get('/', (req) => homePage({ baseUrl: req.baseUrl, apps: registry.list().map((h) => ({ name: h.current().app.name, appId: h.clientAppId })) }))
+    .get('/logs', (req) => {
+      const coId = req.query.get('co_id');
+      if (coId === null) return { body: { requests: requestLog.recent(100) }, encoding: 'json' };
+      const entry = requestLog.find(coId);
+      if (!entry) throw new ApiError(404, 'NotFound', `no recent request has co_id '${coId}' (the last ${requestLog.capacity} requests are kept)`);
+      return { body: entry, encoding: 'json' };
+    });
+}
+
+/** Asks each router in turn; the first that knows the path (even for another method) answers. */
+class FirstMatchRouter extends Router {
+  constructor(private readonly routers: readonly Router[]) { super(); }
+  override match(method: string, path: string) {
+    for (const router of this.routers) {
+      const found = router.match(method, path);
+      if (found.kind !== 'none') return found;
+    }
+    return { kind: 'none' } as const;
+  }
 }
 
 class SwappableRouter extends Router {
@@ -558,7 +597,7 @@ function environmentOf(app: AppModel): { tag: string; values: Record<string, unk
  * loses, so later edits went unseen. Resolves once the initial scan is done, so no edit after start-up is missed.
  * Reloads run one at a time; changes during a reload start one more afterwards.
  */
-async function watchApp(appDir: string, dataDir: string, reload: () => Promise<void>): Promise<{ close(): Promise<void> }> {
+async function watchApp(appDir: string, dataDir: string, log: Logger, reload: () => Promise<void>): Promise<{ close(): Promise<void> }> {
   const ignored = (file: string) => {
     const abs = path.resolve(file);
     if (abs === dataDir || abs.startsWith(dataDir + path.sep)) return true;
@@ -576,7 +615,8 @@ async function watchApp(appDir: string, dataDir: string, reload: () => Promise<v
       if (pending) { pending = false; run(); }
     });
   };
-  watcher.on('all', () => {
+  watcher.on('all', (event, file) => {
+    log.debug?.(`file ${event}: ${path.relative(appDir, file)}`);
     clearTimeout(timer);
     timer = setTimeout(run, 150);
   });

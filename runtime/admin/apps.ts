@@ -40,6 +40,8 @@ export interface OpenedApp extends HostedAppHandle {
   ownsToken(headers: IncomingHttpHeaders): boolean;
   /** Takes a WebSocket upgrade for this app's live partition feed; false when the path is not its. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** The user of the request's bearer token when this app signed it and already verified it (for the request log). */
+  verifiedUserOf(headers: IncomingHttpHeaders): string | undefined;
   /** The app's CORS origins and hosted site, joined into the shared HTTP front's. */
   allowedOrigins(): readonly string[];
   hostedSites(): { appId: string; filesDir: string }[];

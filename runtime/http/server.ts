@@ -10,12 +10,9 @@ import { parseEjson, stringifyEjson } from './ejson';
 import { isOriginAllowed, preflightHeaders, type CorsPolicy } from './cors';
 import type { HostingHandler } from './hosting';
 import type { Router } from './router';
+import { formatRequestLine, logs, type Logger, type RequestLog, type RequestLogEntry } from '../log';
 
-export interface Logger {
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
+export type { Logger } from '../log';
 
 export interface HttpRequest {
   readonly method: string;
@@ -63,6 +60,10 @@ export interface HttpServerOptions {
   publicUrl?: string;
   /** Static hosting of apps' `hosting/files`, dispatched on the Host header before the API routes. */
   hosting?: HostingHandler;
+  /** Keeps every answered request's entry (for `/logs?co_id=…`); each is also logged at info. */
+  requestLog?: RequestLog;
+  /** The user a request acts as, for its log entry: only from a token the runtime signed and verified. */
+  userOf?(headers: http.IncomingHttpHeaders): string | undefined;
 }
 
 export interface RunningHttpServer {
@@ -81,9 +82,11 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   let baseUrl = options.publicUrl ?? '';
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-    handle(req, res, options, baseUrl, maxBody).catch((e) => {
+    const requestId = newRequestId();
+    logWhenAnswered(req, res, requestId, options);
+    handle(req, res, options, baseUrl, maxBody, requestId).catch((e) => {
       options.log.error(`unhandled failure while answering ${req.method} ${req.url}: ${describe(e)}`);
-      if (!res.headersSent) writeError(res, new ApiError(500, 'InternalServerError', 'internal server error'), baseUrl, newRequestId());
+      if (!res.headersSent) writeError(res, new ApiError(500, 'InternalServerError', 'internal server error'), baseUrl, requestId);
       else res.destroy();
     });
   });
@@ -118,8 +121,36 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
   };
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, options: HttpServerOptions, baseUrl: string, maxBody: number): Promise<void> {
-  const requestId = newRequestId();
+/**
+ * Once the response ends (or the client goes away), one entry: into the request log, and a line at info.
+ * Nothing is built for a server with neither.
+ */
+function logWhenAnswered(req: http.IncomingMessage, res: http.ServerResponse, requestId: string, options: HttpServerOptions): void {
+  const logLine = logs(options.log, 'info');
+  if (!logLine && !options.requestLog) return;
+  const started = performance.now();
+  const arrived = Date.now();
+  res.once('close', () => {
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    const error = answeredErrors.get(res);
+    const userId = options.userOf?.(req.headers);
+    const entry: RequestLogEntry = {
+      co_id: requestId, time: new Date(arrived).toISOString(), method: (req.method ?? 'GET').toUpperCase(),
+      path: query < 0 ? url : url.slice(0, query), status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10,
+      ...(userId ? { user_id: userId } : {}),
+      ...(error ? { error: error.message, error_code: error.errorCode } : {}),
+      ...(res.writableFinished ? {} : { aborted: true as const }),
+    };
+    options.requestLog?.add(entry);
+    if (logLine) options.log.info(formatRequestLine(entry), { request: entry });
+  });
+}
+
+/** The error each response answered with, for its log entry. */
+const answeredErrors = new WeakMap<http.ServerResponse, ApiError>();
+
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, options: HttpServerOptions, baseUrl: string, maxBody: number, requestId: string): Promise<void> {
   const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
   const originAllowed = origin !== undefined && options.cors !== undefined && isOriginAllowed(options.cors, origin);
   const method = (req.method ?? 'GET').toUpperCase();
@@ -243,6 +274,7 @@ export function errorBody(error: ApiError, baseUrl: string, requestId: string): 
 }
 
 function writeError(res: http.ServerResponse, error: ApiError, baseUrl: string, requestId: string): void {
+  answeredErrors.set(res, error);
   writeJson(res, error.status, errorBody(error, baseUrl, requestId));
 }
 
