@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-export interface SyntheticApp { root: string; files: number; resolverFiles: string[]; syncFile: string }
+export interface SyntheticApp { root: string; files: number; resolverFiles: string[]; syncFile: string; collections: number }
 
 export function writeSyntheticApp(root: string, collections = 150): SyntheticApp {
   let count = 0;
@@ -57,5 +57,5 @@ export function writeSyntheticApp(root: string, collections = 150): SyntheticApp
     type: 'partition', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: 'db',
     partition: { key: '_partition', type: 'string', required: false, permissions: { read: { $or: [{ '%%user.id': '%%partition' }, { '%%user.custom_data.readers': '%%partition' }] }, write: { '%%user.id': '%%partition' } } },
   });
-  return { root, files: count, resolverFiles, syncFile };
+  return { root, files: count, resolverFiles, syncFile, collections };
 }

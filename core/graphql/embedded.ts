@@ -2,7 +2,7 @@
 // files the template literals tagged `gql`/`graphql` (also as `gql(`…`)`) or preceded by `/* GraphQL */`.
 // Each `${…}` substitution is replaced by spaces of the same length (newlines kept), so a document's text has
 // the same length and line structure as its slice of the file: document offset + `start` = file offset.
-import { Kind, Lexer, Source, TokenKind, parse, print, type DefinitionNode, type DocumentNode } from 'graphql';
+import { Kind, Lexer, Source, TokenKind, parse, type ASTNode, type DefinitionNode, type DocumentNode } from 'graphql';
 import type { Position, Range } from '../json';
 
 /** How a file holds GraphQL: as its whole text, or inside script template literals. */
@@ -15,9 +15,9 @@ export type GraphqlOperationKind = 'query' | 'mutation' | 'subscription';
 
 export interface GraphqlVariableDefinition {
   name: string;
-  /** The type as written, normalised by graphql-js `print`: `[String!]!`. */
+  /** The type as written: `[String!]!`. */
   type: string;
-  /** The default value printed as GraphQL, when there is one. */
+  /** The default value as written, when there is one. */
   defaultValue?: string;
   /** Non-null type without a default: a caller must supply it. */
   required: boolean;
@@ -172,8 +172,8 @@ function collectDefinitions(definitions: readonly DefinitionNode[], document: Em
         nameRange: rangeOf(nameLoc.start, nameLoc.end),
         variables: (def.variableDefinitions ?? []).map((v) => ({
           name: v.variable.name.value,
-          type: print(v.type),
-          ...(v.defaultValue ? { defaultValue: print(v.defaultValue) } : {}),
+          type: sourceOf(v.type),
+          ...(v.defaultValue ? { defaultValue: sourceOf(v.defaultValue) } : {}),
           required: v.type.kind === Kind.NON_NULL_TYPE && !v.defaultValue,
           range: rangeOf(v.loc!.start, v.loc!.end),
         })),
@@ -195,6 +195,20 @@ function hasTokens(text: string): boolean {
   } catch {
     return true;
   }
+}
+
+/** A node's text as written in its document. */
+function sourceOf(node: ASTNode): string {
+  return node.loc ? node.loc.source.body.slice(node.loc.start, node.loc.end) : '';
+}
+
+/**
+ * Spans `[start, end)` of the top-level definitions of a document text (document offsets), also when it does not
+ * parse: a definition starts at `query`/`mutation`/`subscription`/`fragment` or `{` at depth 0 and runs until the
+ * next one starts. Language features use the definition under the cursor instead of a whole long document.
+ */
+export function graphqlDefinitionSpans(text: string): Array<[number, number]> {
+  return definitionSpans(text);
 }
 
 function syntaxErrorOffset(error: unknown, text: string): number {

@@ -3,18 +3,20 @@
 // graphql-language-service does the GraphQL work; this module maps positions and adds what only we know:
 // which collection property or resolver config a field comes from.
 import {
-  getAutocompleteSuggestions, getContextAtPosition, getDiagnostics, getHoverInformation, Position as GlsPosition,
+  getAutocompleteSuggestions, getContextAtPosition, getDiagnostics, getHoverInformation, Position as GlsPosition, validateWithCustomRules,
   type CompletionItem as GlsCompletionItem,
 } from 'graphql-language-service';
 import {
-  getNamedType, Kind, type FragmentDefinitionNode, type GraphQLSchema, type SelectionSetNode,
+  getNamedType, Kind, NoDeprecatedCustomRule, TokenKind, validate, type GraphQLError,
+  type DocumentNode, type ExecutableDefinitionNode, type FragmentDefinitionNode, type GraphQLSchema, type Location as Location_,
+  type OperationDefinitionNode, type SelectionSetNode,
 } from 'graphql';
 import {
   CompletionItemKind, DiagnosticSeverity, MarkupKind, SymbolKind,
   type CompletionItem, type Diagnostic, type DocumentSymbol, type Hover, type Location, type Position, type Range,
 } from 'vscode-languageserver';
 import {
-  documentPositionToFile, filePositionToDocument, findGraphqlDocuments, graphqlHostOf, type EmbeddedGraphqlDocument,
+  documentPositionToFile, filePositionToDocument, findGraphqlDocuments, graphqlDefinitionSpans, graphqlHostOf, type EmbeddedGraphqlDocument,
 } from '../../core/graphql/embedded';
 import type { CollectionTypeInfo, GeneratedResolver, GeneratedSchema, ObjectTypeInfo } from '../../core/graphql';
 import type { JSONPath, JsonFile } from '../../core/json';
@@ -44,24 +46,140 @@ export class GraphqlDocuments {
   forget(fileName: string): void { this.cache.delete(fileName); }
 }
 
-/** graphql-js validation of every document against the schema; syntax errors included. */
+/**
+ * graphql-js validation of every document against the schema (graphql-language-service's rules), syntax errors
+ * included. Each operation or fragment is validated with the fragments it spreads, and the result is kept by
+ * their text: an edit revalidates only the definitions it changed (results move with their definition).
+ */
 export function graphqlDiagnostics(schema: GraphQLSchema, documents: EmbeddedGraphqlDocument[]): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const document of documents) {
     if (!document.ast && !document.syntaxError) continue;
     // A schema file (such as the one "Write GraphQL Schema for Other Tools" writes) is not a set of queries.
     if (document.ast?.definitions.some((d) => d.kind !== Kind.OPERATION_DEFINITION && d.kind !== Kind.FRAGMENT_DEFINITION)) continue;
-    const external = externalFragments(documents, document);
-    for (const d of getDiagnostics(document.text, schema, undefined, false, external)) {
-      out.push({
-        range: toFileRange(document, trimTrailingSpace(document.text, d.range)),
-        severity: (d.severity ?? DiagnosticSeverity.Error) as DiagnosticSeverity,
-        source: GRAPHQL_DIAGNOSTIC_SOURCE,
-        message: d.message,
-      });
+    const found = document.ast
+      ? validateDefinitions(schema, document.ast, externalFragments(documents, document))
+      : getDiagnostics(document.text, schema).map((d) => ({ range: trimTrailingSpace(document.text, d.range), message: d.message, severity: d.severity ?? DiagnosticSeverity.Error }));
+    for (const d of found) {
+      out.push({ range: toFileRange(document, d.range), severity: d.severity as DiagnosticSeverity, source: GRAPHQL_DIAGNOSTIC_SOURCE, message: d.message });
     }
   }
   return out;
+}
+
+interface FoundProblem { range: { start: Position; end: Position }; message: string; severity: number }
+
+/** Per schema: problems of a definition (with its fragments), positions relative to the definition's start. */
+const validationCache = new WeakMap<GraphQLSchema, Map<string, FoundProblem[]>>();
+const VALIDATION_CACHE_LIMIT = 20000;
+
+function validateDefinitions(schema: GraphQLSchema, ast: DocumentNode, external: FragmentDefinitionNode[]): FoundProblem[] {
+  let cache = validationCache.get(schema);
+  if (!cache) validationCache.set(schema, (cache = new Map()));
+  if (cache.size > VALIDATION_CACHE_LIMIT) cache.clear();
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const f of external) fragments.set(f.name.value, f);
+  for (const d of ast.definitions) if (isFragment(d)) fragments.set(d.name.value, d);
+  const out: FoundProblem[] = [];
+  for (const def of ast.definitions) {
+    if ((def.kind !== Kind.OPERATION_DEFINITION && def.kind !== Kind.FRAGMENT_DEFINITION) || !def.loc) continue;
+    const parts: ExecutableDefinitionNode[] = [def, ...spreadFragments(def, fragments)];
+    const key = parts.map((p) => p.loc ? p.loc.source.body.slice(p.loc.start, p.loc.end) : '').join('\u0000');
+    const origin = { line: def.loc.startToken.line - 1, character: def.loc.startToken.column - 1 };
+    let relative = cache.get(key);
+    if (!relative) {
+      const endLine = def.loc.endToken.line - 1;
+      relative = validateDocument(schema, { kind: Kind.DOCUMENT, definitions: parts })
+        // Problems inside the fragments are reported with the fragments themselves.
+        .filter((d) => d.range.start.line >= origin.line && d.range.start.line <= endLine
+          && (d.range.start.line > origin.line || d.range.start.character >= origin.character))
+        .map((d) => ({ ...d, range: shiftRange(d.range, origin, -1) }));
+      cache.set(key, relative);
+    }
+    for (const d of relative) out.push({ ...d, range: shiftRange(d.range, origin, 1) });
+  }
+  out.push(...crossDefinitionProblems(ast));
+  const seen = new Set<string>();
+  return out.filter((d) => {
+    const id = `${d.range.start.line}:${d.range.start.character}:${d.message}`;
+    return !seen.has(id) && !!seen.add(id);
+  });
+}
+
+/** graphql-language-service's rules (validation errors, deprecation warnings), each at the name of the node concerned. */
+function validateDocument(schema: GraphQLSchema, ast: DocumentNode): FoundProblem[] {
+  const out: FoundProblem[] = [];
+  const annotate = (errors: readonly GraphQLError[], severity: DiagnosticSeverity) => {
+    for (const error of errors) {
+      for (const node of error.nodes ?? []) {
+        const highlighted = node.kind !== Kind.VARIABLE && 'name' in node && node.name ? node.name
+          : 'variable' in node && node.variable ? node.variable : node;
+        const loc = highlighted.loc;
+        if (!loc) continue;
+        const start = { line: loc.startToken.line - 1, character: loc.startToken.column - 1 };
+        const end = loc.startToken.line === loc.endToken.line
+          ? { line: start.line, character: start.character + (loc.end - loc.start) }
+          : { line: loc.endToken.line - 1, character: loc.endToken.column - 1 + (loc.endToken.end - loc.endToken.start) };
+        out.push({ message: error.message, severity, range: { start, end } });
+      }
+    }
+  };
+  annotate(validateWithCustomRules(schema, ast), DiagnosticSeverity.Error);
+  annotate(validate(schema, ast, [NoDeprecatedCustomRule]), DiagnosticSeverity.Warning);
+  return out;
+}
+
+/** The fragments a definition spreads, directly or through other fragments (the known ones). */
+function spreadFragments(def: ExecutableDefinitionNode, fragments: Map<string, FragmentDefinitionNode>): FragmentDefinitionNode[] {
+  const out: FragmentDefinitionNode[] = [];
+  const seen = new Set<string>(isFragment(def) ? [def.name.value] : []);
+  const walk = (set: SelectionSetNode | undefined) => {
+    for (const selection of set?.selections ?? []) {
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const name = selection.name.value;
+        const fragment = fragments.get(name);
+        if (seen.has(name) || !fragment) continue;
+        seen.add(name);
+        out.push(fragment);
+        walk(fragment.selectionSet);
+      } else {
+        walk(selection.selectionSet);
+      }
+    }
+  };
+  walk(def.selectionSet);
+  return out;
+}
+
+/** The rules about the whole document, which per-definition validation cannot see: names unique, a lone anonymous operation. */
+function crossDefinitionProblems(ast: DocumentNode): FoundProblem[] {
+  const out: FoundProblem[] = [];
+  const operations = ast.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const at = (node: { loc?: Location_ }, message: string) => {
+    if (!node.loc) return;
+    const start = { line: node.loc.startToken.line - 1, character: node.loc.startToken.column - 1 };
+    out.push({ message, severity: DiagnosticSeverity.Error, range: { start, end: { line: start.line, character: start.character + (node.loc.end - node.loc.start) } } });
+  };
+  const counted = (names: Array<{ loc?: Location_; value: string }>, message: (name: string) => string) => {
+    const byName = new Map<string, number>();
+    for (const n of names) byName.set(n.value, (byName.get(n.value) ?? 0) + 1);
+    for (const n of names) if ((byName.get(n.value) ?? 0) > 1) at(n, message(n.value));
+  };
+  counted(operations.flatMap((o) => (o.name ? [o.name] : [])), (name) => `There can be only one operation named "${name}".`);
+  counted(ast.definitions.filter(isFragment).map((f) => f.name), (name) => `There can be only one fragment named "${name}".`);
+  if (operations.length > 1) {
+    for (const o of operations) if (!o.name && o.loc) at({ loc: o.loc.startToken.kind === TokenKind.BRACE_L ? { ...o.loc, end: o.loc.start + 1 } as Location_ : o.loc }, 'This anonymous operation must be the only defined operation.');
+  }
+  return out;
+}
+
+/** A range moved by `sign` × the origin (to make it relative to a definition's start, or back). */
+function shiftRange(range: { start: Position; end: Position }, origin: Position, sign: 1 | -1): { start: Position; end: Position } {
+  const shift = (p: Position): Position => {
+    if (sign === -1) return p.line === origin.line ? { line: 0, character: p.character - origin.character } : { line: p.line - origin.line, character: p.character };
+    return p.line === 0 ? { line: origin.line, character: p.character + origin.character } : { line: p.line + origin.line, character: p.character };
+  };
+  return { start: shift(range.start), end: shift(range.end) };
 }
 
 export function graphqlCompletion(schema: GraphQLSchema, documents: EmbeddedGraphqlDocument[], position: Position): CompletionItem[] | null {
@@ -69,7 +187,8 @@ export function graphqlCompletion(schema: GraphQLSchema, documents: EmbeddedGrap
   if (!located) return null;
   const { document, at } = located;
   const fragments = [...(document.ast?.definitions.filter(isFragment) ?? []), ...externalFragments(documents, document)];
-  const items = getAutocompleteSuggestions(schema, document.text, at, undefined, fragments);
+  const definition = definitionAt(document, at);
+  const items = getAutocompleteSuggestions(schema, definition.text, definition.at, undefined, fragments);
   return items.map((item) => toCompletionItem(item));
 }
 
@@ -79,7 +198,8 @@ export function graphqlHover(app: LoadedApp, documents: EmbeddedGraphqlDocument[
   const { generated } = indexOf(app);
   const { document, at } = located;
   const parts: string[] = [];
-  const described = getHoverInformation(generated.schema, document.text, at, undefined, { useMarkdown: true });
+  const definition = definitionAt(document, at);
+  const described = getHoverInformation(generated.schema, definition.text, definition.at, undefined, { useMarkdown: true });
   if (typeof described === 'string' && described) parts.push(described);
   const field = fieldAt(generated.schema, document, at);
   if (field) {
@@ -225,7 +345,8 @@ function relative(app: LoadedApp, file: string): string {
 
 /** The field under the cursor: its parent type and name, by graphql-language-service's online parser. */
 function fieldAt(schema: GraphQLSchema, document: EmbeddedGraphqlDocument, at: GlsPosition): { parent: string; name: string } | undefined {
-  const context = getContextAtPosition(document.text, at, schema);
+  const definition = definitionAt(document, at);
+  const context = getContextAtPosition(definition.text, definition.at, schema);
   if (!context) return undefined;
   const { token, typeInfo } = context;
   const kind = token.state.kind;
@@ -251,6 +372,23 @@ function positionToOffset(text: string, position: { line: number; character: num
     offset = next + 1;
   }
   return offset + position.character;
+}
+
+const spansByDocument = new WeakMap<EmbeddedGraphqlDocument, Array<[number, number]>>();
+
+/**
+ * The top-level definition under the cursor, as its own text and the cursor's position in it: the language
+ * service's online parser then reads one definition rather than everything before the cursor.
+ */
+function definitionAt(document: EmbeddedGraphqlDocument, at: GlsPosition): { text: string; at: GlsPosition } {
+  let spans = spansByDocument.get(document);
+  if (!spans) spansByDocument.set(document, (spans = graphqlDefinitionSpans(document.text)));
+  const offset = positionToOffset(document.text, at);
+  const span = spans.find(([start, end]) => start <= offset && offset <= end);
+  if (!span) return { text: document.text, at };
+  const before = document.text.slice(span[0], offset);
+  const lines = before.split('\n');
+  return { text: document.text.slice(span[0], span[1]), at: new GlsPosition(lines.length - 1, lines[lines.length - 1].length) };
 }
 
 function locate(documents: EmbeddedGraphqlDocument[], position: Position): { document: EmbeddedGraphqlDocument; at: GlsPosition } | undefined {

@@ -77,6 +77,21 @@ describe('GraphQL over stdio, example app', () => {
     await client.diagnosticsFor(queryFile(), (p) => p.diagnostics.length === 0);
   });
 
+  test('document-wide rules, problems in a spread fragment reported once, and results that move with their definition', async () => {
+    const text = 'query A { tasks { ...F } }\nquery A($unused: Int) { task { _id } }\nfragment F on Task { nope }\n';
+    await editor.open(queryFile(), text);
+    const expected = [
+      [0, 'There can be only one operation named "A".'],
+      [1, 'There can be only one operation named "A".'],
+      [1, 'Variable "$unused" is never used in operation "A".'],
+      [2, 'Cannot query field "nope" on type "Task". Did you mean "name"?'],
+    ];
+    const lines = (p: PublishDiagnosticsParams) => p.diagnostics.map((d) => [d.range.start.line, d.message]).sort((a, b) => Number(a[0]) - Number(b[0]) || String(a[1]).localeCompare(String(b[1])));
+    await client.diagnosticsFor(queryFile(), (p) => JSON.stringify(lines(p)) === JSON.stringify(expected));
+    await editor.change(queryFile(), `# moved\n\n${text}`);
+    await client.diagnosticsFor(queryFile(), (p) => JSON.stringify(lines(p)) === JSON.stringify(expected.map(([line, m]) => [Number(line) + 2, m])));
+  });
+
   test('custom resolvers are part of the schema: arguments are checked', async () => {
     await editor.open(queryFile(), 'mutation { renameTask(input: { taskId: "5f1f1f1f1f1f1f1f1f1f1f1f" }) { name } }\n');
     await client.diagnosticsFor(queryFile(), (p) => messages(p).some((m) => /Field "RenameTaskInput.name" of required type "String!" was not provided/.test(m)));
