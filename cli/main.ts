@@ -5,6 +5,7 @@ import { runSchema } from './schema';
 import { runServe, waitForSignal } from './serve';
 import { parentChannelOf } from '../core/runtime-protocol';
 import { runAdminKeys } from './adminKeys';
+import { runSync } from './sync';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
 const HELP = `Usage: asl <command> [options]
@@ -14,12 +15,13 @@ Commands:
   schema [appDir] [--out f] print (or write) the app's generated GraphQL schema (SDL)
   serve [dir] [options]     run the apps locally: client API, auth, functions, GraphQL, Admin API
   admin-keys [--rotate]     print (or replace) the runtime's admin API key pair
+  sync <command> [appDir]   partition-based sync: status, enable, pause, resume, terminate, simulate
   help                      show this help
 
 Run "asl <command> --help" for a command's options.`;
 
 type Command = (argv: string[], io: CliIO) => Promise<number>;
-const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, parent: parentChannelOf(process) }), 'admin-keys': runAdminKeys };
+const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, parent: parentChannelOf(process) }), 'admin-keys': runAdminKeys, sync: (argv, io) => runSync(argv, io) };
 
 export async function main(argv: string[], io: CliIO): Promise<number> {
   const [name, ...rest] = argv;

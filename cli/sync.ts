@@ -1,0 +1,185 @@
+// `asl sync status|enable|pause|resume|terminate|simulate`: partition-based sync of an app, locally.
+// Transitions edit `sync/config.json` (as a push of `state` would) after the state machine accepted them,
+// and record the state in the data folder; a runtime serving the app applies the same change on reload.
+import path from 'node:path';
+import readline from 'node:readline/promises';
+import { parseArgs } from 'node:util';
+import { loadApp } from '../core/load';
+import { isClusterSource } from '../core/model';
+import {
+  reconcileSync, settingsForAction, syncSettingsFromFile, transitionEffect, type SyncAction, type SyncRuntimeState, type SyncSettings,
+} from '../core/sync';
+import { startRuntime } from '../runtime';
+import { formatReport, readSyncConfigFile, readSyncState, reportToJson, writeSyncConfigFile, writeSyncState } from '../runtime/sync';
+import { resolveAppRoots } from './check';
+import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, type CliIO } from './io';
+
+export const SYNC_HELP = `Usage: asl sync <status|enable|pause|resume|terminate|simulate> [appDir] [options]
+
+Partition-based sync of an app in the local runtime.
+
+  status      the sync state (not-enabled, enabled, paused, terminated), what runs, and what the file asks
+  enable      enable sync (needs a linked cluster, partition key and type, read and write permissions)
+  pause       pause: connected clients get error 213 and new opens are refused; sets last_disabled
+  resume      resume a paused sync; clients reconnect without a client reset
+  terminate   erase sync metadata: every client must client-reset; asks for confirmation (--yes skips it)
+  simulate    open a partition as a user: verdicts with the evaluation trace, the documents the client
+              gets, the documents sync ignores, and the exact error a client would get
+
+Options:
+  --data DIR           the runtime's data folder (default <appDir>/.asl)
+  --yes                terminate without asking
+  --user ID|EMAIL      simulate: the user (id, or email of an email/password user)
+  --partition VALUE    simulate: the partition value as EJSON text: '"abc"', '42', '{"$oid":"…"}', 'null'
+  --json               machine-readable output
+  -h, --help           show this help
+
+Transitions edit sync/config.json; a running "asl serve" applies them when it reloads the file.`;
+
+const ACTIONS: readonly string[] = ['enable', 'pause', 'resume', 'terminate'];
+
+export interface SyncPrompt {
+  /** Whether the user can be asked (a terminal). */
+  interactive: boolean;
+  confirm(question: string): Promise<boolean>;
+}
+
+const terminalPrompt: SyncPrompt = {
+  interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+  async confirm(question) {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+    try {
+      return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+    } finally {
+      rl.close();
+    }
+  },
+};
+
+export async function runSync(argv: string[], io: CliIO, prompt: SyncPrompt = terminalPrompt): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      data: { type: 'string' }, yes: { type: 'boolean' }, user: { type: 'string' }, partition: { type: 'string' },
+      json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) { io.out(SYNC_HELP + '\n'); return EXIT_OK; }
+  const [verb, folder, ...extra] = positionals;
+  if (!verb) throw new UsageError('name a sync command: status, enable, pause, resume, terminate or simulate');
+  if (extra.length > 0) throw new UsageError('asl sync takes at most one folder');
+  if (verb !== 'status' && verb !== 'simulate' && !ACTIONS.includes(verb)) throw new UsageError(`unknown sync command "${verb}"`);
+  const roots = await resolveAppRoots(io, folder);
+  if (roots.length !== 1) {
+    io.err(roots.length ? `asl sync: ${roots.length} apps found; name one of them:\n${roots.join('\n')}\n` : `asl sync: no app found${folder ? ` in ${folder}` : ''}\n`);
+    return EXIT_USAGE;
+  }
+  const appDir = roots[0];
+  const dataDir = path.resolve(io.cwd, values.data ?? path.join(appDir, '.asl'));
+  if (verb === 'simulate') return simulate(io, appDir, dataDir, values.user, values.partition, values.json ?? false);
+
+  let fileValue: unknown;
+  try {
+    fileValue = readSyncConfigFile(appDir);
+  } catch (e) {
+    io.err(`asl sync: ${(e as Error).message}\n`);
+    return EXIT_PROBLEMS;
+  }
+  const parsed = fileValue === undefined ? undefined : syncSettingsFromFile(fileValue);
+  if (parsed && !parsed.ok) { io.err(`asl sync: ${path.join(appDir, 'sync/config.json')}: ${parsed.message}\n`); return EXIT_PROBLEMS; }
+  const settings = parsed?.settings;
+  const state = readSyncState(dataDir);
+  const app = await loadApp(io.fs, appDir);
+  const clusters = app.dataSources.filter(isClusterSource).map((d) => d.name);
+  const now = Math.floor(Date.now() / 1000);
+
+  if (verb === 'status') {
+    const pending = reconcileSync(state, settings, clusters, now);
+    const report = { ...statusOf(state), file: settings ? { type: settings.type, state: settings.state } : null, ...(pending.refused ? { refused: pending.refused.message } : {}), ...(pending.transition ? { pending: pending.transition } : {}), ...(pending.notice ? { notice: pending.notice } : {}) };
+    if (values.json) io.out(`${JSON.stringify(report, null, 2)}\n`);
+    else io.out(formatStatus(state, settings, pending.refused?.message, pending.transition, pending.notice));
+    return EXIT_OK;
+  }
+
+  if (!settings) { io.err(`asl sync: ${path.join(appDir, 'sync/config.json')} does not exist: there is no sync configuration to ${verb}\n`); return EXIT_PROBLEMS; }
+  const action = verb as SyncAction;
+  const wrong = wrongState(action, state);
+  if (wrong) { io.err(`asl sync ${verb}: ${wrong}\n`); return EXIT_PROBLEMS; }
+  const next = settingsForAction(settings, action, now);
+  const result = reconcileSync(state, next, clusters, now);
+  if (result.refused) { io.err(`asl sync ${verb}: ${result.refused.message}\n`); return EXIT_PROBLEMS; }
+  if (action === 'terminate') {
+    const what = `Terminating sync erases its metadata: ${transitionEffect('terminated')}.`;
+    if (!values.yes) {
+      if (!prompt.interactive) { io.err(`asl sync terminate: ${what}\nPass --yes to confirm.\n`); return EXIT_USAGE; }
+      io.out(`${what}\n`);
+      if (!(await prompt.confirm('Terminate sync?'))) { io.out('Sync was not terminated.\n'); return EXIT_PROBLEMS; }
+    }
+  }
+  writeSyncConfigFile(appDir, next);
+  writeSyncState(dataDir, result.state);
+  const summary = { transition: result.transition ?? null, ...statusOf(result.state), effect: result.transition ? transitionEffect(result.transition) : null, ...(result.notice ? { notice: result.notice } : {}) };
+  if (values.json) io.out(`${JSON.stringify(summary, null, 2)}\n`);
+  else io.out(`sync ${result.transition ?? 'unchanged'}: ${result.transition ? transitionEffect(result.transition) : 'nothing to do'}${result.notice ? `\n${result.notice}` : ''}\n`);
+  return EXIT_OK;
+}
+
+function wrongState(action: SyncAction, state: SyncRuntimeState): string | undefined {
+  switch (action) {
+    case 'enable': return state.status === 'enabled' ? 'sync is already enabled' : state.status === 'paused' ? 'sync is paused; use "asl sync resume"' : undefined;
+    case 'pause': return state.status === 'enabled' ? undefined : `sync is ${state.status}, not enabled: there is nothing to pause`;
+    case 'resume': return state.status === 'paused' ? undefined : `sync is ${state.status}, not paused: there is nothing to resume`;
+    case 'terminate': return state.status === 'enabled' || state.status === 'paused' ? undefined : `sync is ${state.status}: there is nothing to terminate`;
+  }
+}
+
+function statusOf(state: SyncRuntimeState) {
+  const frozen = state.running?.frozen;
+  return {
+    status: state.status,
+    epoch: state.epoch,
+    ...(state.lastDisabled !== undefined ? { lastDisabled: state.lastDisabled } : {}),
+    ...(frozen ? { running: { key: frozen.key, type: frozen.type, required: frozen.required, permissions: { read: frozen.read, write: frozen.write } } } : {}),
+  };
+}
+
+function formatStatus(state: SyncRuntimeState, settings: SyncSettings | undefined, refused: string | undefined, pending: string | undefined, notice: string | undefined): string {
+  const lines = [`sync: ${state.status} (epoch ${state.epoch})`];
+  if (state.lastDisabled !== undefined) lines.push(`last disabled: ${new Date(state.lastDisabled * 1000).toISOString()}`);
+  const frozen = state.running?.frozen;
+  if (frozen) {
+    lines.push(`partition key: "${frozen.key}" (${frozen.type}, ${frozen.required ? 'required' : 'optional: documents without it are in the null partition'})`);
+    lines.push(`read:  ${JSON.stringify(frozen.read)}`);
+    lines.push(`write: ${JSON.stringify(frozen.write)}`);
+  }
+  lines.push(`sync/config.json: ${settings ? `type "${settings.type}", state "${settings.state}"` : 'absent'}`);
+  if (pending) lines.push(`the runtime applies on its next load: ${pending}`);
+  if (refused) lines.push(`refused: ${refused}`);
+  if (notice) lines.push(notice);
+  return `${lines.join('\n')}\n`;
+}
+
+async function simulate(io: CliIO, appDir: string, dataDir: string, user: string | undefined, partition: string | undefined, json: boolean): Promise<number> {
+  if (!user) throw new UsageError('simulate needs --user <id or email>');
+  if (partition === undefined) throw new UsageError(`simulate needs --partition <EJSON value>, e.g. --partition '"abc"'`);
+  const warnings: string[] = [];
+  let runtime;
+  try {
+    runtime = await startRuntime({ appDir, dataDir, port: 0, watch: false, log: { info: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) } });
+  } catch (e) {
+    const message = (e as Error).message;
+    io.err(/lock|already open/i.test(message)
+      ? `asl sync simulate: the data folder ${dataDir} is in use by a running runtime; stop it first, or use the editor's "Open Partition as User…" against the running one\n`
+      : `asl sync simulate: ${message}\n`);
+    return EXIT_PROBLEMS;
+  }
+  try {
+    const report = await runtime.sync.simulate(user, partition);
+    io.out(json ? `${reportToJson(report)}\n` : formatReport(report));
+    return report.error ? EXIT_PROBLEMS : EXIT_OK;
+  } finally {
+    await runtime.close();
+  }
+}
