@@ -19,6 +19,7 @@ const BENCHMARKS = [
   { name: 'graphql', args: [] },
   { name: 'functions', args: [] },
   { name: 'auth', args: [] },
+  { name: 'editor', args: [] },
 ];
 /** Longest one benchmark may run before it counts as crashed. */
 const TIME_LIMIT_MS = 6 * 60 * 1000;

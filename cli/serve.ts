@@ -114,7 +114,10 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   const adminSession = parent ? await runtime.mintAdminSession() : undefined;
   parent?.send({
     type: 'ready', version: RUNTIME_PROTOCOL_VERSION, url: runtime.url, port: runtime.port,
-    apps: runtime.apps.map((app) => ({ appId: app.clientAppId, name: path.basename(app.dir), appDir: app.dir, dataDir: app.dataDir, url: runtime.url })),
+    apps: runtime.apps.map((app) => ({
+      appId: app.clientAppId, name: path.basename(app.dir), appDir: app.dir, dataDir: app.dataDir, url: runtime.url,
+      adminAppPath: `${new URL(runtime.adminUrl).pathname}/groups/${runtime.groupId}/apps/${app.id}`,
+    })),
     ...(adminSession ? { admin: { accessToken: adminSession.access_token, refreshToken: adminSession.refresh_token } } : {}),
     errors: errors.length, warnings: countOf(runtime.diagnostics, 'warning'),
   });

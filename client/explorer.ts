@@ -62,7 +62,7 @@ export class AppExplorer implements vscode.TreeDataProvider<ExplorerNode>, vscod
 
   private countsFor(dir: string): Promise<CollectionCount[]> | undefined {
     const pool = this.runtime.sessions;
-    if (!pool || !this.runningFor(dir) || !pool.target.admin) return undefined;
+    if (!pool || !this.runningFor(dir) || !pool.hasAdmin) return undefined;
     this.counts ??= collectionCounts(pool).catch(() => []);
     return this.counts;
   }

@@ -10,6 +10,7 @@ import {
 } from '../core/graphql/embedded';
 import { RunnerError, describeIdentity, identityKey, mintCustomJwt, type CredentialHeaders, type Identity } from '../core/runner/identities';
 import { listUsers } from '../core/runner/local';
+import { operationText } from '../core/runner/operation';
 import { curlFor, runGraphql, type GraphqlRequest, type RunResult } from '../core/runner/run';
 import { parseVariableInput, variablesFileFor, variablesFromFile, variablesObject } from '../core/runner/variables';
 import { customJwtSettings, type AppModels } from './appModels';
@@ -175,7 +176,7 @@ export class QueryRunner implements vscode.CodeLensProvider, vscode.TreeDataProv
     if (!identity) return undefined;
     const variables = await this.variablesFor(located.document, located.operation, target.appDir);
     if (variables === null) return undefined;
-    const request: GraphqlRequest = { query: located.embedded.text, operationName: located.operation.name, ...(variables ? { variables } : {}) };
+    const request: GraphqlRequest = { query: operationText(located.embedded, located.operation), operationName: located.operation.name, ...(variables ? { variables } : {}) };
     return this.execute(request, identity, located.operation.kind, located);
   }
 

@@ -36,6 +36,7 @@ import type { AdminKeyPair } from './admin/keys';
 import { HostedApps, internalAppId, RuntimeRouter, type HostedAppHandle, type OpenedApp } from './admin/apps';
 import { createPartitionFeed, mirrorObjectTypes, simulatePartition, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
 import { registerAdminRoutes } from './admin/routes';
+import { registerLocalRoutes, type LocalAppAccess } from './admin/local';
 import { ADMIN_API_PREFIX, AdminRouteTable } from './admin/table';
 import type { CorsPolicy } from './http/cors';
 import { loadSecrets, type SecretStore } from './secrets';
@@ -174,7 +175,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     fs: fsys,
   });
   const adminRouter = new Router();
-  registerAdminRoutes(new AdminRouteTable(adminRouter, admin, { allowRemote: options.adminRemote === true }), { auth: admin, apps: registry, log });
+  const adminTable = new AdminRouteTable(adminRouter, admin, { allowRemote: options.adminRemote === true });
+  registerAdminRoutes(adminTable, { auth: admin, apps: registry, log });
+  registerLocalRoutes(adminTable, (clientAppId) => registry.byClientId(clientAppId)?.local);
   /** Recent requests, served at `/logs?co_id=…` (the link of every error body). */
   const requestLog = new RequestLog();
   let http: RunningHttpServer;
@@ -457,7 +460,47 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     )).catch((e: Error) => { log.warn(`not reloading on file changes: watching ${appDir} failed: ${e.message}`); return undefined; })
     : undefined;
 
+  // GraphQL as system (the editor's "run as system"): its own endpoint over the current schema, built on first use.
+  let systemGraphql: { generated: GeneratedSchema; endpoint: GraphqlEndpoint<'system'> } | undefined;
+  const systemCollection = (service: string, database: string, collection: string) => state.data.forUser('system').collection(service, database, collection);
+  const local: LocalAppAccess = {
+    users: () => state.auth.users(),
+    createEmailPasswordUser: (email, password) => state.auth.createEmailPasswordUser(email, password),
+    deleteUser: (userId) => state.auth.deleteUserById(userId),
+    sessionForUser: (userId) => state.auth.sessionForUser(userId),
+    async graphqlAsSystem(body, clientGone) {
+      if (systemGraphql?.generated !== state.generated) {
+        systemGraphql = {
+          generated: state.generated,
+          endpoint: createGraphqlEndpoint<'system'>({
+            generated: state.generated,
+            collectionFor: (_system, service, database, collection) => systemCollection(service, database, collection),
+            runFunction: (name, args) => runFunction(name, args, { runAsSystem: true }),
+            disableIntrospection: false,
+            limits: { maxQueryDepth: MAX_QUERY_DEPTH, maxBodyBytes: MAX_GRAPHQL_BODY_BYTES },
+          }),
+        };
+      }
+      const result = await systemGraphql.endpoint.executeRaw(body, 'system', clientGone);
+      return { status: result.status, body: result.body };
+    },
+    callAsSystem: (call) => (call.service
+      ? runServiceAction(systemCollection, call.service, call.name, call.arguments[0])
+      : runFunction(call.name, call.arguments, { runAsSystem: true })),
+    async countDocuments() {
+      const counts = [];
+      for (const ds of state.app.dataSources) {
+        if (!isClusterSource(ds)) continue;
+        for (const c of ds.collections) {
+          counts.push({ dataSource: ds.name, database: c.database, collection: c.collection, count: await store.collection(c.database, c.collection).countDocuments({}) });
+        }
+      }
+      return counts;
+    },
+  };
+
   return {
+    local,
     id: internalAppId(groupId, appId),
     clientAppId: appId,
     dir: appDir,

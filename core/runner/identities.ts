@@ -31,7 +31,8 @@ export type Fetch = typeof fetch;
 
 export const CLIENT_API = '/api/client/v2.0';
 /** Local-only admin routes the editor uses (declared with the admin routes of the runtime). */
-export const LOCAL_API = '/api/admin/v3.0/local';
+export const ADMIN_API = '/api/admin/v3.0';
+export const LOCAL_API = `${ADMIN_API}/local`;
 
 /** A failure that names what failed and what to do; never "undefined". */
 export class RunnerError extends Error {
@@ -83,8 +84,15 @@ export async function errorOf(response: Response, what: string): Promise<RunnerE
  */
 export class SessionPool {
   private readonly sessions = new Map<string, Promise<Session>>();
+  private admin: AdminSessionGrant | undefined;
+  private adminRefresh: Promise<void> | undefined;
 
-  constructor(readonly target: RunnerTarget, private readonly fetchImpl: Fetch = fetch) {}
+  constructor(readonly target: RunnerTarget, private readonly fetchImpl: Fetch = fetch) {
+    this.admin = target.admin;
+  }
+
+  /** Whether admin-only identities and actions are available. */
+  get hasAdmin(): boolean { return this.admin !== undefined; }
 
   private url(path: string): string { return `${this.target.baseUrl}${path}`; }
 
@@ -99,10 +107,36 @@ export class SessionPool {
 
   /** The admin bearer header; a clear error when the runtime gave none. */
   adminHeaders(): Record<string, string> {
-    if (!this.target.admin) {
+    if (!this.admin) {
       throw new RunnerError('this needs the admin session of a runtime the editor started; a runtime attached by URL has none. Start the runtime from the editor (App Services: Start Runtime)');
     }
-    return { Authorization: `Bearer ${this.target.admin.accessToken}` };
+    return { Authorization: `Bearer ${this.admin.accessToken}` };
+  }
+
+  /** A new admin access token from the admin refresh token (admin access tokens last 30 minutes). */
+  async refreshAdmin(signal?: AbortSignal): Promise<void> {
+    const admin = this.admin;
+    if (!admin) return;
+    this.adminRefresh ??= (async () => {
+      const response = await this.fetchImpl(this.url(`${ADMIN_API}/auth/session`), {
+        method: 'POST', headers: { Accept: 'application/json', Authorization: `Bearer ${admin.refreshToken}` }, signal,
+      });
+      if (!response.ok) throw await errorOf(response, 'Refreshing the admin session (restart the runtime to get a new one)');
+      const body = await response.json() as { access_token: string };
+      this.admin = { ...admin, accessToken: body.access_token };
+    })().finally(() => { this.adminRefresh = undefined; });
+    await this.adminRefresh;
+  }
+
+  /** Runs an admin request, refreshing the admin session once when the runtime says it expired. */
+  async asAdmin<T>(send: (headers: Record<string, string>) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    try {
+      return await send(this.adminHeaders());
+    } catch (error) {
+      if (!(error instanceof RunnerError && error.status === 401 && error.errorCode === 'InvalidSession')) throw error;
+      await this.refreshAdmin(signal);
+      return send(this.adminHeaders());
+    }
   }
 
   private async login(provider: string, payload: Record<string, unknown>, signal?: AbortSignal): Promise<Session> {
@@ -118,8 +152,8 @@ export class SessionPool {
       case 'api-key': return this.login('api-key', { key: identity.key }, signal);
       case 'custom-jwt': return this.login('custom-token', { token: identity.token }, signal);
       case 'existing-user': {
-        const body = await this.post(`${LOCAL_API}/app/${encodeURIComponent(this.target.appId)}/users/${encodeURIComponent(identity.userId)}/session`,
-          {}, this.adminHeaders(), `Acting as user ${identity.userId}`, signal) as { access_token: string; refresh_token: string; user_id: string };
+        const body = await this.asAdmin((headers) => this.post(`${LOCAL_API}/app/${encodeURIComponent(this.target.appId)}/users/${encodeURIComponent(identity.userId)}/session`,
+          {}, headers, `Acting as user ${identity.userId}`, signal), signal) as { access_token: string; refresh_token: string; user_id: string };
         return { accessToken: body.access_token, refreshToken: body.refresh_token, userId: body.user_id };
       }
       case 'credential-headers': case 'system':

@@ -1,4 +1,4 @@
-// What the editor asks a runtime beyond GraphQL: the app's users (the Admin API's user routes), the
+// What the editor asks a runtime beyond GraphQL: the app's users, the
 // collections with their document counts and a page of documents, function calls, under an identity or as
 // *system* through the local-only admin routes (`LOCAL_API`, behind the admin session of the handshake).
 import { CLIENT_API, LOCAL_API, RunnerError, SessionPool, errorOf, type Identity } from './identities';
@@ -25,15 +25,13 @@ async function request(pool: SessionPool, method: string, path: string, headers:
   return text ? JSON.parse(text) : undefined;
 }
 
-function adminAppPath(pool: SessionPool): string {
-  const path = pool.target.adminAppPath;
-  if (!path) throw new RunnerError('the runtime did not name its Admin API path for this app; start the runtime from the editor to manage users');
-  return path;
+function usersPath(pool: SessionPool): string {
+  return `${LOCAL_API}/app/${encodeURIComponent(pool.target.appId)}/users`;
 }
 
-/** The app's users through the Admin API (`GET …/apps/{id}/users`). */
+/** The app's users (local admin route). */
 export async function listUsers(pool: SessionPool, signal?: AbortSignal): Promise<AppUser[]> {
-  const body = await request(pool, 'GET', `${adminAppPath(pool)}/users`, pool.adminHeaders(), 'Listing the users', undefined, signal);
+  const body = await pool.asAdmin((headers) => request(pool, 'GET', usersPath(pool), headers, 'Listing the users', undefined, signal), signal);
   if (!Array.isArray(body)) return [];
   return body.map((u: Record<string, unknown>) => {
     const data = (typeof u.data === 'object' && u.data !== null ? u.data : {}) as Record<string, unknown>;
@@ -49,16 +47,16 @@ export async function listUsers(pool: SessionPool, signal?: AbortSignal): Promis
 }
 
 export async function createUser(pool: SessionPool, email: string, password: string): Promise<void> {
-  await request(pool, 'POST', `${adminAppPath(pool)}/users`, pool.adminHeaders(), `Creating ${email}`, { email, password });
+  await pool.asAdmin((headers) => request(pool, 'POST', usersPath(pool), headers, `Creating ${email}`, { email, password }));
 }
 
 export async function deleteUser(pool: SessionPool, userId: string): Promise<void> {
-  await request(pool, 'DELETE', `${adminAppPath(pool)}/users/${encodeURIComponent(userId)}`, pool.adminHeaders(), `Deleting user ${userId}`);
+  await pool.asAdmin((headers) => request(pool, 'DELETE', `${usersPath(pool)}/${encodeURIComponent(userId)}`, headers, `Deleting user ${userId}`));
 }
 
 /** Every collection of the app's data sources with its number of documents (counted as system). */
 export async function collectionCounts(pool: SessionPool, signal?: AbortSignal): Promise<CollectionCount[]> {
-  const body = await request(pool, 'GET', `${LOCAL_API}/app/${encodeURIComponent(pool.target.appId)}/collections`, pool.adminHeaders(), 'Counting documents', undefined, signal);
+  const body = await pool.asAdmin((headers) => request(pool, 'GET', `${LOCAL_API}/app/${encodeURIComponent(pool.target.appId)}/collections`, headers, 'Counting documents', undefined, signal), signal);
   return Array.isArray(body) ? body as CollectionCount[] : [];
 }
 
@@ -70,7 +68,9 @@ export async function collectionCounts(pool: SessionPool, signal?: AbortSignal):
 export async function callFunction(pool: SessionPool, identity: Identity, call: { name: string; arguments: unknown[]; service?: string }, signal?: AbortSignal): Promise<unknown> {
   const app = encodeURIComponent(pool.target.appId);
   const path = identity.kind === 'system' ? `${LOCAL_API}/app/${app}/functions/call` : `${CLIENT_API}/app/${app}/functions/call`;
-  const send = async () => request(pool, 'POST', path, await pool.headersFor(identity, signal), call.service ? `${call.service} ${call.name}` : `Calling function ${call.name}`, call, signal);
+  const what = call.service ? `${call.service} ${call.name}` : `Calling function ${call.name}`;
+  if (identity.kind === 'system') return pool.asAdmin((headers) => request(pool, 'POST', path, headers, what, call, signal), signal);
+  const send = async () => request(pool, 'POST', path, await pool.headersFor(identity, signal), what, call, signal);
   try {
     return await send();
   } catch (error) {

@@ -72,8 +72,9 @@ export async function runGraphql(pool: SessionPool, identity: Identity, request:
       return { response, text, timeMs: performance.now() - started };
     };
     let answer = await send();
-    if (answer.response.status === 401 && SessionPool.hasSession(identity) && /InvalidSession/.test(answer.text)) {
-      await pool.refreshed(identity, limit.signal);
+    if (answer.response.status === 401 && /InvalidSession/.test(answer.text)) {
+      if (SessionPool.hasSession(identity)) await pool.refreshed(identity, limit.signal);
+      else if (identity.kind === 'system') await pool.refreshAdmin(limit.signal);
       answer = await send();
     }
     const errors = errorsOf(answer.text);

@@ -16,6 +16,7 @@ import { Router, type RouteMatch } from '../http/router';
 import type { Logger } from '../http/server';
 import type { DocumentStore } from '../store/types';
 import type { RuntimeSync } from '../sync';
+import type { LocalAppAccess } from './local';
 
 /** One served app, as admin routes (and the editor's local-only routes) see it. */
 export interface HostedAppHandle {
@@ -37,6 +38,8 @@ export interface HostedAppHandle {
 /** A served app with what the runtime itself needs of it. */
 export interface OpenedApp extends HostedAppHandle {
   readonly router: Router;
+  /** What the editor's local-only routes (./local.ts) do with this app. */
+  readonly local: LocalAppAccess;
   ownsToken(headers: IncomingHttpHeaders): boolean;
   /** Takes a WebSocket upgrade for this app's live partition feed; false when the path is not its. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;

@@ -396,6 +396,30 @@ export class AuthService {
     void this.o.onAuthEvent?.({ operationType: 'DELETE', providers: [...new Set(user.identities.map((i) => i.provider_type))], user: toAuthUser(user) });
   }
 
+  /** Every user of the app (the editor's user list). */
+  users(): Array<AuthUser & { disabled: boolean }> {
+    return this.repo.users().map((u) => ({ ...toAuthUser(u), disabled: u.disabled }));
+  }
+
+  /** An email/password user made by the developer: confirmed at once, with its user record. */
+  async createEmailPasswordUser(email: unknown, password: unknown): Promise<AuthUser> {
+    const provider = this.userpass();
+    if (typeof email !== 'string' || !/^[^\s@]+@[^\s@]+$/.test(email.trim())) throw badRequest('email invalid');
+    checkNewPassword(password);
+    if (this.repo.accountByEmail(email)) throw new ApiError(409, 'AccountNameInUse', 'name already in use');
+    await this.repo.putAccount({ _id: newId(), email: email.trim(), passwordHash: await hashPassword(password as string), confirmed: true, createdAt: this.o.clock.now() });
+    const { user } = await this.authenticateIdentity(provider, { username: email.trim(), password });
+    return toAuthUser(user);
+  }
+
+  /** Deletes a user and its sessions (the developer's action; the user's documents stay). */
+  async deleteUserById(userId: string): Promise<void> {
+    const user = this.repo.user(userId);
+    if (!user) throw new ApiError(404, 'UserNotFound', `user not found: '${userId}'`);
+    await this.repo.deleteUser(user._id);
+    void this.o.onAuthEvent?.({ operationType: 'DELETE', providers: [...new Set(user.identities.map((i) => i.provider_type))], user: toAuthUser(user) });
+  }
+
   /** For the admin API: a disabled user cannot log in, refresh or use its tokens. */
   async setUserDisabled(userId: string, disabled: boolean): Promise<void> {
     const user = this.repo.user(userId);

@@ -11,7 +11,11 @@ import { nodeFileSystem } from '../../core/fs';
 import { generateSchema } from '../../core/graphql';
 import { SessionPool, RunnerError, mintCustomJwt, describeIdentity, type Identity } from '../../core/runner/identities';
 import { curlFor, errorsOf, runGraphql } from '../../core/runner/run';
+import { browseDocuments, callFunction, collectionCounts, createUser, deleteUser, listUsers } from '../../core/runner/local';
 import { parseVariableInput, variablesFileFor, variablesFromFile } from '../../core/runner/variables';
+import { operationText } from '../../core/runner/operation';
+import { findGraphqlDocuments } from '../../core/graphql/embedded';
+import { parse, validate, type GraphQLSchema } from 'graphql';
 import { startRuntime, type RunningRuntime } from '../../runtime';
 import { REPO_ROOT } from '../helpers/disk';
 
@@ -38,6 +42,7 @@ describe('query runner against the runtime', () => {
   let appDir: string;
   let runtime: RunningRuntime;
   let pool: SessionPool;
+  let admin: SessionPool;
   let nowMs = Date.now();
   const ada: Identity = { kind: 'email-password', email: 'ada@example.com', password: 'correct horse' };
   const bob: Identity = { kind: 'email-password', email: 'bob@example.com', password: 'battery staple' };
@@ -46,6 +51,8 @@ describe('query runner against the runtime', () => {
     appDir = copyExample();
     runtime = await startRuntime({ appDir, port: 0, log: quiet, functionTimeoutMs: 10_000, clock: { now: () => nowMs } });
     pool = new SessionPool({ baseUrl: runtime.url, appId: runtime.appId });
+    const session = await runtime.mintAdminSession();
+    admin = new SessionPool({ baseUrl: runtime.url, appId: runtime.appId, admin: { accessToken: session.access_token, refreshToken: session.refresh_token } });
     await pool.registerEmailPasswordUser(ada.email, ada.password);
     await pool.registerEmailPasswordUser(bob.email, bob.password);
     const adaId = await pool.userIdOf(ada);
@@ -144,6 +151,52 @@ describe('query runner against the runtime', () => {
     await assert.rejects(runGraphql(pool, { kind: 'system' }, { query: tasksQuery }), /admin session.*Start Runtime/);
   });
 
+  test('with the admin session: the users, an existing user without a password, and system past the rules', async () => {
+    const users = await listUsers(admin);
+    const adaUser = users.find((u) => u.email === 'ada@example.com');
+    assert.ok(adaUser, JSON.stringify(users));
+    assert.deepEqual(adaUser.providers, ['local-userpass']);
+    const asAda = await runGraphql(admin, { kind: 'existing-user', userId: adaUser.id, label: 'ada' }, { query: tasksQuery });
+    assert.equal(JSON.parse(asAda.text).data.tasks.length, 1);
+    assert.equal(asAda.identity, 'ada');
+    const bobUser = users.find((u) => u.email === 'bob@example.com')!;
+    const asBob = await runGraphql(admin, { kind: 'existing-user', userId: bobUser.id }, { query: tasksQuery });
+    assert.deepEqual(JSON.parse(asBob.text).data.tasks, []);
+    const asSystem = await runGraphql(admin, { kind: 'system' }, { query: tasksQuery });
+    assert.equal(JSON.parse(asSystem.text).data.tasks.length, 1, asSystem.text);
+    assert.equal(asSystem.identity, 'system (rules bypassed)');
+  });
+
+  test('the local routes refuse a user token and no token', async () => {
+    const userHeaders = await pool.headersFor(ada);
+    for (const headers of [userHeaders, {}]) {
+      const response = await fetch(`${runtime.url}/api/admin/v3.0/local/app/${runtime.appId}/users`, { headers });
+      assert.equal(response.status, 401, await response.text());
+    }
+    const hijack = await fetch(`${runtime.url}/api/admin/v3.0/local/app/${runtime.appId}/graphql`, {
+      method: 'POST', headers: { ...userHeaders, 'content-type': 'application/json' }, body: JSON.stringify({ query: tasksQuery }),
+    });
+    assert.equal(hijack.status, 401);
+  });
+
+  test('document counts, documents as a user and as system, functions, user create and delete', async () => {
+    const counts = await collectionCounts(admin);
+    assert.deepEqual(counts.find((c) => c.collection === 'Task'), { dataSource: 'mongodb-atlas', database: 'tracker', collection: 'Task', count: 1 });
+    assert.ok(counts.every((c) => typeof c.count === 'number'));
+    const where = { dataSource: 'mongodb-atlas', database: 'tracker', collection: 'Task' };
+    assert.deepEqual(await browseDocuments(admin, bob, where), []);
+    assert.equal((await browseDocuments(admin, { kind: 'system' }, where) as unknown[]).length, 1);
+    assert.deepEqual(await callFunction(admin, ada, { name: 'sum', arguments: [1, 2] }), { $numberInt: '3' });
+    assert.deepEqual(await callFunction(admin, { kind: 'system' }, { name: 'sum', arguments: [2, 2] }), { $numberInt: '4' });
+    await createUser(admin, 'carol@example.com', 'carol-secret');
+    const carol = (await listUsers(admin)).find((u) => u.email === 'carol@example.com');
+    assert.ok(carol);
+    await assert.rejects(createUser(admin, 'carol@example.com', 'carol-secret'), /name already in use.*HTTP 409/);
+    await deleteUser(admin, carol.id);
+    assert.equal((await listUsers(admin)).some((u) => u.email === 'carol@example.com'), false);
+    await assert.rejects(deleteUser(admin, carol.id), /user not found.*HTTP 404/);
+  });
+
   test('curl repeats the request', async () => {
     const curl = await curlFor(pool, ada, { query: tasksQuery, operationName: 'Tasks' });
     assert.match(curl, /^curl -sS -X POST 'http:\/\/.+\/api\/client\/v2\.0\/app\/todo-tracker-abcde\/graphql'/);
@@ -198,5 +251,25 @@ describe('variables', () => {
     assert.deepEqual(errorsOf('{"error":"bad","error_code":"X"}'), { errors: [{ message: 'bad' }], hasData: false });
     assert.deepEqual(errorsOf('{"data":{"a":1},"errors":[{"message":"m","locations":[{"line":1,"column":2},"x"]}]}'),
       { errors: [{ message: 'm', locations: [{ line: 1, column: 2 }] }], hasData: true });
+  });
+});
+
+describe('the text sent for one operation', () => {
+  let generateSchemaForExample: GraphQLSchema | undefined;
+  before(async () => {
+    generateSchemaForExample = generateSchema(await loadApp(nodeFileSystem, path.join(REPO_ROOT, 'examples/todo-tracker'))).schema;
+  });
+  const text = 'query Mistake {\n  tasks { nme }\n}\n\nquery Good {\n  tasks { ...Parts }\n}\n\nfragment Parts on Task { _id ...More }\nfragment More on Task { name }\nfragment Unused on Task { status }\n';
+
+  test('keeps the operation and the fragments it uses, blanks the rest, keeps lines and length', () => {
+    const [document] = findGraphqlDocuments('queries.graphql', text);
+    const good = document!.operations.find((o) => o.name === 'Good')!;
+    const sent = operationText(document!, good);
+    assert.equal(sent.length, text.length);
+    assert.equal(sent.split('\n').length, text.split('\n').length);
+    assert.doesNotMatch(sent, /Mistake|nme|Unused/);
+    assert.match(sent, /query Good \{\n {2}tasks \{ \.\.\.Parts \}\n\}/);
+    assert.match(sent, /fragment Parts on Task \{ _id \.\.\.More \}\nfragment More on Task \{ name \}/);
+    assert.deepEqual(validate(generateSchemaForExample!, parse(sent)), []);
   });
 });

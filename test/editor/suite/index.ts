@@ -8,6 +8,7 @@ import { findNodeAtLocation, parseTree } from 'jsonc-parser';
 import * as vscode from 'vscode';
 import type { AppServicesLocalApi } from '../../../client/api';
 import { commands } from '../../../client/commands';
+import { runtimeChecks, type RuntimeCheckFigures } from './runtime';
 
 const extensionId = 'app-services-local.app-services-local';
 const brokenFile = 'graphql/custom_resolvers/mutation_renameTask.json';
@@ -162,11 +163,15 @@ export async function run(): Promise<void> {
       vscode.languages.getDiagnostics(uri).every((d) => codeOf(d) !== 'rule/unknown-expansion'));
   });
 
+  const figures: RuntimeCheckFigures = {};
+  const api = await vscode.extensions.getExtension<AppServicesLocalApi>(extensionId)!.activate();
+  await runtimeChecks(check, api, figures);
+
   const failed = results.filter((r) => !r.ok).length;
   const resultFile = process.env.ASL_EDITOR_RESULT;
   if (resultFile) {
     fs.mkdirSync(path.dirname(resultFile), { recursive: true });
-    fs.writeFileSync(resultFile, JSON.stringify({ vscodeVersion: vscode.version, appHost: vscode.env.appHost, passed: results.length - failed, failed, results }, null, 2));
+    fs.writeFileSync(resultFile, JSON.stringify({ vscodeVersion: vscode.version, appHost: vscode.env.appHost, passed: results.length - failed, failed, results, figures }, null, 2));
   }
   if (failed) throw new Error(`${failed} of ${results.length} editor checks failed`);
 }

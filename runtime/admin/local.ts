@@ -1,0 +1,58 @@
+// The editor's local-only routes, behind the admin session (declared on the admin route table, so a user's
+// token never reaches them): list, create and delete users, act as an existing user without a password, run GraphQL and functions as
+// *system* (rules bypassed), and count every collection's documents. Paths under `/api/admin/v3.0/local/app/
+// <client app id>/…` (the client shares them through core/runner/identities.ts `LOCAL_API`).
+import { ApiError, badRequest } from '../http/errors';
+import type { HttpRequest } from '../http/server';
+import { isObject } from '../../core/json';
+import type { AuthUser, LoginResponse } from '../auth/service';
+import { json, type AdminRouteTable } from './table';
+
+export interface CollectionDocumentCount { dataSource: string; database: string; collection: string; count: number }
+
+/** What the local routes need of one served app. */
+export interface LocalAppAccess {
+  users(): Array<AuthUser & { disabled: boolean }>;
+  createEmailPasswordUser(email: unknown, password: unknown): Promise<AuthUser>;
+  deleteUser(userId: string): Promise<void>;
+  sessionForUser(userId: string): Promise<LoginResponse>;
+  /** Executes a raw GraphQL request body as system. */
+  graphqlAsSystem(body: string, clientGone: () => boolean): Promise<{ status: number; body: unknown }>;
+  /** A function or a service action (`service` set) as system. */
+  callAsSystem(call: { name: string; arguments: unknown[]; service?: string }): Promise<unknown>;
+  countDocuments(): Promise<CollectionDocumentCount[]>;
+}
+
+export function registerLocalRoutes(table: AdminRouteTable, appByClientId: (clientAppId: string) => LocalAppAccess | undefined): void {
+  const app = (req: HttpRequest): LocalAppAccess => {
+    const found = appByClientId(req.params.appId!);
+    if (!found) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
+    return found;
+  };
+  table.get('/local/app/:appId/users', (req) => json(app(req).users().map((u) => ({
+    _id: u.id, type: u.type, data: u.data, disabled: u.disabled,
+    identities: u.identities.map((i) => ({ id: i.id, provider_type: i.provider_type, provider_id: i.provider_id })),
+  }))));
+  table.post('/local/app/:appId/users', async (req) => {
+    const body = await req.json();
+    if (!isObject(body)) throw badRequest('the body must be {"email": "…", "password": "…"}');
+    const user = await app(req).createEmailPasswordUser(body.email, body.password);
+    return json({ _id: user.id, data: user.data }, 201);
+  });
+  table.delete('/local/app/:appId/users/:userId', async (req) => { await app(req).deleteUser(req.params.userId!); });
+  table.post('/local/app/:appId/users/:userId/session', async (req) => json(await app(req).sessionForUser(req.params.userId!), 201));
+  table.post('/local/app/:appId/graphql', async (req) => {
+    const result = await app(req).graphqlAsSystem(await req.text(), req.clientGone);
+    return { status: result.status, body: result.body, encoding: 'json' };
+  });
+  table.post('/local/app/:appId/functions/call', async (req) => {
+    const body = await req.json();
+    if (!isObject(body) || typeof body.name !== 'string' || !body.name) throw badRequest('the body must be {"name": "<function>", "arguments": [...]} (and "service" for a service action)');
+    const args = body.arguments === undefined ? [] : body.arguments;
+    if (!Array.isArray(args)) throw badRequest('"arguments" must be an array');
+    const service = typeof body.service === 'string' && body.service ? body.service : undefined;
+    const result = await app(req).callAsSystem({ name: body.name, arguments: args, ...(service ? { service } : {}) });
+    return { status: 200, body: result, encoding: 'ejson' };
+  });
+  table.get('/local/app/:appId/collections', async (req) => json(await app(req).countDocuments()));
+}
