@@ -6,6 +6,7 @@ import { isObject } from '../../core/json';
 import type { AdminAuth } from './auth';
 import type { HostedApps } from './apps';
 import { json, type AdminRouteTable } from './table';
+import { registerAppRoutes } from './appRoutes';
 
 export interface AdminContext {
   auth: AdminAuth;
@@ -15,6 +16,7 @@ export interface AdminContext {
 
 export function registerAdminRoutes(table: AdminRouteTable, ctx: AdminContext): void {
   registerAdminAuthRoutes(table, ctx);
+  registerAppRoutes(table, ctx);
 }
 
 /** Login (`mongodb-cloud` with the key pair; `local-userpass` takes the same pair as username/password), refresh, logout, profile. */
