@@ -7,6 +7,8 @@ export interface CliIO {
   out(text: string): void;
   err(text: string): void;
   env: Record<string, string | undefined>;
+  /** Asks a question on the terminal; absent when not on one (commands then need their flag, e.g. --yes). */
+  prompt?(question: string): Promise<string>;
 }
 
 /** Exit codes shared by every command. */

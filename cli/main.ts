@@ -1,4 +1,5 @@
 // `asl`: App Services Local without an editor. Argument parsing and output only; the work is in core/ and runtime/.
+import { createInterface } from 'node:readline';
 import { nodeFileSystem } from '../core/fs';
 import { runCheck } from './check';
 import { runSchema } from './schema';
@@ -6,6 +7,7 @@ import { runServe, waitForSignal } from './serve';
 import { parentChannelOf } from '../core/runtime-protocol';
 import { runAdminKeys } from './adminKeys';
 import { runSync } from './sync';
+import { runApps, runLogin, runLogout, runPull, runPush, runWhoami } from './adminCommands';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
 const HELP = `Usage: asl <command> [options]
@@ -16,12 +18,20 @@ Commands:
   serve [dir] [options]     run the apps locally: client API, auth, functions, GraphQL, Admin API
   admin-keys [--rotate]     print (or replace) the runtime's admin API key pair
   sync <command> [appDir]   partition-based sync: status, enable, pause, resume, terminate, simulate
+  login --api-key K --private-api-key S [--url U]   log in to a runtime's Admin API
+  logout | whoami           end the admin session | show it
+  apps list | apps create -n <name> [--template <id>] [--local <dir>]
+  pull --remote <app id> [--local <dir>] [--template <id>]   write an app's files from the runtime
+  push [--remote <app id>] [--local <dir>] [--yes]           deploy local files to the runtime
   help                      show this help
 
 Run "asl <command> --help" for a command's options.`;
 
 type Command = (argv: string[], io: CliIO) => Promise<number>;
-const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, parent: parentChannelOf(process) }), 'admin-keys': runAdminKeys, sync: (argv, io) => runSync(argv, io) };
+const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, parent: parentChannelOf(process) }), 'admin-keys': runAdminKeys,
+  login: runLogin, logout: runLogout, whoami: runWhoami, apps: runApps, pull: runPull, push: runPush,
+  sync: (argv, io) => runSync(argv, io),
+};
 
 export async function main(argv: string[], io: CliIO): Promise<number> {
   const [name, ...rest] = argv;
@@ -42,6 +52,11 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
 
 declare const ASL_VERSION: string;
 
+function askOnTerminal(question: string): Promise<string> {
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  return new Promise((resolve) => rl.question(question, (answer) => { rl.close(); resolve(answer); }));
+}
+
 if (require.main === module) {
   const io: CliIO = {
     cwd: process.cwd(),
@@ -49,6 +64,7 @@ if (require.main === module) {
     out: (t) => process.stdout.write(t),
     err: (t) => process.stderr.write(t),
     env: process.env,
+    ...(process.stdin.isTTY && process.stdout.isTTY ? { prompt: askOnTerminal } : {}),
   };
   main(process.argv.slice(2), io).then(
     (code) => {

@@ -35,7 +35,7 @@ interface Deployment {
 }
 
 /** Drafts, deployments and a write lock per app (kept in memory: a restart forgets drafts, as a deploy would end them). */
-class AppWork {
+export class AppWork {
   draft: Draft | undefined;
   readonly deployments = new Map<string, Deployment>();
   private queue: Promise<unknown> = Promise.resolve();
@@ -46,10 +46,40 @@ class AppWork {
   }
 }
 
+const work = new WeakMap<OpenedApp, AppWork>();
+
+export function workOf(app: OpenedApp): AppWork {
+  let w = work.get(app);
+  if (!w) { w = new AppWork(); work.set(app, w); }
+  return w;
+}
+
+/**
+ * An admin edit of an app's files: `edit` gets the transferred files and changes the copy; the result is
+ * checked (errors refuse it with 400 naming the file and problem), written, and reloaded. Serialised per app.
+ */
+export function editAppFiles(ctx: AdminContext, app: OpenedApp, edit: (files: FileMap) => void | Promise<void>): Promise<void> {
+  return workOf(app).serial(async () => {
+    const current = await readTransferredFiles(app.dir);
+    const next = new Map(current);
+    await edit(next);
+    const problem = await problemsOf(app, next);
+    if (problem) throw new ApiError(400, 'InvalidConfig', problem);
+    await applyChanges(ctx, app, changedFiles(current, next));
+  });
+}
+
+/** Writes the changes, then has the app reload them now (rather than waiting for the watcher). */
+async function applyChanges(ctx: AdminContext, app: OpenedApp, changes: FileChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  await writeChanges(app.dir, changes);
+  const result = await app.reload();
+  if (!result.applied) ctx.log.warn(`${app.clientAppId}: the imported files were written but did not load; still serving the last good version`);
+  ctx.log.info(`${app.clientAppId}: wrote ${changes.length} changed file(s)`);
+}
+
 export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): void {
   const { apps } = ctx;
-  const work = new Map<string, AppWork>();
-  const workOf = (app: OpenedApp) => { let w = work.get(app.id); if (!w) { w = new AppWork(); work.set(app.id, w); } return w; };
   const appOf = (req: HttpRequest) => apps.get(req.params.groupId!, req.params.appId!);
   const templates = bundledTemplates();
 
@@ -178,7 +208,7 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
       if (w.draft) { w.draft.staged = body; return undefined; }
       const problem = await problemsOf(app, next);
       if (problem) throw new ApiError(400, 'InvalidConfig', problem);
-      await applyChanges(app, changes);
+      await applyChanges(ctx, app, changes);
       return undefined;
     });
   });
@@ -234,7 +264,7 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
         const next = toFiles(draft.staged, current);
         const problem = await problemsOf(app, next);
         if (problem) { deployment.status = 'failed'; deployment.status_error_message = problem; return; }
-        await applyChanges(app, changedFiles(current, next));
+        await applyChanges(ctx, app, changedFiles(current, next));
         deployment.status = 'successful';
       } catch (e) {
         deployment.status = 'failed';
@@ -269,15 +299,6 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
     req.response.writeHead(200, { 'Content-Type': 'application/zip', 'Content-Disposition': `attachment; filename=${templateId}.zip`, 'Content-Length': String(zip.byteLength) }).end(zip);
     return 'handled';
   });
-
-  /** Writes the changes, then has the app reload them now (rather than waiting for the watcher). */
-  async function applyChanges(app: OpenedApp, changes: FileChange[]): Promise<void> {
-    if (changes.length === 0) return;
-    await writeChanges(app.dir, changes);
-    const result = await app.reload();
-    if (!result.applied) ctx.log.warn(`${app.clientAppId}: the imported files were written but did not load; still serving the last good version`);
-    ctx.log.info(`${app.clientAppId}: imported ${changes.length} changed file(s)`);
-  }
 }
 
 function toFiles(body: unknown, current: FileMap): FileMap {

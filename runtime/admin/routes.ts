@@ -7,6 +7,7 @@ import type { AdminAuth } from './auth';
 import type { HostedApps } from './apps';
 import { json, type AdminRouteTable } from './table';
 import { registerAppRoutes } from './appRoutes';
+import { registerConfigRoutes } from './configRoutes';
 
 export interface AdminContext {
   auth: AdminAuth;
@@ -17,6 +18,7 @@ export interface AdminContext {
 export function registerAdminRoutes(table: AdminRouteTable, ctx: AdminContext): void {
   registerAdminAuthRoutes(table, ctx);
   registerAppRoutes(table, ctx);
+  registerConfigRoutes(table, ctx);
 }
 
 /** Login (`mongodb-cloud` with the key pair; `local-userpass` takes the same pair as username/password), refresh, logout, profile. */

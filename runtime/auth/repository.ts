@@ -135,6 +135,7 @@ export class AuthRepository {
   session(id: string): SessionRecord | undefined { return this.get<SessionRecord>(SESSIONS, id); }
   putSession(s: SessionRecord): Promise<void> { return this.journal.put(SESSIONS, s as unknown as JournalRecord); }
   deleteSession(id: string): Promise<void> { return this.journal.delete(SESSIONS, id); }
+  sessionsOf(userId: string): SessionRecord[] { return this.all<SessionRecord>(SESSIONS).filter((s) => s.userId === userId); }
 
   apiKey(id: string): ApiKeyRecord | undefined { return this.get<ApiKeyRecord>(API_KEYS, id); }
   apiKeys(userId: string): ApiKeyRecord[] {
