@@ -15,7 +15,8 @@
 // - `filters[]` whose `apply_when` holds add their `query` to every operation and their `projection`
 //   to every result.
 import { ObjectId } from 'bson';
-import { Aggregator, ProcessingMode, Query } from 'mingo';
+import { ProcessingMode, Query } from 'mingo';
+import { Aggregator } from '../store/regex';
 import { evaluateExpression, expandExpressionToQuery, type EvaluationEnv } from '../../core/rules';
 import type { AppModel, DataSource } from '../../core/model';
 import { cloneStored, fromComparable, toComparable, toStorable, valueKey } from '../store/bson-values';

@@ -4,7 +4,8 @@
 // hold references while writes continue. Every mutation happens synchronously before the first
 // `await`, which makes each operation atomic; only the journal acknowledgement is awaited.
 import { EJSON, ObjectId } from 'bson';
-import { Aggregator, ProcessingMode, Query } from 'mingo';
+import { ProcessingMode, Query } from 'mingo';
+import { Aggregator } from './regex';
 import { bsonType, cloneStored, fromComparable, toComparable, toStorable, valueKey } from './bson-values';
 import { applyUpdate, prepareReplacement, prepareUpdate, seedFromFilter, type PreparedUpdate } from './update';
 import { compiledQuery } from './query-cache';

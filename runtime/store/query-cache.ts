@@ -1,13 +1,13 @@
 // Compiling a mingo Query copies its operator tables (tens of microseconds), and the same filters come
 // back on every request (`{owner: <user id>}`, a role's document filter). Compiled queries are kept in a
 // bounded LRU keyed by the filter's exact shape; a Query's `test` holds no state between calls.
-import { Query } from 'mingo';
+import { Query, withLinearRegexes } from './regex';
 import type { Document } from './types';
 
 const MAX_ENTRIES = 2000;
 const cache = new Map<string, Query>();
 
-/** The compiled query for a filter in the store's comparable form. Throws what mingo throws for a bad filter. */
+/** The compiled query for a filter in the store's comparable form, its regexes linear. Throws what mingo throws for a bad filter. */
 export function compiledQuery(filter: Document): Query {
   const key = queryKey(filter);
   const hit = cache.get(key);
@@ -16,7 +16,7 @@ export function compiledQuery(filter: Document): Query {
     cache.set(key, hit);
     return hit;
   }
-  const query = new Query(filter, { scriptEnabled: false });
+  const query = new Query(withLinearRegexes(filter), { scriptEnabled: false });
   cache.set(key, query);
   if (cache.size > MAX_ENTRIES) cache.delete(cache.keys().next().value!);
   return query;

@@ -3,7 +3,7 @@
 // version of the app; a reload disposes it and builds the next. A trigger's failure is logged under its name
 // and never reaches the write, login or timer that fired it.
 import { EJSON } from 'bson';
-import { Aggregator, Query } from 'mingo';
+import { Aggregator, Query, withLinearRegexes } from '../store/regex';
 import { isObject } from '../../core/json';
 import { isClusterSource, type AppModel, type Trigger } from '../../core/model';
 import type { Clock } from '../auth/tokens';
@@ -150,7 +150,7 @@ export function createTriggerDispatcher(options: TriggerDispatcherOptions): Trig
     const unsupported = types.filter((type) => !OPERATION_TYPES[type.toUpperCase()]);
     if (unsupported.length > 0) log.warn(`trigger "${trigger.name}": the local store reports no ${unsupported.join(', ')} events`);
     const match = isObject(config.match) && Object.keys(config.match).length > 0
-      ? new Query(toComparable(EJSON.deserialize(config.match, { relaxed: true })) as Document, { scriptEnabled: false })
+      ? new Query(withLinearRegexes(toComparable(EJSON.deserialize(config.match, { relaxed: true })) as Document), { scriptEnabled: false })
       : undefined;
     const project = isObject(config.project) && Object.keys(config.project).length > 0
       ? new Aggregator([{ $project: EJSON.deserialize(config.project, { relaxed: true }) }], { scriptEnabled: false })

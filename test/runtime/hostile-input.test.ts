@@ -25,6 +25,62 @@ function assertCleanError(res: { status: number; body: any }, status: number | n
   if (pattern) assert.match(res.body.error, pattern);
 }
 
+describe('regular expressions from clients run in linear time', () => {
+  const evil = '^(a+)+$';
+  before(async () => {
+    const { token: owner, userId } = await app.userLogin('regex-owner@example.com');
+    const res = await app.post('/functions/call', {
+      service: 'mongodb-atlas', name: 'insertOne',
+      arguments: [{ database: 'tracker', collection: 'Task', document: { _id: { $oid: '65a000000000000000000001' }, _partition: userId, name: `${'a'.repeat(32)}!`, status: 'open', isComplete: false } }],
+    }, owner);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    token = owner;
+  });
+  const timed = async (label: string, send: () => Promise<{ status: number; body: any }>) => {
+    const started = Date.now();
+    // Another client's request, sent while the hostile one runs, is answered promptly too.
+    const [res, other] = await Promise.all([withDeadline(send(), 5000), withDeadline(app.post('/location', {}).catch(() => ({ status: 0, body: undefined })), 5000)]);
+    assert.ok(Date.now() - started < 5000, `${label} took ${Date.now() - started} ms`);
+    assert.ok(other.status > 0);
+    return res;
+  };
+  test('$regex with a catastrophic pattern answers at once', async () => {
+    const res = await timed('find', () => serviceCall('find', { query: { name: { $regex: evil } } }));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body, []);
+    const hit = await serviceCall('find', { query: { name: { $regex: '^(a+)+!$', $options: 'i' } } });
+    assert.equal(hit.body.length, 1);
+  });
+  test('a BSON regular expression value, in $in and under $not, answers at once', async () => {
+    const regex = { $regularExpression: { pattern: evil, options: 'i' } };
+    for (const query of [{ name: regex }, { name: { $in: [regex, 'x'] } }, { name: { $not: regex } }, { name: { $nin: [regex] } }]) {
+      const res = await timed(JSON.stringify(query), () => serviceCall('find', { query }));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    }
+  });
+  test('aggregation: $match and the $regexMatch expression answer at once', async () => {
+    const res = await timed('aggregate', () => serviceCall('aggregate', {
+      pipeline: [{ $match: { name: { $regex: evil } } }, { $project: { m: { $regexMatch: { input: '$name', regex: evil } } } }],
+    }));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const expr = await timed('$expr', () => serviceCall('find', { query: { $expr: { $regexMatch: { input: '$name', regex: evil } } } }));
+    assert.equal(expr.status, 200, JSON.stringify(expr.body));
+    assert.deepEqual(expr.body, []);
+  });
+  test('count runs patterns in linear time too', async () => {
+    const res = await timed('count', () => serviceCall('count', { query: { name: { $regex: evil } } }));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+  });
+  test('patterns that need backtracking (backreferences, lookaround) are refused with a 400 naming them', async () => {
+    for (const pattern of ['(a)\\1', '(?=a)b', 'a(?!b)']) {
+      const res = await serviceCall('find', { query: { name: { $regex: pattern } } });
+      assertCleanError(res, 400);
+      assert.ok(res.body.error.includes(pattern), res.body.error);
+    }
+    assertCleanError(await serviceCall('find', { query: { name: { $regex: 'a', $options: 'q' } } }), 400, /option.*q.* is not supported|invalid flag in regex options: q/);
+  });
+});
+
 describe('client-supplied names are looked up as own properties only', () => {
   for (const name of ['__proto__', 'constructor', 'hasOwnProperty', 'valueOf', 'toString', '__defineGetter__', 'isPrototypeOf']) {
     test(`service action '${name}' is not found (4xx), never run`, async () => {
