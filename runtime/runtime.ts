@@ -65,6 +65,8 @@ export interface RuntimeOptions {
   /** Overrides the app id of the app's metadata. */
   appId?: string;
   functionTimeoutMs?: number;
+  /** Memory functions together may hold beyond their idle level, in MiB (see FunctionRunnerOptions.memoryLimitMb). */
+  functionMemoryLimitMb?: number;
   /** `NAME=VALUE` secret values; they win over `secrets.json`. */
   secrets?: readonly string[];
   /** Serve data from a MongoDB server instead of the embedded store. */
@@ -291,6 +293,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       executeFunction: (name, args, ctx) => runFunction(name, args, { ...ctx, runAsSystem: ctx.runAsSystem || state.app.functions.get(name)?.runAsSystem }),
     },
     timeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
+    ...(options.functionMemoryLimitMb ? { memoryLimitMb: options.functionMemoryLimitMb } : {}),
     log: (fn, level, text) => (level === 'error' ? log.error : level === 'warn' ? log.warn : log.info)(`[function ${fn}] ${text}`),
     packagesDir: path.join(appDir, 'functions', 'node_modules'),
   });

@@ -11,9 +11,35 @@ import type { DocumentTemplates } from './templates';
 /** A value in BSON, one latin1 character per byte. */
 export type Encoded = string;
 
+/**
+ * The most BSON one value may take to cross between a function and the runtime (arguments, data, results):
+ * MongoDB's document size limit. Above it the bson library throws an offset error or, for long strings,
+ * silently truncates, so the size is checked here and a larger value is refused whole.
+ */
+export const MAX_CROSSING_BYTES = 16 * 1024 * 1024;
+
+export class ValueTooLarge extends Error {
+  constructor(bytes?: number) {
+    super(`the value takes ${bytes === undefined ? 'more than' : ''} ${bytes ?? MAX_CROSSING_BYTES} bytes of BSON, above the limit of ${MAX_CROSSING_BYTES} bytes (16 MiB) for a value passed between functions and the runtime; return or send less data at once`.replace('  ', ' '));
+    this.name = 'ValueTooLarge';
+  }
+}
+
+function serializeBounded(doc: Record<string, unknown>): Uint8Array {
+  let bytes: Uint8Array;
+  try {
+    bytes = BSON.serialize(doc);
+  } catch (error) {
+    if (error instanceof RangeError && /offset|out of range/i.test(error.message)) throw new ValueTooLarge();
+    throw error;
+  }
+  if (bytes.byteLength > MAX_CROSSING_BYTES) throw new ValueTooLarge(bytes.byteLength);
+  return bytes;
+}
+
 /** Wrapped so BSON (whose top level must be a document) can carry any value; `undefined` survives at the top. */
 export function encodeValue(value: unknown): Encoded {
-  return latin1(BSON.serialize(value === undefined ? { u: true } : { v: value }));
+  return latin1(serializeBounded(value === undefined ? { u: true } : { v: value }));
 }
 
 export function decodeValue(encoded: Encoded): unknown {
@@ -80,7 +106,7 @@ function isPlainData(value: unknown, depth: number): boolean {
 
 /** A document's own BSON (no wrapper), one latin1 character per byte. */
 export function encodeDocument(doc: Record<string, unknown>): Encoded {
-  return latin1(BSON.serialize(doc));
+  return latin1(serializeBounded(doc));
 }
 
 function latin1(bytes: Uint8Array): Encoded {
@@ -135,8 +161,9 @@ export function encodeLending(
     const parts: Encoded[] = [];
     for (let i = 0; i < lent.items.length; i += 2) parts.push(encodeItem(lent.items[i]));
     encodedDocs = wrapDocuments(parts);
+    if (encodedDocs.length > MAX_CROSSING_BYTES) throw new ValueTooLarge(encodedDocs.length);
   } else {
-    encodedDocs = latin1(BSON.serialize({ v: docs }));
+    encodedDocs = latin1(serializeBounded({ v: docs }));
   }
   return isWholeOfLent(value, lent) ? { lent, docs: encodedDocs } : { payload: carry(rest), lent, docs: encodedDocs };
 }

@@ -69,6 +69,11 @@ export interface FunctionRunnerOptions {
   host: FunctionHost;
   timeoutMs?: number;
   poolSize?: number;
+  /**
+   * Memory the pool's workers together may use beyond what they used when last idle, in MiB: their heaps
+   * (each also limited to 256 MB) and the typed arrays and buffers no heap limit covers. Default 768.
+   */
+  memoryLimitMb?: number;
   log?: FunctionLog;
   /** The app's `functions/node_modules`; without it functions can require only the allowed Node built-ins. */
   packagesDir?: string;
@@ -130,6 +135,13 @@ const DEFAULT_POOL_SIZE = 4;
 const UNRESPONSIVE_AFTER_MS = 1000;
 /** How long a ping may go unanswered before the worker counts as stuck. */
 const PING_GRACE_MS = 250;
+const RECENT_NAMES_KEPT = 1000;
+/** A worker's heap limit (V8's old generation); buffers and typed arrays are outside it, see watchMemory. */
+const WORKER_HEAP_LIMIT_MB = 256;
+const DEFAULT_MEMORY_LIMIT_MB = 768;
+const MEMORY_RELEASE_MS = 500;
+/** How often the workers' memory is checked while calls run: a loop filling buffers can take ~100 MiB in 25 ms. */
+const MEMORY_CHECK_MS = 25;
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -141,7 +153,7 @@ function startWorker(init: WorkerInit): Worker {
     workerData: init,
     transferList: [init.syncPort],
     env: {},
-    resourceLimits: { maxOldGenerationSizeMb: 256 },
+    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_LIMIT_MB },
     name: 'asl-functions',
   };
   const bundled = path.join(__dirname, 'function-worker.js');
@@ -162,6 +174,8 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   const queue: CallRecord[] = [];
   /** Running calls by the caller identity they handed the host (a plain map, emptied as calls settle: cheaper than a WeakMap entry per call). */
   const callers = new Map<FunctionCaller, CallRecord>();
+  /** The names of the latest calls by id, to name a finished call whose leftover code blocks a worker. */
+  const recentNames = new Map<number, string>();
   const encodings = new OriginalEncodings();
   let nextSourceId = 1;
   let nextCallId = 1;
@@ -208,7 +222,13 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       for (const message of batch) onWorkerMessage(slot, message);
       if (queue.length > 0) pump();
     });
-    slot.worker.on('error', (error) => retire(slot, (call) => new FunctionExecutionError(call.name, `function worker failed: ${error.message}`)));
+    slot.worker.on('error', (error) => {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        void outOfMemory(slot, `its heap grew beyond ${WORKER_HEAP_LIMIT_MB} MB`);
+        return;
+      }
+      void retire(slot, (call) => new FunctionExecutionError(call.name, `function worker failed: ${error.message}`));
+    });
     slot.worker.on('exit', (code) => retire(slot, (call) => new FunctionExecutionError(call.name, `function worker stopped unexpectedly (exit code ${code})`)));
     slots.push(slot);
     return slot;
@@ -242,14 +262,75 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       }
       return;
     }
-    // The worker names the call it is stuck in; failing that, the call whose time ran out is taken for it.
-    // That call's whole tree (callers waiting on it, calls it waits on) ran out of time; the worker's other
-    // calls only shared the worker.
-    const culprit = slot.calls.get(Atomics.load(slot.runningCall, 0)) ?? call;
+    // The worker names the call whose code it is stuck in. That call's whole tree (callers waiting on it,
+    // calls it waits on) ran out of time; the worker's other calls, the one whose clock ran out included,
+    // only shared the worker. When the worker names no running call (code a finished call left behind
+    // keeps it busy), no call is charged with the time limit.
+    const running = Atomics.load(slot.runningCall, 0);
+    const culprit = slot.calls.get(running);
+    if (!culprit) {
+      const left = recentNames.get(running);
+      const blamed = left ? `code function '${left}' left running after it returned` : 'code no running call accounts for';
+      log(left ?? 'functions', 'error', `${blamed} kept a function worker busy past the time limit; the worker was stopped and its calls retried elsewhere where possible`);
+      await retire(slot, () => undefined, (c) => new FunctionExecutionError(c.name, `stopped with its worker, which ${blamed} kept busy`));
+      return;
+    }
     const tree = new Set([culprit, ...descendants(slot, culprit)]);
     for (let p = culprit.parent; p; p = p.parent) tree.add(p);
+    log(culprit.name, 'error', `exceeded the execution time limit and kept its worker busy; the worker was stopped (${slot.calls.size - tree.size} other call(s) on it retried elsewhere or failed)`);
     await retire(slot, (c) => (tree.has(c) ? new ExecutionTimeLimitExceeded(c.name) : undefined), (c) =>
       new FunctionExecutionError(c.name, `stopped with its worker: function '${culprit.name}', running on the same worker, exceeded the execution time limit`));
+  }
+
+  /**
+   * A worker used more memory than functions may: the call running its code then is charged with it (with
+   * its tree); the worker's other calls are retried elsewhere where possible.
+   */
+  function outOfMemory(slot: WorkerSlot, how: string): Promise<unknown> {
+    const culprit = slot.calls.get(Atomics.load(slot.runningCall, 0));
+    const tree = new Set(culprit ? [culprit, ...descendants(slot, culprit)] : []);
+    for (let p = culprit?.parent; p; p = p.parent) tree.add(p);
+    const message = `exceeded the memory limit of functions: ${how}; the worker was stopped`;
+    log(culprit?.name ?? 'functions', 'error', message);
+    return retire(slot, (c) => (tree.has(c) ? new FunctionExecutionError(c.name, message) : undefined), (c) =>
+      new FunctionExecutionError(c.name, `stopped with its worker: ${culprit ? `function '${culprit.name}'` : 'a function'}, running on the same worker, exceeded the memory limit`));
+  }
+
+  /** Memory of the process not held by this thread: the workers' (their heaps, buffers and typed arrays). */
+  function workersMemory(): number {
+    const usage = process.memoryUsage();
+    return usage.rss - usage.heapTotal - usage.external;
+  }
+
+  const memoryLimitBytes = (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024;
+  let idleWorkersMemory: number | undefined;
+  let memoryWatch: NodeJS.Timeout | undefined;
+  /** After stopping workers, their memory takes a moment to be given back: no further check until then. */
+  let memoryChecksFrom = 0;
+
+  /**
+   * While calls run, the workers' memory is checked often; above the limit, the workers running function
+   * code at that moment (a loop filling buffers is running, not waiting) are stopped.
+   */
+  function watchMemory(): void {
+    if (memoryWatch) return;
+    idleWorkersMemory ??= workersMemory();
+    memoryWatch = setInterval(() => {
+      if (!slots.some((s) => s.calls.size > 0)) {
+        clearInterval(memoryWatch);
+        memoryWatch = undefined;
+        idleWorkersMemory = workersMemory();
+        return;
+      }
+      if (Date.now() < memoryChecksFrom) return;
+      const used = workersMemory() - idleWorkersMemory!;
+      if (used <= memoryLimitBytes) return;
+      const busy = slots.filter((s) => s.alive && s.calls.has(Atomics.load(s.runningCall, 0)));
+      if (busy.length === 0) return;
+      memoryChecksFrom = Date.now() + MEMORY_RELEASE_MS;
+      for (const slot of busy) void outOfMemory(slot, `functions held ${Math.round(used / 1048576)} MiB more than when idle, above the limit of ${memoryLimitBytes / 1048576} MiB (buffers and typed arrays included)`);
+    }, MEMORY_CHECK_MS);
+    memoryWatch.unref();
   }
 
   function descendants(slot: WorkerSlot, call: CallRecord): CallRecord[] {
@@ -277,6 +358,9 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
 
   function dispatch(call: CallRecord, slot: WorkerSlot): void {
     call.slot = slot;
+    recentNames.set(call.id, call.name);
+    watchMemory();
+    if (recentNames.size > RECENT_NAMES_KEPT) recentNames.delete(recentNames.keys().next().value!);
     if (slot.calls.size === 0) slot.worker.ref();
     slot.calls.set(call.id, call);
     const known = slot.knownSources.has(call.source.id);

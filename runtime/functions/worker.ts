@@ -82,6 +82,88 @@ function createConsole(functionName: string): Record<LogLevel, (...args: unknown
   return { log: emit('log'), info: emit('info'), warn: emit('warn'), error: emit('error'), debug: emit('debug') };
 }
 
+type Timer = NodeJS.Timeout | NodeJS.Immediate;
+
+/**
+ * The timers each running call has set and that have not fired (intervals until cleared). A call's
+ * execution ends when it returns, as on the platform: what it left pending is cleared then, so that an
+ * interval it left behind cannot keep its worker (and the other calls there) busy. A timer's callback runs
+ * with `runningCall` naming the call that set it, so a worker stuck in one names the right call.
+ */
+const timersOfCalls = new Map<number, Map<Timer, 'timeout' | 'immediate'>>();
+
+function underCall(owner: number, callback: (...args: unknown[]) => unknown, args: unknown[]): void {
+  Atomics.store(init.runningCall, 0, owner);
+  callback(...args);
+}
+
+function trackTimer(owner: number, timer: Timer, kind: 'timeout' | 'immediate'): void {
+  if (owner === 0) return;
+  let timers = timersOfCalls.get(owner);
+  if (!timers) timersOfCalls.set(owner, (timers = new Map()));
+  timers.set(timer, kind);
+}
+
+function forgetTimer(timer: unknown): void {
+  for (const timers of timersOfCalls.values()) if (timers.delete(timer as Timer)) return;
+}
+
+/** Clears what a call left pending; the number of timers cleared. */
+function clearTimersOf(callId: number): number {
+  const timers = timersOfCalls.get(callId);
+  if (!timers) return 0;
+  timersOfCalls.delete(callId);
+  for (const [timer, kind] of timers) {
+    if (kind === 'immediate') clearImmediate(timer as NodeJS.Immediate);
+    else clearTimeout(timer as NodeJS.Timeout);
+  }
+  return timers.size;
+}
+
+type Callback = (...args: unknown[]) => unknown;
+
+const callTimers = {
+  setTimeout(callback: Callback, ms?: number, ...args: unknown[]): Timer {
+    if (typeof callback !== 'function') return setTimeout(callback, ms);
+    const owner = Atomics.load(init.runningCall, 0);
+    const timer: NodeJS.Timeout = setTimeout(() => {
+      timersOfCalls.get(owner)?.delete(timer);
+      underCall(owner, callback, args);
+    }, ms);
+    trackTimer(owner, timer, 'timeout');
+    return timer;
+  },
+  setInterval(callback: Callback, ms?: number, ...args: unknown[]): Timer {
+    if (typeof callback !== 'function') return setInterval(callback, ms);
+    const owner = Atomics.load(init.runningCall, 0);
+    const timer = setInterval(() => underCall(owner, callback, args), ms);
+    trackTimer(owner, timer, 'timeout');
+    return timer;
+  },
+  setImmediate(callback: Callback, ...args: unknown[]): Timer {
+    if (typeof callback !== 'function') return setImmediate(callback);
+    const owner = Atomics.load(init.runningCall, 0);
+    const timer: NodeJS.Immediate = setImmediate(() => {
+      timersOfCalls.get(owner)?.delete(timer);
+      underCall(owner, callback, args);
+    });
+    trackTimer(owner, timer, 'immediate');
+    return timer;
+  },
+  clearTimeout(timer: unknown): void {
+    forgetTimer(timer);
+    clearTimeout(timer as NodeJS.Timeout);
+  },
+  clearInterval(timer: unknown): void {
+    forgetTimer(timer);
+    clearInterval(timer as NodeJS.Timeout);
+  },
+  clearImmediate(timer: unknown): void {
+    forgetTimer(timer);
+    clearImmediate(timer as NodeJS.Immediate);
+  },
+};
+
 /** The globals a platform function expects, beyond the per-call `context`. */
 function functionGlobals(functionName: string): Record<string, unknown> {
   return {
@@ -90,7 +172,7 @@ function functionGlobals(functionName: string): Record<string, unknown> {
     EJSON: bson.EJSON,
     require: requireForFunctions,
     Buffer,
-    setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate, queueMicrotask,
+    ...callTimers, queueMicrotask,
     TextEncoder, TextDecoder, URL, URLSearchParams, atob, btoa,
   };
 }
@@ -169,6 +251,7 @@ const ABANDONED = 'the call was stopped: execution time limit exceeded';
 
 function abandon(callId: number): void {
   abandoned.add(callId);
+  clearTimersOf(callId);
   for (const [rid, pending] of pendingHostRequests) {
     if (pending.callId !== callId) continue;
     pendingHostRequests.delete(rid);
@@ -261,7 +344,13 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
     const exported = fn.sandbox.exports !== initialExports ? fn.sandbox.exports : moduleObject.exports;
     if (typeof exported !== 'function') throw new Error(`function '${name}' does not assign a function to exports`);
     const value: unknown = await (exported as (...args: unknown[]) => unknown)(...call.args);
-    post({ t: 'done', id, ...encodeReturned(value, (doc) => returnedHandle(doc, id)) });
+    let encoded: ReturnType<typeof encodeReturned>;
+    try {
+      encoded = encodeReturned(value, (doc) => returnedHandle(doc, id));
+    } catch (error) {
+      throw new Error(`the result of function '${name}' cannot be returned: ${messageOf(error)}`);
+    }
+    post({ t: 'done', id, ...encoded });
   } catch (thrown) {
     post({ t: 'failed', id, message: messageOf(thrown) });
   }
@@ -306,6 +395,10 @@ function receive(message: ToWorker): void {
         .finally(() => {
           abandoned.delete(message.id);
           lentToCalls.delete(message.id);
+          const left = clearTimersOf(message.id);
+          if (left > 0) {
+            post({ t: 'log', name: message.name, level: 'warn', text: `returned leaving ${left} timer(s) pending (setTimeout/setInterval/setImmediate); they were cleared, as a function's execution ends when it returns` });
+          }
         });
       break;
     case 'reply': {

@@ -3,7 +3,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { startHostileRuntime, type HostileRuntime } from './fixtures/hostile-app';
+import { HOSTILE_FUNCTION_TIMEOUT_MS, startHostileRuntime, type HostileRuntime } from './fixtures/hostile-app';
 
 let app: HostileRuntime;
 let token: string;
@@ -232,3 +232,82 @@ function rawRequest(port: number, text: string): Promise<string> {
     socket.setTimeout(5000, () => { socket.destroy(); reject(new Error('no answer within 5 s')); });
   });
 }
+
+describe('hostile functions never fail another user\'s calls', () => {
+  let innocentToken: string;
+  before(async () => { innocentToken = await app.userToken('innocent@example.com'); });
+
+  const call = (name: string, args: unknown[] = [], as = token) => app.post('/functions/call', { name, arguments: args }, as);
+
+  /** Runs `hostile` while the innocent user keeps calling functions; every innocent call must succeed. */
+  async function whileInnocentCalls(hostile: () => Promise<{ status: number; body: any }>) {
+    let stop = false;
+    const failures: string[] = [];
+    let innocentCalls = 0;
+    const innocent = (async () => {
+      while (!stop) {
+        const [echo, wait] = await Promise.all([call('echo', [{ n: innocentCalls }], innocentToken), call('slowWait', [50], innocentToken)]);
+        innocentCalls += 2;
+        if (echo.status !== 200 || echo.body?.n?.$numberInt !== String(innocentCalls - 2)) failures.push(`echo: ${echo.status} ${JSON.stringify(echo.body)}`);
+        if (wait.status !== 200 || wait.body !== 'waited') failures.push(`slowWait: ${wait.status} ${JSON.stringify(wait.body)}`);
+      }
+    })();
+    const started = Date.now();
+    const res = await withDeadline(hostile(), HOSTILE_FUNCTION_TIMEOUT_MS + 10_000);
+    const elapsed = Date.now() - started;
+    // Keep the innocent user going a little longer: whatever the hostile call left behind must not hit them.
+    const until = Date.now() + 1500;
+    while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+    stop = true;
+    await innocent;
+    assert.deepEqual(failures, [], `innocent calls failed (${innocentCalls} made)`);
+    assert.ok(innocentCalls > 4, `only ${innocentCalls} innocent calls were answered`);
+    return { res, elapsed };
+  }
+
+  test('a function that never returns is stopped at the time limit', async () => {
+    const { res, elapsed } = await whileInnocentCalls(() => call('loop'));
+    assertCleanError(res, 400, /execution time limit/);
+    assert.ok(elapsed < HOSTILE_FUNCTION_TIMEOUT_MS + 2000, `answered after ${elapsed} ms`);
+  });
+  test('a function that returns leaving a blocking setInterval: its timers end with it, and it is named in the log', async () => {
+    const { res } = await whileInnocentCalls(async () => {
+      const first = await call('leaveInterval');
+      // Another round after the leftover timer would have taken over the worker.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      return first;
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.body, 'done');
+    assert.ok(app.logs.some((line) => line.includes('[function leaveInterval]') && line.includes('timer(s) pending')), app.logs.join('\n'));
+  });
+  test('a function that throws answers its error', async () => {
+    const { res } = await whileInnocentCalls(() => call('throws'));
+    assertCleanError(res, 400, /thrown on purpose/);
+  });
+  test('typed arrays beyond the memory limit stop the function with a clear error', async () => {
+    const before = process.memoryUsage.rss();
+    let peak = before;
+    const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()); }, 10);
+    try {
+      const { res } = await whileInnocentCalls(() => call('typedArrays'));
+      assertCleanError(res, 400, /memory limit/);
+    } finally {
+      clearInterval(sampler);
+    }
+    assert.ok(peak - before < 1.5 * 1024 ** 3, `memory grew by ${Math.round((peak - before) / 1048576)} MiB`);
+    assert.ok(app.logs.some((line) => line.includes('[function typedArrays]') && line.includes('memory limit')), app.logs.join('\n'));
+  });
+  test('a heap that grows without end stops the function with a clear error', async () => {
+    const { res } = await whileInnocentCalls(() => call('heap'));
+    assertCleanError(res, 400, /memory limit|execution time limit/);
+  });
+  test('a 100 MiB result is refused whole with a clear error, never truncated', async () => {
+    const { res } = await whileInnocentCalls(() => call('hugeString'));
+    assertCleanError(res, 400, /result of function 'hugeString' cannot be returned: .*above the limit of 16777216 bytes/);
+  });
+  test('a million small objects are refused with the same clear error', async () => {
+    const { res } = await whileInnocentCalls(() => call('manyObjects'));
+    assertCleanError(res, 400, /result of function 'manyObjects' cannot be returned: .*above the limit of 16777216 bytes/);
+  });
+});
