@@ -308,14 +308,24 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   /** After stopping workers, their memory takes a moment to be given back: no further check until then. */
   let memoryChecksFrom = 0;
 
+  /** The call each worker was running function code of at the previous check. */
+  const runningAtLastCheck = new Map<WorkerSlot, number>();
+
   /**
-   * While calls run, the workers' memory is checked often; above the limit, the workers running function
-   * code at that moment (a loop filling buffers is running, not waiting) are stopped.
+   * While calls run, the workers' memory is checked often; above the limit, a worker that has been running
+   * the same call's code since the previous check (a loop filling buffers runs, it does not wait) is
+   * stopped, and that call charged with it. Calls that merely happen to run at that instant go on.
    */
   function watchMemory(): void {
     if (memoryWatch) return;
     idleWorkersMemory ??= workersMemory();
     memoryWatch = setInterval(() => {
+      const previous = new Map(runningAtLastCheck);
+      runningAtLastCheck.clear();
+      for (const slot of slots) {
+        const running = Atomics.load(slot.runningCall, 0);
+        if (slot.alive && slot.calls.has(running)) runningAtLastCheck.set(slot, running);
+      }
       if (!slots.some((s) => s.calls.size > 0)) {
         clearInterval(memoryWatch);
         memoryWatch = undefined;
@@ -325,7 +335,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       if (Date.now() < memoryChecksFrom) return;
       const used = workersMemory() - idleWorkersMemory!;
       if (used <= memoryLimitBytes) return;
-      const busy = slots.filter((s) => s.alive && s.calls.has(Atomics.load(s.runningCall, 0)));
+      const busy = [...runningAtLastCheck].filter(([slot, call]) => previous.get(slot) === call).map(([slot]) => slot);
       if (busy.length === 0) return;
       memoryChecksFrom = Date.now() + MEMORY_RELEASE_MS;
       for (const slot of busy) void outOfMemory(slot, `functions held ${Math.round(used / 1048576)} MiB more than when idle, above the limit of ${memoryLimitBytes / 1048576} MiB (buffers and typed arrays included)`);
