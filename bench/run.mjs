@@ -20,6 +20,7 @@ const BENCHMARKS = [
   { name: 'functions', args: [] },
   { name: 'auth', args: [] },
   { name: 'editor', args: [] },
+  { name: 'sync', args: [] },
 ];
 /** Longest one benchmark may run before it counts as crashed. */
 const TIME_LIMIT_MS = 6 * 60 * 1000;

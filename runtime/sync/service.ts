@@ -98,6 +98,7 @@ export const SYNC_ERRORS = {
 };
 
 const NOT_RUNNING = 'sync is not enabled for this app';
+const EXACT_QUERY_TYPES = new Set(['string', 'objectId', 'uuid']);
 
 export class SyncService {
   private state: SyncRuntimeState;
@@ -302,7 +303,9 @@ export class SyncService {
     const out = new Map<SyncedCollection, Document[]>();
     for (const c of this.synced) {
       const found = await this.options.store.collection(c.database, c.collection).find(partitionQuery(settings.key, partition));
-      out.set(c, found.filter((doc) => {
+      // Equality on a string, ObjectId or UUID selects exactly the members; numbers and null also match
+      // other types (a double, a missing key), which membership sorts out.
+      out.set(c, EXACT_QUERY_TYPES.has(settings.type) && partition !== null ? found : found.filter((doc) => {
         const m = membershipOf(doc, settings);
         return 'partition' in m && partitionId(m.partition) === id;
       }));
