@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Diagnostic } from '../core/diagnostics';
 import { RUNTIME_PROTOCOL_VERSION, type ParentChannel, type RuntimeProblem } from '../core/runtime-protocol';
-import { startRuntime } from '../runtime';
+import { AppHasErrors, startRuntime } from '../runtime';
 import { createLogger, formatLogLine, isLogLevel, LOG_LEVELS } from '../runtime/log';
 import { findAppRootUpwards, findAppRoots, rootFileOf } from '../core/load';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
@@ -88,17 +88,17 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
       functionTimeoutMs: timeout === undefined ? undefined : timeout * 1000, secrets: values.secret ?? [],
       mongodbUri: values['mongodb-uri'] ?? io.env.ASL_MONGODB_URI, watch: !values['no-watch'], log,
       onReloaded: (applied, diagnostics) => parent?.send({ type: 'reloaded', applied, errors: countOf(diagnostics, 'error') }),
+      failOnErrors: values['fail-on-errors'] === true,
     });
   } catch (e) {
-    fail('start', (e as Error).message);
+    if (e instanceof AppHasErrors) {
+      fail('app-errors', `the app has ${e.errors.length} error${e.errors.length === 1 ? '' : 's'} in its files; fix them and start again`, e.errors.map(problemOf));
+    } else {
+      fail('start', (e as Error).message);
+    }
     return 1;
   }
   const errors = runtime.diagnostics.filter((d) => d.severity === 'error');
-  if (values['fail-on-errors'] && errors.length > 0) {
-    await runtime.close();
-    fail('app-errors', `the app has ${errors.length} error${errors.length === 1 ? '' : 's'} in its files; fix them and start again`, errors.map(problemOf));
-    return 1;
-  }
   io.out(`listening on ${runtime.url}\n`);
   for (const app of runtime.apps) io.out(`app id: ${app.clientAppId}\n`);
   if (runtime.hostingUrl) io.out(`hosting: ${runtime.hostingUrl}\n`);

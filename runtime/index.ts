@@ -1,2 +1,2 @@
 // The local platform's public surface: start a runtime for an app directory.
-export { deriveAppId, startRuntime, type RunningRuntime, type RuntimeOptions } from './runtime';
+export { AppHasErrors, deriveAppId, startRuntime, type RunningRuntime, type RuntimeOptions } from './runtime';

@@ -74,6 +74,8 @@ export interface RuntimeOptions {
   /** Reload when the app's files change on disk. */
   watch?: boolean;
   log: Logger;
+  /** Refuse to start (throwing `AppHasErrors`) when an app's files have errors. */
+  failOnErrors?: boolean;
   /** Told after every reload from a file change: whether the new files were taken, and their diagnostics. */
   onReloaded?: (applied: boolean, diagnostics: Diagnostic[]) => void;
   fs?: AppFileSystem;
@@ -238,6 +240,9 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     throw new Error(`no app in ${appDir}: expected root_config.json, realm_config.json, stitch.json or a legacy config.json`);
   }
   logDiagnostics(log, appDir, first.diagnostics);
+  const errors = first.diagnostics.filter((d) => d.severity === 'error');
+  // Before anything is opened or recorded in the data folder (sync state, indexes): a refused start leaves no trace.
+  if (options.failOnErrors && errors.length > 0) throw new AppHasErrors(appDir, errors);
   const appId = options.appId ?? first.app.appId ?? deriveAppId(first.app.name);
   const dataDir = path.resolve(dataDirIn);
   fs.mkdirSync(dataDir, { recursive: true });
@@ -542,6 +547,13 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       await draining;
     },
   };
+}
+
+/** A start refused because the app's files have errors (with `failOnErrors`). */
+export class AppHasErrors extends Error {
+  constructor(readonly appDir: string, readonly errors: Diagnostic[]) {
+    super(`the app in ${appDir} has ${errors.length} error${errors.length === 1 ? '' : 's'} in its files`);
+  }
 }
 
 /** A function's `can_evaluate` refused the caller. */

@@ -14,6 +14,7 @@ import { curlFor, errorsOf, runGraphql } from '../../core/runner/run';
 import { browseDocuments, callFunction, collectionCounts, createUser, deleteUser, listUsers } from '../../core/runner/local';
 import { parseVariableInput, variablesFileFor, variablesFromFile } from '../../core/runner/variables';
 import { operationText } from '../../core/runner/operation';
+import { sampleOperation } from '../../core/runner/samples';
 import { findGraphqlDocuments } from '../../core/graphql/embedded';
 import { parse, validate, type GraphQLSchema } from 'graphql';
 import { startRuntime, type RunningRuntime } from '../../runtime';
@@ -234,6 +235,12 @@ describe('variables', () => {
     assert.deepEqual(parseVariableInput(status, '', schema), { ok: false, message: '$status is required (String!)' });
     assert.deepEqual(parseVariableInput({ name: 'n', type: 'Int', required: false }, '', schema), { ok: true, value: undefined });
     assert.equal(parseVariableInput({ name: 'n', type: 'Int', required: false }, 'five', schema).ok, false);
+  });
+
+  test('a sample operation for a custom resolver names its arguments as variables and selects its leaves', () => {
+    assert.equal(sampleOperation(schema, 'Query', 'taskSummary'), 'query TaskSummary($input: TaskSummaryInput) {\n  taskSummary(input: $input) { owner status count }\n}\n');
+    assert.match(sampleOperation(schema, 'Mutation', 'renameTask')!, /^mutation RenameTask\(\$input: RenameTaskInput\) \{\n {2}renameTask\(input: \$input\) \{ _id /);
+    assert.equal(sampleOperation(schema, 'Query', 'noSuchField'), undefined);
   });
 
   test('a variables file beside the query, keyed by operation name', () => {

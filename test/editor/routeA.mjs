@@ -8,6 +8,8 @@ const stepTimeoutMs = 60_000;
 const paletteCommands = {
   restart: 'App Services: Restart Language Server',
   showOutput: 'App Services: Show Output',
+  startRuntime: 'App Services: Start Runtime',
+  stopRuntime: 'App Services: Stop Runtime',
 };
 
 /** Runs the UI checks in order; after the first failure the rest are reported as not reached. */
@@ -81,6 +83,69 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
     ['after the restart the Problems panel lists the problem again', async () => {
       await openProblems();
       await shot('6-problems-after-restart');
+    }],
+    [`the palette runs "${paletteCommands.startRuntime}": with the broken resolver it refuses, offering the Problems panel`, async () => {
+      await runFromPalette(paletteCommands.startRuntime);
+      const toast = page.locator('.notification-toast', { hasText: 'did not start' });
+      await toast.waitFor({ timeout: stepTimeoutMs });
+      await toast.locator('.monaco-button', { hasText: 'Show Problems' }).waitFor({ timeout: stepTimeoutMs });
+      await page.locator('#workbench\\.parts\\.statusbar', { hasText: 'start failed' }).waitFor({ timeout: stepTimeoutMs });
+      await shot('7-start-refused');
+      await toast.locator('.monaco-button', { hasText: 'Show Problems' }).click();
+      await problemRow().first().waitFor({ timeout: stepTimeoutMs });
+    }],
+    [`with the resolver fixed on disk, "${paletteCommands.startRuntime}" runs it and the status bar shows app id and port`, async () => {
+      fs.writeFileSync(problem.file, fs.readFileSync(problem.file, 'utf8').replace(`"${problem.value}"`, `"${problem.intactValue}"`));
+      await runFromPalette(paletteCommands.startRuntime);
+      const item = page.locator('#workbench\\.parts\\.statusbar .statusbar-item', { hasText: /todo-tracker-abcde :\d+/ });
+      await item.waitFor({ timeout: stepTimeoutMs });
+      log('route A: runtime status item:', JSON.stringify((await item.innerText()).trim()));
+      await shot('8-runtime-running');
+    }],
+    ['clicking the lens above Tasks, as a new user, opens the result beside the query', async () => {
+      await page.keyboard.press('Control+P');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ timeout: stepTimeoutMs });
+      await input.pressSequentially('queries.graphql', { delay: 20 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'queries.graphql' }).first().waitFor({ timeout: stepTimeoutMs });
+      await page.keyboard.press('Enter');
+      const lens = page.locator('.codelens-decoration a', { hasText: '▶ Run' }).first();
+      await lens.waitFor({ timeout: stepTimeoutMs });
+      await lens.click();
+      const pick = page.locator('.quick-input-list .monaco-list-row', { hasText: 'New email/password user' });
+      await pick.waitFor({ timeout: stepTimeoutMs });
+      await shot('9-run-as');
+      await pick.click();
+      // Each input box replaces the last; type only once its own prompt shows.
+      for (const [prompt, value] of [['Email', 'grace@example.com'], ['Password for grace@example.com', 'grace-secret']]) {
+        await page.locator('.quick-input-widget', { hasText: prompt }).waitFor({ timeout: stepTimeoutMs });
+        await page.locator('.quick-input-widget input').pressSequentially(value, { delay: 10 });
+        await page.keyboard.press('Enter');
+      }
+      await page.locator('.tab', { hasText: /^Tasks-\d+\.jsonc/ }).waitFor({ timeout: stepTimeoutMs });
+      await page.locator('.monaco-editor .view-lines', { hasText: '// as grace@example.com' }).waitFor({ timeout: stepTimeoutMs });
+      await page.locator('.monaco-editor .view-lines', { hasText: '"tasks": []' }).waitFor({ timeout: stepTimeoutMs });
+      await shot('10-result');
+    }],
+    ['a slow query is cancelled with the Cancel button of its notification', async () => {
+      await page.keyboard.press('Control+P');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ timeout: stepTimeoutMs });
+      await input.pressSequentially('checks.graphql', { delay: 20 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'checks.graphql' }).first().waitFor({ timeout: stepTimeoutMs });
+      await page.keyboard.press('Enter');
+      await page.locator('.tab.active', { hasText: 'checks.graphql' }).waitFor({ timeout: stepTimeoutMs });
+      const lenses = page.locator('.codelens-decoration a', { hasText: '▶ Run as grace@example.com' });
+      await lenses.nth(1).waitFor({ timeout: stepTimeoutMs });
+      await lenses.nth(1).click();
+      const toast = page.locator('.notification-toast', { hasText: 'running query Slow' });
+      await toast.waitFor({ timeout: stepTimeoutMs });
+      await shot('11-slow-running');
+      await toast.locator('.monaco-button', { hasText: 'Cancel' }).click();
+      await toast.waitFor({ state: 'hidden', timeout: stepTimeoutMs });
+      await runFromPalette(paletteCommands.stopRuntime);
+      await page.locator('#workbench\\.parts\\.statusbar', { hasText: 'App Services: stopped' }).waitFor({ timeout: stepTimeoutMs });
+      await shot('12-cancelled-and-stopped');
     }],
   ];
 

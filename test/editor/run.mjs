@@ -88,7 +88,7 @@ try {
   const routeAResults = await checkWhatUserSees({
     runDir: routeADir,
     workspace: staged.appRoot,
-    problem: { file: staged.file, value: brokenResolver.brokenValue, code: unknownFunction, location: staged.location },
+    problem: { file: staged.file, value: brokenResolver.brokenValue, intactValue: brokenResolver.intactValue, code: unknownFunction, location: staged.location },
     appCount: 1,
   });
   log(`route A: ${((Date.now() - routeAStarted) / 1000).toFixed(1)} s`);
