@@ -15,9 +15,12 @@ describe('dist/server.js --stdio', () => {
       'realm_config.json': { config_version: 20210101, app_id: 'dist-abcde', name: 'dist' },
       'functions/config.json': '[{ "name": "missing", "private": false, }',
     });
-    await client.initialize(appDir);
+    const initialized = await client.initialize(appDir);
+    assert.ok(initialized.capabilities.textDocumentSync, 'the server declares how it syncs documents');
+    assert.ok(initialized.capabilities.completionProvider, 'and its completion');
     const file = path.join(appDir, 'functions/config.json');
     const published = await client.diagnosticsFor(file, (p) => p.diagnostics.some((d) => d.severity === 1));
-    assert.ok(published.diagnostics.length > 0);
+    const error = published.diagnostics.find((d) => d.severity === 1)!;
+    assert.equal(error.source, 'asl');
   });
 });

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
-import type { PublishDiagnosticsParams } from 'vscode-languageserver';
+import type { InitializeResult, PublishDiagnosticsParams } from 'vscode-languageserver';
 import { DIST } from './disk';
 
 export class LspClient {
@@ -26,14 +26,16 @@ export class LspClient {
     this.connection.listen();
   }
 
-  async initialize(folder: string): Promise<void> {
-    await this.connection.sendRequest('initialize', {
+  /** Sends initialize and initialized; resolves with the server's initialize result. */
+  async initialize(folder: string): Promise<InitializeResult> {
+    const result = await this.connection.sendRequest<InitializeResult>('initialize', {
       processId: process.pid,
       rootUri: pathToFileURL(folder).href,
       workspaceFolders: [{ uri: pathToFileURL(folder).href, name: path.basename(folder) }],
       capabilities: { workspace: { didChangeWatchedFiles: { dynamicRegistration: true } }, textDocument: { publishDiagnostics: {} } },
     });
     await this.connection.sendNotification('initialized', {});
+    return result;
   }
 
   /** Resolves with the latest diagnostics of `file` once `predicate` holds for them; rejects after a deadline. */
