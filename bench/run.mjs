@@ -21,6 +21,7 @@ const BENCHMARKS = [
   { name: 'auth', args: [] },
   { name: 'editor', args: [] },
   { name: 'sync', args: [] },
+  { name: 'templates', args: [] },
 ];
 /** Longest one benchmark may run before it counts as crashed. */
 const TIME_LIMIT_MS = 6 * 60 * 1000;

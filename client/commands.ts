@@ -31,6 +31,8 @@ export const commands = {
   insertSampleOperation: { id: 'appServicesLocal.insertSampleOperation', title: 'Insert Sample Operation' },
   createUser: { id: 'appServicesLocal.createUser', title: 'Create User…' },
   deleteUser: { id: 'appServicesLocal.deleteUser', title: 'Delete User' },
+  createAppFromTemplate: { id: 'appServicesLocal.createAppFromTemplate', title: 'Create App from Template…' },
+  downloadTemplateClient: { id: 'appServicesLocal.downloadTemplateClient', title: 'Download Template Client Code…' },
 } as const;
 
 export type CommandName = keyof typeof commands;

@@ -13,6 +13,7 @@ import type { HistoryEntry } from './history';
 import type * as LanguageClientModule from './languageBundle';
 import { describeRuntimeStatus } from './runtimeStatus';
 import { ServerStatusItem } from './statusItem';
+import { createAppFromTemplate, downloadTemplateClient, templateSource, type CreateFromTemplateArgs } from './templateCommands';
 
 const moduleStartedAt = performance.now();
 let activeClient: LanguageClient | undefined;
@@ -114,6 +115,8 @@ export function activate(context: vscode.ExtensionContext): AppServicesLocalApi 
   context.subscriptions.push(
     vscode.commands.registerCommand(commands.restartServer.id, restartServer),
     vscode.commands.registerCommand(commands.showOutput.id, () => output.show(true)),
+    vscode.commands.registerCommand(commands.createAppFromTemplate.id, (args?: CreateFromTemplateArgs) => createAppFromTemplate(templateSource(context), args)),
+    vscode.commands.registerCommand(commands.downloadTemplateClient.id, (args?: { templateId?: string; parentDir?: string }) => downloadTemplateClient(templateSource(context), args)),
   );
 
   // The language client starts once activation has returned (its library is most of the load time).

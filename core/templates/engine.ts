@@ -18,7 +18,7 @@ export interface TemplateSource {
 
 /** A refused request, with a message meant for the user (the platform's wording where it has one). */
 export class TemplateError extends Error {
-  constructor(message: string, readonly code: 'TemplateNotFound' | 'InvalidName' | 'NoClient' | 'NotDownloadable' | 'TemplateMissing') {
+  constructor(message: string, readonly code: 'TemplateNotFound' | 'InvalidName' | 'NoClient' | 'NotDownloadable' | 'TemplateMissing' | 'TargetNotEmpty') {
     super(message);
   }
 }

@@ -6,3 +6,7 @@ export {
   writeFileMap, TEMPLATE_DATA_SOURCE, BLANK_APP_DATA_SOURCE, DEFAULT_CLUSTER_NAME, MAX_APP_NAME_LENGTH,
   type FileMap, type TemplateSource, type NewAppOptions, type ClientForm, type CreatedApp, type FileWriter,
 } from './engine';
+export {
+  templatePicks, downloadPicks, targetFolderProblem, createFromTemplate, downloadClient, DEFAULT_LOCAL_BASE_URL,
+  type TemplatePick, type CreateFromTemplateRequest, type CreatedFromTemplate, type DownloadRequest,
+} from './workflow';

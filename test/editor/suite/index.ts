@@ -3,6 +3,7 @@
 // The workspace is a copy of the example app whose mutation_renameTask resolver names a missing function.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { findNodeAtLocation, parseTree } from 'jsonc-parser';
 import * as vscode from 'vscode';
@@ -166,6 +167,28 @@ export async function run(): Promise<void> {
   const figures: RuntimeCheckFigures = {};
   const api = await vscode.extensions.getExtension<AppServicesLocalApi>(extensionId)!.activate();
   await runtimeChecks(check, api, figures);
+  await check('Create App from Template writes backend/ and frontend/<id>/ with a new app id filled in; a non-empty folder is refused', async () => {
+    const parentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-editor-template-'));
+    const appDir = await vscode.commands.executeCommand<string | undefined>(commands.createAppFromTemplate.id, { templateId: 'web.mql.todo', name: 'PaletteApp', parentDir, open: 'none' });
+    assert.equal(appDir, path.join(parentDir, 'PaletteApp'));
+    const appId = JSON.parse(fs.readFileSync(path.join(appDir, 'backend', 'realm_config.json'), 'utf8')).app_id as string;
+    assert.match(appId, /^paletteapp-[a-z]{5}$/);
+    const clientConfig = JSON.parse(fs.readFileSync(path.join(appDir, 'frontend', 'web.mql.todo', 'src', 'atlasConfig.json'), 'utf8'));
+    assert.equal(clientConfig.appId, appId);
+    assert.ok(fs.existsSync(path.join(appDir, 'backend', 'hosting', 'files', 'app.js')), 'the hosted web client is in the backend');
+    const again = await vscode.commands.executeCommand<string | undefined>(commands.createAppFromTemplate.id, { templateId: 'sync.todo', name: 'PaletteApp', parentDir, open: 'none' });
+    assert.equal(again, undefined, 'a second app was written into the non-empty folder');
+    assert.equal(JSON.parse(fs.readFileSync(path.join(appDir, 'backend', 'realm_config.json'), 'utf8')).app_id, appId);
+  });
+
+  await check('Download Template Client Code writes the client with the app id blank', async () => {
+    const parentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-editor-download-'));
+    const dir = await vscode.commands.executeCommand<string | undefined>(commands.downloadTemplateClient.id, { templateId: 'kotlin.todo.flex', parentDir });
+    assert.equal(dir, path.join(parentDir, 'kotlin.todo.flex'));
+    const xml = fs.readFileSync(path.join(dir, 'app', 'src', 'main', 'res', 'values', 'atlasConfig.xml'), 'utf8');
+    assert.match(xml, /<string name="realm_app_id"><\/string>/);
+    await waitFor('the client README to open', () => vscode.window.activeTextEditor?.document.uri.fsPath === path.join(dir, 'README.md'));
+  });
 
   const failed = results.filter((r) => !r.ok).length;
   const resultFile = process.env.ASL_EDITOR_RESULT;
