@@ -106,8 +106,8 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   io.out(`admin api: ${runtime.adminUrl}\n`);
   const created = runtime.createdAdminKey;
   if (created) {
-    io.out(`admin public key: ${created.publicKey}\nadmin private key: ${created.privateKey}\n`);
-    io.out(`This key pair is shown once (only a hash of the private key is kept). Log in with:\n  asl login --api-key ${created.publicKey} --private-api-key <private key> --url ${runtime.url}\n`);
+    io.out(`admin public key: ${created.publicKey}\nadmin private key: ${created.privateKey}\n`
+      + `This key pair is shown once (only a hash of the private key is kept). Log in with:\n  asl login --api-key ${created.publicKey} --private-api-key <private key> --url ${runtime.url}\n`);
   } else {
     io.out(`admin public key: ${runtime.adminPublicKey} ("asl admin-keys --rotate" makes a new pair)\n`);
   }
