@@ -3,15 +3,16 @@
 // affected part is left out (or keeps its plain type), and everything else is generated as usual.
 // Processing order is fixed (collections by data source/database/collection, resolvers by file path),
 // so which of two colliding definitions wins is deterministic.
-import { printSchema, type GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import { DiagnosticSink, type Diagnostic } from '../diagnostics';
 import { isObject, type JSONPath, type JsonFile } from '../json';
 import { isClusterSource, type AppModel, type Collection, type CustomResolver, type DataSource } from '../model';
-import { graphqlPlural, isValidGraphqlName, lowerFirst, sanitizeGraphqlName, singularize, upperFirst } from './inflect';
+import { graphqlPlural, isValidGraphqlName, lowerFirst, singularize, upperFirst } from './inflect';
 import {
   builtInTypeNames, listOf, named, nonNull, nonNullIf, toGraphqlSchema,
   type IrField, type IrInputType, type IrObjectType, type IrType, type TypeRef,
 } from './ir';
+import { printGeneratedSchema } from './sdl';
 import { readObjectProperties, scalarForBsonType, type PropertyShape, type ShapeReader } from './shape';
 import type {
   CollectionTypeInfo, FieldInfo, GeneratedResolver, GeneratedSchema, GraphqlScalar, MutationKind, ObjectTypeInfo, RelationshipInfo, ResolverTypeRef,
@@ -92,7 +93,8 @@ class SchemaGenerator {
   private readonly resolvers: GeneratedResolver[] = [];
 
   constructor(private readonly app: AppModel) {
-    for (const name of [...builtInTypeNames, 'Query', 'Mutation', 'Subscription', ...sharedPayloadNames, defaultPayloadName]) {
+    // `Subscription` is not reserved: the platform generates it for a `subscriptions` collection like any other name.
+    for (const name of [...builtInTypeNames, 'Query', 'Mutation', ...sharedPayloadNames, defaultPayloadName]) {
       this.typeOwners.set(name, 'a built-in type');
     }
   }
@@ -122,7 +124,7 @@ class SchemaGenerator {
       // Built on first use: checking an app needs only the diagnostics, and building graphql-js types
       // is most of the cost of generation; the runtime executes against `schema` and rarely needs the text.
       get schema() { return (schema ??= toGraphqlSchema(types)); },
-      get sdl() { return (sdl ??= printSchema(this.schema)); },
+      get sdl() { return (sdl ??= printGeneratedSchema(this.schema)); },
       types: [...this.candidates.values()].map((c) => c.info),
       resolvers: this.resolvers,
       generatedTypeNames,
@@ -249,10 +251,10 @@ class SchemaGenerator {
     this.candidates.set(collectionKey(dataSource.name, collection.database, collection.collection), { dataSource, collection, file, properties, info });
   }
 
-  /** Type name from a schema title or collection name: sanitised, singularised, first letter upper-cased. */
+  /** Type name from a schema title or collection name: characters invalid in names stripped, singularised, first letter upper-cased. */
   private typeNameFromTitle(title: string): string | undefined {
-    const sanitized = sanitizeGraphqlName(title);
-    return sanitized.ok ? upperFirst(singularize(sanitized.name)) : undefined;
+    const stripped = title.replace(/[^_0-9A-Za-z]/g, '').replace(/^[0-9]+/, '');
+    return stripped === '' || stripped.startsWith('__') ? undefined : upperFirst(singularize(stripped));
   }
 
   private reader(file: JsonFile): ShapeReader {
@@ -350,7 +352,9 @@ class SchemaGenerator {
       } else {
         field.scalarType = element.scalar;
         field.bsonType = element.bsonType;
-        const scalar = named(element.scalar);
+        const enumType = relationship ? undefined : this.enumTypeFor(typeName, property, element.enumValues, file);
+        if (enumType) field.enum = enumType;
+        const scalar = named(enumType?.typeName ?? element.scalar);
         const relationInputName = relationship && `${typeName}${upperFirst(name)}RelationInput`;
         const relationInputOwner = relationInputName && this.typeOwners.get(relationInputName);
         if (relationship && relationInputOwner) {
@@ -402,7 +406,9 @@ class SchemaGenerator {
             sortValues.push(...sortValuesOf(name));
           }
           addInput(queryInput, `${name}_exists`, named('Boolean'));
-          addInput(insertInput, name, nonNullIf(required, scalar));
+          // The server fills in a missing objectId `_id`, so a required one is still optional on insert.
+          const serverFilled = isCollection && property.key === '_id' && element.scalar === 'ObjectId';
+          addInput(insertInput, name, nonNullIf(required && !serverFilled, scalar));
           addInput(updateInput, name, scalar);
           if (incrementableScalars.has(element.scalar)) addInput(updateInput, `${name}_inc`, scalar);
           addInput(updateInput, `${name}_unset`, named('Boolean'));
@@ -424,6 +430,38 @@ class SchemaGenerator {
     }
     for (const embedded of embeddedToBuild) embedded.field.embedded = this.buildObjectTypes(embedded.name, embedded.properties, file);
     return info;
+  }
+
+  /**
+   * The GraphQL enum of a `string` property with `enum`: `<Type><Field>`, its values the stored strings
+   * upper-cased and made valid names. Values that cannot be told apart, or a taken type name, leave the
+   * property a String (with a warning).
+   */
+  private enumTypeFor(typeName: string, property: PropertyShape, storedValues: string[] | undefined, file: JsonFile): FieldInfo['enum'] {
+    if (!storedValues) return undefined;
+    const enumName = `${typeName}${upperFirst(property.name)}`;
+    const values: Array<{ name: string; stored: string }> = [];
+    const storedByName = new Map<string, string>();
+    for (const stored of storedValues) {
+      const name = enumValueName(stored);
+      const clash = name === undefined ? undefined : storedByName.get(name);
+      if (name === undefined || (clash !== undefined && clash !== stored)) {
+        this.sink.at(file, [...property.path, 'enum'], 'warning', 'graphql/enum-value-clash', name === undefined
+          ? `Property "${property.key}" stays a String in GraphQL: the enum value ${JSON.stringify(stored)} has no characters usable in a GraphQL enum value.`
+          : `Property "${property.key}" stays a String in GraphQL: the enum values ${JSON.stringify(clash)} and ${JSON.stringify(stored)} both become ${name}.`);
+        return undefined;
+      }
+      if (clash === undefined) { storedByName.set(name, stored); values.push({ name, stored }); }
+    }
+    const owner = this.typeOwners.get(enumName);
+    if (owner) {
+      this.sink.at(file, [...property.path, 'enum'], 'warning', 'graphql/duplicate-type-name',
+        `Property "${property.key}" stays a String in GraphQL: its enum type name "${enumName}" is already used by ${owner}.`, { data: { typeName: enumName } });
+      return undefined;
+    }
+    this.typeOwners.set(enumName, `the enum of ${typeName}.${property.name}`);
+    this.types.set(enumName, { kind: 'enum', name: enumName, values: values.map((v) => v.name), storedValues: values.map((v) => v.stored) });
+    return { typeName: enumName, values };
   }
 
   private readRelationships(candidate: Candidate): Map<string, RelationshipDecl> {
@@ -739,6 +777,13 @@ function addField(type: IrObjectType, field: IrField): void {
 function sortValuesOf(fieldName: string): string[] {
   const upper = fieldName.toUpperCase();
   return [`${upper}_ASC`, `${upper}_DESC`];
+}
+
+/** A stored enum string as a GraphQL enum value: upper-cased, other characters as `_`, never starting with a digit. */
+function enumValueName(stored: string): string | undefined {
+  const name = stored.toUpperCase().replace(/[^_0-9A-Z]/g, '_');
+  if (!/[0-9A-Z]/.test(name)) return undefined;
+  return /^[0-9]/.test(name) ? `_${name}` : name;
 }
 
 function isArraySchema(schema: Record<string, unknown>): boolean {

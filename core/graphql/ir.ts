@@ -24,7 +24,8 @@ export interface IrField { name: string; type: TypeRef; args: IrArg[] }
 export type IrType =
   | { kind: 'object'; name: string; fields: Map<string, IrField> }
   | { kind: 'input'; name: string; fields: Map<string, IrField> }
-  | { kind: 'enum'; name: string; values: string[] };
+  /** `storedValues[i]`, when present, is the value `values[i]` stands for: what resolvers return and receive. */
+  | { kind: 'enum'; name: string; values: string[]; storedValues?: string[] };
 
 export type IrObjectType = Extract<IrType, { kind: 'object' }>;
 export type IrInputType = Extract<IrType, { kind: 'input' }>;
@@ -65,7 +66,7 @@ export function toGraphqlSchema(types: ReadonlyMap<string, IrType>): GraphQLSche
   const buildType = (ir: IrType): GraphQLNamedType => {
     switch (ir.kind) {
       case 'enum':
-        return new GraphQLEnumType({ name: ir.name, values: Object.fromEntries(ir.values.map((v) => [v, { value: v }])) });
+        return new GraphQLEnumType({ name: ir.name, values: Object.fromEntries(ir.values.map((v, i) => [v, { value: ir.storedValues?.[i] ?? v }])) });
       case 'input':
         return new GraphQLInputObjectType({
           name: ir.name,

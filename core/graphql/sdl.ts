@@ -1,7 +1,20 @@
 // SDL snippets of the generated schema for hovers in the editor and for `asl schema`.
-import { getNamedType, isInputObjectType, isObjectType, isScalarType, printType, type GraphQLField, type GraphQLNamedType, type GraphQLType } from 'graphql';
+import { getNamedType, isInputObjectType, isObjectType, isScalarType, printSchema, printType, type GraphQLField, type GraphQLNamedType, type GraphQLSchema, type GraphQLType } from 'graphql';
 import type { CustomResolver } from '../model';
 import type { CollectionTypeInfo, GeneratedResolver, GeneratedSchema } from './types';
+
+/**
+ * The schema as SDL. A collection may generate an ordinary type named `Subscription` (graphql.md: only Query,
+ * Mutation, the scalars and the shared payloads are reserved); graphql-js omits the `schema { … }` block for
+ * conventional root names, and every tool reading the text would then take that type for the subscription
+ * root. So the block is printed whenever such a type exists.
+ */
+export function printGeneratedSchema(schema: GraphQLSchema): string {
+  const sdl = printSchema(schema);
+  if (schema.getSubscriptionType() || !schema.getType('Subscription')) return sdl;
+  const roots = [schema.getQueryType() && `  query: ${schema.getQueryType()!.name}`, schema.getMutationType() && `  mutation: ${schema.getMutationType()!.name}`].filter(Boolean);
+  return `schema {\n${roots.join('\n')}\n}\n\n${sdl}`;
+}
 
 /** The SDL definition of one type of the schema, or undefined when there is no such type. */
 export function sdlForType(generated: GeneratedSchema, typeName: string): string | undefined {

@@ -7,7 +7,8 @@ import { sanitizeGraphqlName } from './inflect';
 import type { GraphqlScalar } from './types';
 
 export type Shape =
-  | { kind: 'scalar'; scalar: GraphqlScalar; bsonType: string }
+  /** `enumValues`: the stored strings of a `string` schema with `enum` (graphql.md: it becomes a GraphQL enum). */
+  | { kind: 'scalar'; scalar: GraphqlScalar; bsonType: string; enumValues?: string[] }
   | { kind: 'object'; properties: PropertyShape[] }
   | { kind: 'array'; items: ScalarShape | ObjectShape };
 
@@ -128,7 +129,10 @@ function readShape(reader: ShapeReader, schema: unknown, path: JSONPath, key: st
   }
   const { type } = declared;
   const scalar = scalarForBsonType(type);
-  if (scalar) return { kind: 'scalar', scalar, bsonType: type };
+  if (scalar) {
+    const enumValues = scalar === 'String' && Array.isArray(schema.enum) ? schema.enum.filter((v): v is string => typeof v === 'string') : [];
+    return enumValues.length > 0 ? { kind: 'scalar', scalar, bsonType: type, enumValues } : { kind: 'scalar', scalar, bsonType: type };
+  }
   if (type === 'object') {
     const properties = readObjectProperties(reader, schema, path);
     if (properties.length === 0) {

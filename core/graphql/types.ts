@@ -29,6 +29,11 @@ export interface FieldInfo {
   scalarType?: GraphqlScalar;
   /** The schema's bsonType of the stored value (of each element when `isList`), e.g. `decimal` for a `Float`. */
   bsonType: string;
+  /**
+   * A `string` property with `enum`: the GraphQL enum's name, and its values (upper-cased stored strings) with
+   * the stored string each stands for. The executable schema maps between them in both directions.
+   */
+  enum?: { typeName: string; values: Array<{ name: string; stored: string }> };
   /** The stored value is an array. */
   isList: boolean;
   /** Listed in the schema's `required`: the output field is non-null and the insert field mandatory. */

@@ -116,7 +116,7 @@ scalar ObjectId
 scalar DateTime
 
 type Task {
-  _id: ObjectId!          # non-null because required (uncertain, §3)
+  _id: ObjectId!          # non-null because required
   dueDate: DateTime
   isComplete: Boolean
   name: String!
@@ -137,7 +137,7 @@ input TaskQueryInput {
   OR: [TaskQueryInput!]
 }
 
-input TaskInsertInput { _id: ObjectId!  name: String!  isComplete: Boolean  priority: Int  dueDate: DateTime }
+input TaskInsertInput { _id: ObjectId  name: String!  isComplete: Boolean  priority: Int  dueDate: DateTime }
 
 input TaskUpdateInput {
   _id: ObjectId  _id_unset: Boolean
