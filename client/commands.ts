@@ -33,6 +33,7 @@ export const commands = {
   deleteUser: { id: 'appServicesLocal.deleteUser', title: 'Delete User' },
   createAppFromTemplate: { id: 'appServicesLocal.createAppFromTemplate', title: 'Create App from Template…' },
   downloadTemplateClient: { id: 'appServicesLocal.downloadTemplateClient', title: 'Download Template Client Code…' },
+  openPartitionAsUser: { id: 'appServicesLocal.openPartitionAsUser', title: 'Open Partition as User…' },
 } as const;
 
 export type CommandName = keyof typeof commands;

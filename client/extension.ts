@@ -67,7 +67,7 @@ export function activate(context: vscode.ExtensionContext): AppServicesLocalApi 
     commands.clearLocalData, commands.attachRuntime, commands.selectApp, commands.runtimeActions, commands.runOperation,
     commands.runOperationAs, commands.runSelection, commands.rerunHistory, commands.openHistoryResult, commands.copyHistoryCurl,
     commands.clearHistory, commands.refreshExplorer, commands.browseDocuments, commands.runFunctionAs, commands.insertSampleOperation,
-    commands.createUser, commands.deleteUser,
+    commands.createUser, commands.deleteUser, commands.openPartitionAsUser,
   ];
 
   context.subscriptions.push(

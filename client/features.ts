@@ -10,6 +10,7 @@ import { AppExplorer, type ExplorerNode } from './explorer';
 import type { HistoryEntry } from './history';
 import { QueryRunner, RESULT_SCHEME, messageOf } from './runner';
 import { RuntimeController } from './runtimeController';
+import { PARTITION_SCHEME, PartitionSimulator } from './partitionSimulator';
 
 export type ExplorerNodeOrUndefined = ExplorerNode | undefined;
 export type HistoryEntryOrUndefined = HistoryEntry | undefined;
@@ -27,9 +28,11 @@ export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vsc
   const runtime = new RuntimeController(context, runtimeLog, statusItem);
   const runner = new QueryRunner(context, runtime, apps);
   const explorer = new AppExplorer(runtime, apps, runner);
+  const partitions = new PartitionSimulator(runtime);
   context.subscriptions.push(
-    runtime, runner, explorer,
+    runtime, runner, explorer, partitions,
     vscode.workspace.registerTextDocumentContentProvider(RESULT_SCHEME, runner.results),
+    vscode.workspace.registerTextDocumentContentProvider(PARTITION_SCHEME, partitions),
   );
 
   const openInBrowser = async () => {
@@ -112,6 +115,7 @@ export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vsc
     [commands.insertSampleOperation.id]: guarded('inserting a sample', (node: Extract<ExplorerNode, { kind: 'resolver' }>) => explorer.insertSample(node)),
     [commands.createUser.id]: guarded('creating the user', () => explorer.createUser()),
     [commands.deleteUser.id]: guarded('deleting the user', (node: Extract<ExplorerNode, { kind: 'user' }>) => explorer.deleteUser(node)),
+    [commands.openPartitionAsUser.id]: guarded('opening the partition', () => partitions.open()),
   };
 
   return { runtime, runner, explorer, handlers };

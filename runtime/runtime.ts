@@ -37,6 +37,7 @@ import { HostedApps, internalAppId, RuntimeRouter, type HostedAppHandle, type Op
 import { createPartitionFeed, mirrorObjectTypes, simulatePartition, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
 import { registerAdminRoutes } from './admin/routes';
 import { registerLocalRoutes, type LocalAppAccess } from './admin/local';
+import { registerSyncLocalRoutes } from './sync/routes';
 import { ADMIN_API_PREFIX, AdminRouteTable } from './admin/table';
 import type { CorsPolicy } from './http/cors';
 import { loadSecrets, type SecretStore } from './secrets';
@@ -182,6 +183,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const adminTable = new AdminRouteTable(adminRouter, admin, { allowRemote: options.adminRemote === true });
   registerAdminRoutes(adminTable, { auth: admin, apps: registry, log });
   registerLocalRoutes(adminTable, (clientAppId) => registry.byClientId(clientAppId)?.local);
+  registerSyncLocalRoutes(adminTable, (clientAppId) => registry.byClientId(clientAppId)?.sync);
   /** Recent requests, served at `/logs?co_id=…` (the link of every error body). */
   const requestLog = new RequestLog();
   let http: RunningHttpServer;

@@ -1,0 +1,97 @@
+// The editor's "Open Partition as User…", without VS Code: ask the running runtime for the simulator's
+// report (local admin route), render it as a read-only JSONC document (a readable summary with the
+// evaluation traces as comments, then the report), and follow the partition live over the sync feed so
+// the view refreshes when documents, custom user data or the app's rules change.
+import { EJSON } from 'bson';
+import WebSocket from 'ws';
+import { CLIENT_API, LOCAL_API, errorOf, type SessionPool } from '../runner/identities';
+
+export interface TraceNode { expression: string; subject?: unknown; operand?: unknown; result: boolean; note?: string; children: TraceNode[] }
+
+/** The runtime's `SimulationReport`, as it arrives (canonical EJSON, parsed). */
+export interface SimulationView {
+  status: { status: string; epoch: number; running?: { key: string; type: string; required: boolean } };
+  user?: { id: string; email?: string; customData: Record<string, unknown> };
+  partition: { text: string; type?: string };
+  permissions?: { read: boolean; write: boolean; readGrantedByWrite: boolean; readTrace?: TraceNode; writeTrace?: TraceNode; problems: string[] };
+  error?: { code: number; name: string; message: string; action: string };
+  collections: { type: string; namespace: string; count: number; first: unknown[] }[];
+  ignored: { type: string; namespace: string; count: number; reasons: Record<string, number> }[];
+}
+
+export async function fetchSimulation(pool: SessionPool, user: string, partition: string, signal?: AbortSignal): Promise<SimulationView> {
+  const query = new URLSearchParams({ user, partition });
+  const path = `${LOCAL_API}/app/${encodeURIComponent(pool.target.appId)}/sync/simulate?${query}`;
+  return pool.asAdmin(async (headers) => {
+    const response = await fetch(`${pool.target.baseUrl}${path}`, { headers: { Accept: 'application/json', ...headers }, signal });
+    if (!response.ok) throw await errorOf(response, 'Opening the partition');
+    return EJSON.parse(await response.text()) as SimulationView;
+  }, signal);
+}
+
+/** The report as a JSONC document: the summary and traces as `//` lines, then the report itself. */
+export function renderSimulation(view: SimulationView): string {
+  const lines: string[] = [];
+  const who = view.user ? `${view.user.email ?? view.user.id}` : 'unknown user';
+  lines.push(`Partition ${view.partition.text}${view.partition.type ? ` (${view.partition.type})` : ''} as ${who}; sync ${view.status.status}`);
+  const p = view.permissions;
+  if (p) {
+    lines.push(`write: ${p.write ? 'ALLOWED' : 'denied'}`);
+    if (p.writeTrace) traceLines(p.writeTrace, '  ', lines);
+    lines.push(`read: ${p.read ? 'ALLOWED' : 'denied'}${p.readGrantedByWrite ? ' (granted by write)' : ''}`);
+    if (p.readTrace) traceLines(p.readTrace, '  ', lines);
+    for (const problem of p.problems) lines.push(`problem: ${problem}`);
+  }
+  lines.push(view.error ? `client error: ${view.error.code} ${view.error.name}: ${view.error.message}` : 'client error: none (the partition opens)');
+  for (const c of view.collections) lines.push(`${c.type} (${c.namespace}): ${c.count} document(s)`);
+  for (const c of view.ignored) for (const [reason, count] of Object.entries(c.reasons)) lines.push(`ignored in ${c.type}: ${count} × ${reason}`);
+  const header = lines.map((line) => `// ${line.replace(/\r?\n/g, ' ')}`).join('\n');
+  return `${header}\n${EJSON.stringify(view as never, { relaxed: true }, 2)}\n`;
+}
+
+function traceLines(node: TraceNode, indent: string, lines: string[]): void {
+  const values = [
+    ...('subject' in node ? [`subject ${show(node.subject)}`] : []),
+    ...('operand' in node ? [`operand ${show(node.operand)}`] : []),
+  ];
+  lines.push(`${indent}${node.result ? '✓' : '✗'} ${node.expression}${values.length ? `  [${values.join(', ')}]` : ''}${node.note ? `  (${node.note})` : ''}`);
+  for (const child of node.children) traceLines(child, `${indent}  `, lines);
+}
+
+function show(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  const text = EJSON.stringify(value as never, { relaxed: true });
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+export interface PartitionWatch { close(): void }
+
+/**
+ * Follows the partition as the user over the live feed: `onChange` is called (at most every `settleMs`)
+ * after a document change, a custom user data change or an app reload. A partition the user cannot open
+ * has no feed; the caller refreshes on file saves only.
+ */
+export async function watchPartition(pool: SessionPool, userId: string, partition: string, onChange: (why: string) => void, settleMs = 150): Promise<PartitionWatch> {
+  const headers = await pool.headersFor({ kind: 'existing-user', userId });
+  const url = `${pool.target.baseUrl.replace(/^http/, 'ws')}${CLIENT_API}/app/${encodeURIComponent(pool.target.appId)}/sync/feed`;
+  const ws = new WebSocket(url, { headers });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const later = (why: string) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => onChange(why), settleMs);
+  };
+  ws.on('open', () => ws.send(JSON.stringify({ type: 'open', session: 1, partition })));
+  ws.on('message', (data) => {
+    const type = /"type":"([a-z-]+)"/.exec(data.toString().slice(0, 80))?.[1];
+    if (type === 'change') later('a document changed');
+    else if (type === 'reevaluate') later('the rules or the user\'s custom data changed');
+    else if (type === 'error') later('the session ended');
+  });
+  ws.on('error', () => undefined);
+  return {
+    close() {
+      clearTimeout(timer);
+      ws.close();
+    },
+  };
+}

@@ -1,0 +1,24 @@
+// The editor's local-only sync routes, on the admin route table (behind the admin session):
+// `GET /api/admin/v3.0/local/app/<client app id>/sync/simulate?user=<id|email>&partition=<EJSON text>`
+// answers the simulator's report as canonical EJSON; `…/sync/status` the state machine's state.
+import type { AdminRouteTable } from '../admin/table';
+import { ApiError, badRequest } from '../http/errors';
+import type { HttpRequest } from '../http/server';
+import { reportToJson } from './simulate';
+import type { RuntimeSync } from './index';
+
+export function registerSyncLocalRoutes(table: AdminRouteTable, syncOf: (clientAppId: string) => RuntimeSync | undefined): void {
+  const sync = (req: HttpRequest): RuntimeSync => {
+    const found = syncOf(req.params.appId!);
+    if (!found) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
+    return found;
+  };
+  table.get('/local/app/:appId/sync/simulate', async (req) => {
+    const user = req.query.get('user');
+    const partition = req.query.get('partition');
+    if (!user || partition === null) throw badRequest('give ?user=<id or email>&partition=<partition value as EJSON text>');
+    const report = await sync(req).simulate(user, partition);
+    return { text: reportToJson(report), contentType: 'application/json' };
+  });
+  table.get('/local/app/:appId/sync/status', (req) => ({ body: sync(req).service.status(), encoding: 'json' }));
+}
