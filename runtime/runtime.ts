@@ -202,7 +202,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     });
     // WebSocket upgrades: each app's live partition feed takes the ones under its own client app path.
     http.server.on('upgrade', (req, socket, head) => {
-      if (!registry.list().some((app) => app.handleUpgrade(req, socket, head))) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      if (registry.list().some((app) => app.handleUpgrade(req, socket, head))) return;
+      const body = JSON.stringify({ error: 'no WebSocket endpoint at this path', error_code: 'NotFound' });
+      socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     });
   } catch (e) {
     await closeAll();
