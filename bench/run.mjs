@@ -22,6 +22,7 @@ const BENCHMARKS = [
   { name: 'editor', args: [] },
   { name: 'sync', args: [] },
   { name: 'templates', args: [] },
+  { name: 'admin', args: [] },
 ];
 /** Longest one benchmark may run before it counts as crashed. */
 const TIME_LIMIT_MS = 6 * 60 * 1000;
