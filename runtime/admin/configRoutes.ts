@@ -205,14 +205,16 @@ export function registerConfigRoutes(table: AdminRouteTable, ctx: AdminContext):
   table.post(`${base}/users`, async (req) => {
     const body = await req.json();
     if (!isObject(body)) throw badRequest('expected a JSON body {"email", "password"}');
-    return json(userView(await appOf(req).current().auth.createUserpassUser(body.email, body.password)), 201);
+    const auth = appOf(req).current().auth;
+    const created = await auth.createEmailPasswordUser(body.email, body.password);
+    return json(userView(auth.userRecords().find((u) => u._id === created.id)!), 201);
   });
   table.get(`${base}/users/:userId`, (req) => {
     const user = appOf(req).current().auth.userRecords().find((u) => u._id === req.params.userId);
     if (!user) throw new ApiError(404, 'UserNotFound', `user not found: '${req.params.userId}'`);
     return json(userView(user));
   });
-  table.delete(`${base}/users/:userId`, async (req) => { await appOf(req).current().auth.deleteUser(req.params.userId!); });
+  table.delete(`${base}/users/:userId`, async (req) => { await appOf(req).current().auth.deleteUserById(req.params.userId!); });
   table.put(`${base}/users/:userId/logout`, async (req) => { await appOf(req).current().auth.revokeSessions(req.params.userId!); });
   for (const action of ['enable', 'disable'] as const) {
     table.put(`${base}/users/:userId/${action}`, async (req) => { await appOf(req).current().auth.setUserDisabled(req.params.userId!, action === 'disable'); });

@@ -435,29 +435,6 @@ export class AuthService {
   /** For the admin API: every user record, as stored. */
   userRecords(): UserRecord[] { return this.repo.users(); }
 
-  /**
-   * For the admin API: an email/password user made by an admin, confirmed, with its user record (as the
-   * platform's `POST …/users`); the login that makes the record leaves no session behind.
-   */
-  async createUserpassUser(email: unknown, password: unknown): Promise<UserRecord> {
-    this.userpass();
-    if (typeof email !== 'string' || !/^[^\s@]+@[^\s@]+$/.test(email.trim())) throw badRequest('email invalid');
-    checkNewPassword(password);
-    if (this.repo.accountByEmail(email)) throw new ApiError(409, 'AccountNameInUse', 'name already in use');
-    await this.repo.putAccount({ _id: newId(), email: email.trim(), passwordHash: await hashPassword(password), confirmed: true, createdAt: this.o.clock.now() });
-    const login = await this.login(this.userpass().name, { username: email.trim(), password });
-    if (login.refresh_token) await this.logout(login.refresh_token);
-    return this.repo.user(login.user_id)!;
-  }
-
-  /** For the admin API: removes the user with its sessions, API keys and email/password account. */
-  async deleteUser(userId: string): Promise<void> {
-    const user = this.repo.user(userId);
-    if (!user) throw new ApiError(404, 'UserNotFound', `user not found: '${userId}'`);
-    await this.repo.deleteUser(userId);
-    void this.o.onAuthEvent?.({ operationType: 'DELETE', providers: [...new Set(user.identities.map((i) => i.provider_type))], user: toAuthUser(user) });
-  }
-
   /** For the admin API: ends every session of the user (their refresh and access tokens stop working). */
   async revokeSessions(userId: string): Promise<void> {
     if (!this.repo.user(userId)) throw new ApiError(404, 'UserNotFound', `user not found: '${userId}'`);
