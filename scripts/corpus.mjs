@@ -58,7 +58,7 @@ function generationOf(dir) {
   if (fs.existsSync(path.join(dir, 'root_config.json'))) return 'root_config.json (v3)';
   if (fs.existsSync(path.join(dir, 'realm_config.json'))) return `realm_config.json ${read('realm_config.json')?.config_version ?? '?'}`;
   if (fs.existsSync(path.join(dir, 'stitch.json'))) return `stitch.json ${read('stitch.json')?.config_version ?? '?'}`;
-  if (fs.existsSync(path.join(dir, 'config.json'))) return 'config.json (legacy)';
+  if (fs.existsSync(path.join(dir, 'config.json'))) return `config.json ${read('config.json')?.config_version ?? '?'}`;
   return 'unknown';
 }
 

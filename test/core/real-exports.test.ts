@@ -8,6 +8,7 @@ import { checkApp } from '../../core/check';
 import type { Diagnostic } from '../../core/diagnostics';
 import { generateSchema } from '../../core/graphql';
 import { loadApp } from '../../core/load';
+import { schemasByKind } from '../../core/validate/structure';
 import { APP_ROOT, appFs, baseApp } from '../helpers/app';
 
 async function load(files: Record<string, unknown>) {
@@ -185,6 +186,10 @@ describe('real exports check without false errors', () => {
 
     files['values/appName.json'] = '{"name": "appName", "value": [1 2]}';
     assert.deepEqual(withCode(await check(files), 'json/syntax').map((d) => d.severity), ['error']);
+  });
+
+  test('every bundled JSON Schema allows trailing commas, so VS Code\'s JSON service adds no second diagnostic to ours', () => {
+    for (const [kind, schema] of Object.entries(schemasByKind)) assert.equal((schema as { allowTrailingCommas?: unknown }).allowTrailingCommas, true, kind);
   });
 
   test('legacy secrets.json grouped by owner is read, its leaves named by their keys', async () => {
