@@ -147,6 +147,22 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
       await page.locator('#workbench\\.parts\\.statusbar', { hasText: 'App Services: stopped' }).waitFor({ timeout: stepTimeoutMs });
       await shot('12-cancelled-and-stopped');
     }],
+    ['a .graphql file is coloured by the GraphQL grammar', async () => {
+      await page.keyboard.press('Control+P');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ timeout: stepTimeoutMs });
+      await input.pressSequentially('queries.graphql', { delay: 20 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'queries.graphql' }).first().waitFor({ timeout: stepTimeoutMs });
+      await page.keyboard.press('Enter');
+      await page.locator('.tab.active', { hasText: 'queries.graphql' }).waitFor({ timeout: stepTimeoutMs });
+      // Tokens of different scopes get different mtk classes: keywords, names, fields, variables, strings.
+      await page.waitForFunction(() => {
+        const lines = document.querySelector('.editor-group-container.active .monaco-editor .view-lines');
+        const classes = new Set([...(lines?.querySelectorAll('span[class^="mtk"]') ?? [])].map((span) => span.className));
+        return classes.size >= 4;
+      }, undefined, { timeout: stepTimeoutMs });
+      await shot('13-graphql-highlighting');
+    }],
   ];
 
   try {

@@ -30,6 +30,17 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false, ms =
   }
 }
 
+/** As waitFor, for a probe that has to ask the editor (an async command). */
+async function pollAsync<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms / 1000} s waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 function codeOf(d: vscode.Diagnostic): string | number | undefined {
   return typeof d.code === 'object' ? d.code.value : d.code;
 }
@@ -188,6 +199,55 @@ export async function run(): Promise<void> {
     const xml = fs.readFileSync(path.join(dir, 'app', 'src', 'main', 'res', 'values', 'atlasConfig.xml'), 'utf8');
     assert.match(xml, /<string name="realm_app_id"><\/string>/);
     await waitFor('the client README to open', () => vscode.window.activeTextEditor?.document.uri.fsPath === path.join(dir, 'README.md'));
+  });
+
+  // GraphQL: a .graphql file in the app's folder, checked against the app's generated schema.
+  // A new file per check: an open document keeps its text when the file changes on disk.
+  const openGraphql = async (name: string, text: string) => {
+    const uri = vscode.Uri.joinPath(vscode.workspace.workspaceFolders![0].uri, 'editor-checks', name);
+    fs.mkdirSync(path.dirname(uri.fsPath), { recursive: true });
+    fs.writeFileSync(uri.fsPath, text);
+    const document = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(document);
+    assert.equal(document.languageId, 'graphql');
+    return document;
+  };
+
+  await check('completion in a .graphql file lists the fields of the app\'s Task type, custom resolver fields included', async () => {
+    const document = await openGraphql('completion.graphql', 'query Open {\n  tasks {\n    \n  }\n}\n');
+    const position = new vscode.Position(2, 4);
+    // The server answers once it has loaded the app; ask again until it has.
+    const names = await pollAsync('completion items naming Task fields', async () => {
+      const items = await vscode.commands.executeCommand<vscode.CompletionList>('vscode.executeCompletionItemProvider', document.uri, position);
+      const labels = items.items.map((i) => (typeof i.label === 'string' ? i.label : i.label.label));
+      return labels.includes('name') ? labels : undefined;
+    });
+    for (const field of ['_id', 'name', 'status', 'checklist', 'assignee', 'history']) assert.ok(names.includes(field), `${field} not offered; got ${names.join(', ')}`);
+  });
+
+  await check('an unknown field in a .graphql file is underlined with the graphql-js message', async () => {
+    const document = await openGraphql('unknown-field.graphql', 'query Open {\n  tasks {\n    name\n    nope\n  }\n}\n');
+    const [problem] = await waitFor('the GraphQL diagnostic on nope', () => {
+      const found = vscode.languages.getDiagnostics(document.uri).filter((d) => d.message.startsWith('Cannot query field "nope" on type "Task".'));
+      return found.length ? found : undefined;
+    });
+    assert.equal(problem.severity, vscode.DiagnosticSeverity.Error);
+    assert.equal(document.getText(problem.range), 'nope');
+  });
+
+  await check('go to definition on a custom resolver field lands in its config file', async () => {
+    const document = await openGraphql('definition.graphql', 'mutation {\n  renameTask(input: { taskId: "5f1f1f1f1f1f1f1f1f1f1f1f", name: "x" }) { name }\n}\n');
+    const position = new vscode.Position(1, 5);
+    const found = await pollAsync('a definition of renameTask', async () => {
+      const locations = await vscode.commands.executeCommand<Array<vscode.Location | vscode.LocationLink>>('vscode.executeDefinitionProvider', document.uri, position);
+      return locations?.length ? locations : undefined;
+    });
+    assert.equal(found.length, 1, `definitions: ${JSON.stringify(found)}`);
+    const target = 'targetUri' in found[0] ? found[0].targetUri : found[0].uri;
+    const range = 'targetRange' in found[0] ? found[0].targetRange : found[0].range;
+    assert.ok(target.path.endsWith('/graphql/custom_resolvers/mutation_renameTask.json'), target.toString());
+    const config = await vscode.workspace.openTextDocument(target);
+    assert.equal(config.getText(range), '"renameTask"');
   });
 
   const failed = results.filter((r) => !r.ok).length;
