@@ -382,7 +382,11 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     if (slot.ready) startClock(call);
   }
 
-  /** A worker for the next call: an idle one, a new one while the pool has room, else the least busy responsive one. */
+  /**
+   * A worker for the next call: an idle one, a new one while the pool has room, else the least busy
+   * responsive one. When every worker is stuck (one user's loops can occupy them all until their time
+   * limit), up to as many workers again are started, so that other users' calls still run at once.
+   */
   function pickSlot(): WorkerSlot | undefined {
     const idle = slots.find((s) => s.alive && s.calls.size === 0);
     if (idle) return idle;
@@ -393,6 +397,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       if (!slot.alive || (slot.unansweredSince !== undefined && now - slot.unansweredSince > UNRESPONSIVE_AFTER_MS)) continue;
       if (!best || slot.calls.size < best.calls.size) best = slot;
     }
+    if (!best && slots.length < 2 * poolSize) return spawn();
     return best;
   }
 

@@ -31,7 +31,7 @@ export interface GraphqlLimits {
   maxFields?: number;
   /** Most field selections at an operation's root, fragments spread. Default 100. */
   maxRootFields?: number;
-  /** Most function calls (custom resolvers) one request may start. Default 100. */
+  /** Most function calls (custom resolvers) one request may start. Default 1,000 (a computed field over a few lists of 100). */
   maxFunctionCalls?: number;
 }
 
@@ -81,7 +81,7 @@ const DEFAULT_MAX_TOKENS = 20_000;
 const DEFAULT_MAX_NESTING = 128;
 const DEFAULT_MAX_FIELDS = 2_000;
 const DEFAULT_MAX_ROOT_FIELDS = 100;
-const DEFAULT_MAX_FUNCTION_CALLS = 100;
+const DEFAULT_MAX_FUNCTION_CALLS = 1_000;
 
 type Executor = (context: RequestContext<unknown>, variables: Record<string, unknown>) => Promise<ExecutionResult> | ExecutionResult;
 

@@ -4,6 +4,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { HOSTILE_FUNCTION_TIMEOUT_MS, startHostileRuntime, type HostileRuntime } from './fixtures/hostile-app';
+import { RequestContext, RequestStopped } from '../../runtime/graphql/context';
 
 let app: HostileRuntime;
 let token: string;
@@ -309,5 +310,27 @@ describe('hostile functions never fail another user\'s calls', () => {
   test('a million small objects are refused with the same clear error', async () => {
     const { res } = await whileInnocentCalls(() => call('manyObjects'));
     assertCleanError(res, 400, /result of function 'manyObjects' cannot be returned: .*above the limit of 16777216 bytes/);
+  });
+});
+
+describe('the work of one GraphQL request is bounded', () => {
+  const env = {
+    model: {} as never,
+    collectionFor: () => { throw new Error('no collection in this test'); },
+    runFunction: async (name: string) => `ran ${name}`,
+  };
+  test('a request starts at most maxFunctionCalls function calls', async () => {
+    const context = new RequestContext('user', env, { maxFunctionCalls: 2 });
+    assert.equal(await context.runFunction('a', []), 'ran a');
+    assert.equal(await context.runFunction('b', []), 'ran b');
+    assert.throws(() => context.runFunction('c', []), (error: Error) => error instanceof RequestStopped && /more than 2 function calls/.test(error.message));
+  });
+  test('once the client has gone, no data access or function call starts', async () => {
+    let gone = false;
+    const context = new RequestContext('user', env, { maxFunctionCalls: 10, clientGone: () => gone });
+    assert.equal(await context.runFunction('a', []), 'ran a');
+    gone = true;
+    assert.throws(() => context.runFunction('b', []), /client closed the connection/);
+    assert.throws(() => context.collection({ dataSource: 'mongodb-atlas', database: 'tracker', collection: 'Task' }), /client closed the connection/);
   });
 });
