@@ -12,7 +12,8 @@ export function resultDocumentText(result: RunResult, operationLabel: string, wh
     `// HTTP ${result.status} · ${formatMs(result.timeMs)} · ${formatBytes(result.text.length)} · ${when.toISOString()}`,
     ...(result.errors.length ? [`// ${result.errors.length} error${result.errors.length === 1 ? '' : 's'}: ${oneLine(result.errors[0]!.message)}`] : []),
   ];
-  return `${header.join('\n')}\n${prettyJson(result.text)}\n`;
+  const body = result.value !== undefined && result.text.length <= PRETTY_LIMIT_BYTES ? JSON.stringify(result.value, null, 2) : prettyJson(result.text);
+  return `${header.join('\n')}\n${body}\n`;
 }
 
 export function prettyJson(text: string): string {

@@ -27,6 +27,8 @@ export interface RunResult {
   errors: GraphqlResultError[];
   /** Whether the answer had `data` that is not null. */
   hasData: boolean;
+  /** The answer parsed (once, here), when it is JSON. */
+  value?: unknown;
 }
 
 export interface RunOptions {
@@ -77,10 +79,10 @@ export async function runGraphql(pool: SessionPool, identity: Identity, request:
       else if (identity.kind === 'system') await pool.refreshAdmin(limit.signal);
       answer = await send();
     }
-    const errors = errorsOf(answer.text);
+    const read = errorsOf(answer.text);
     return {
       status: answer.response.status, timeMs: answer.timeMs, identity: describeIdentity(identity), operationName: request.operationName,
-      text: answer.text, errors: errors.errors, hasData: errors.hasData,
+      text: answer.text, errors: read.errors, hasData: read.hasData, ...(read.value !== undefined ? { value: read.value } : {}),
     };
   } catch (error) {
     if (limit.timedOut()) throw new RunnerError(`the request took longer than the time limit of ${options.timeoutMs! / 1000} s (setting appServicesLocal.runner.timeoutSeconds)`);
@@ -92,14 +94,11 @@ export async function runGraphql(pool: SessionPool, identity: Identity, request:
   }
 }
 
-/**
- * The `errors` of a GraphQL answer and whether it has data. Scans the top-level keys without building the
- * whole value when the body is large (the data part can be megabytes).
- */
-export function errorsOf(text: string): { errors: GraphqlResultError[]; hasData: boolean } {
+/** The `errors` of a GraphQL answer, whether it has data, and the parsed answer (kept, so it is parsed once). */
+export function errorsOf(text: string): { errors: GraphqlResultError[]; hasData: boolean; value?: unknown } {
   let value: unknown;
   try { value = JSON.parse(text); } catch { return { errors: [], hasData: false }; }
-  if (typeof value !== 'object' || value === null) return { errors: [], hasData: false };
+  if (typeof value !== 'object' || value === null) return { errors: [], hasData: false, value };
   const record = value as { data?: unknown; errors?: unknown; error?: unknown };
   const errors: GraphqlResultError[] = [];
   if (Array.isArray(record.errors)) {
@@ -115,7 +114,7 @@ export function errorsOf(text: string): { errors: GraphqlResultError[]; hasData:
   } else if (typeof record.error === 'string') {
     errors.push({ message: record.error });
   }
-  return { errors, hasData: record.data !== undefined && record.data !== null };
+  return { errors, hasData: record.data !== undefined && record.data !== null, value };
 }
 
 function isLocation(value: unknown): value is GraphqlErrorLocation {

@@ -31,7 +31,7 @@ describe('runtime status bar item', () => {
 });
 
 describe('result documents', () => {
-  const result = { status: 200, timeMs: 12.4, identity: 'ada@example.com', operationName: 'Tasks', text: '{"data":{"tasks":[]}}', errors: [], hasData: true };
+  const result = { status: 200, timeMs: 12.4, identity: 'ada@example.com', operationName: 'Tasks', text: '{"data":{"tasks":[]}}', errors: [], hasData: true, value: { data: { tasks: [] } } };
 
   test('a JSONC header with operation, identity, status, time and size, then the answer indented', () => {
     const text = resultDocumentText(result, 'query Tasks', new Date('2026-01-02T03:04:05Z'));
@@ -39,7 +39,7 @@ describe('result documents', () => {
   });
 
   test('errors are counted in the header; a body that is not JSON is shown as it came', () => {
-    const text = resultDocumentText({ ...result, status: 502, text: 'Bad gateway', errors: [{ message: 'upstream\nfailed' }] }, 'query Tasks', new Date(0));
+    const text = resultDocumentText({ ...result, status: 502, text: 'Bad gateway', value: undefined, errors: [{ message: 'upstream\nfailed' }] }, 'query Tasks', new Date(0));
     assert.match(text, /^\/\/ 1 error: upstream failed$/m);
     assert.match(text, /\nBad gateway\n$/);
   });
@@ -48,7 +48,7 @@ describe('result documents', () => {
     const big = JSON.stringify({ data: { items: Array.from({ length: 100_000 }, (_, i) => ({ _id: i, name: `item ${i} ${'x'.repeat(60)}` })) } });
     assert.ok(big.length > 9_000_000);
     const started = performance.now();
-    const text = resultDocumentText({ ...result, text: big }, 'query Big', new Date(0));
+    const text = resultDocumentText({ ...result, text: big, value: JSON.parse(big) }, 'query Big', new Date(0));
     const ms = performance.now() - started;
     assert.ok(text.length > big.length);
     console.log(`formatting a ${(big.length / 1e6).toFixed(1)} MB answer took ${ms.toFixed(0)} ms`);
