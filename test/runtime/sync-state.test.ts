@@ -158,3 +158,56 @@ describe('sync state machine over HTTP and WebSocket', () => {
     assert.equal((await feed.next((m) => m.id === 2, 'bad type name')).type, 'rejected');
   });
 });
+
+describe('the state machine through the Admin API over HTTP', () => {
+  let appDir: string;
+  let runtime: RunningRuntime;
+  let admin: string;
+  let appPath: string;
+
+  before(async () => {
+    appDir = writeApp(syncApp());
+    runtime = await startRuntime({ appDir, port: 0, log: quiet });
+    admin = (await runtime.mintAdminSession()).access_token;
+    appPath = `${runtime.adminUrl}/groups/${runtime.groupId}/apps/${runtime.apps[0].id}`;
+  });
+  after(async () => {
+    await runtime.close();
+    fs.rmSync(appDir, { recursive: true, force: true });
+  });
+
+  const call = async (method: string, url: string, body?: unknown) => {
+    const res = await fetch(url, { method, headers: { authorization: `Bearer ${admin}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+
+  test('GET the service config with sync, a refused PATCH (400), a pause that reaches a live feed (213), resume', async () => {
+    const services = await call('GET', `${appPath}/services`);
+    const atlas = (services.body as { _id: string; name: string }[]).find((s) => s.name === 'mongodb-atlas')!;
+    const config = await call('GET', `${appPath}/services/${atlas._id}/config`);
+    const sync = config.body.sync as Record<string, unknown>;
+    assert.equal(sync.state, 'enabled');
+    const refused = await call('PATCH', `${appPath}/services/${atlas._id}/config`, { sync: { ...sync, partition: { ...(sync.partition as object), key: 'owner', type: 'objectId' } } });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error_code, 'InvalidSyncConfig');
+    assert.match(refused.body.error, /terminate sync first/);
+
+    const app = `${runtime.url}/api/client/v2.0/app/${runtime.appId}`;
+    const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    await post(`${app}/auth/providers/local-userpass/register`, { email: 'bo@example.com', password: 'correct horse' });
+    const token = ((await (await post(`${app}/auth/providers/local-userpass/login`, { username: 'bo@example.com', password: 'correct horse' })).json()) as { access_token: string }).access_token;
+    const feed = await FeedClient.connect(`${app.replace('http://', 'ws://')}/sync/feed`, token);
+    try {
+      assert.equal((await feed.open(1, '"blue"')).type, 'snapshot');
+      const ended = feed.upcoming((m) => m.type === 'error' && m.session === 1, 'pause error');
+      assert.equal((await call('PATCH', `${appPath}/services/${atlas._id}/config`, { sync: { ...sync, state: 'disabled' } })).status, 204);
+      assert.equal((await ended).code, 213);
+      assert.equal((await call('GET', `${appPath}/services/${atlas._id}/config`)).body.sync.state, 'disabled');
+      assert.equal((await call('PATCH', `${appPath}/services/${atlas._id}/config`, { sync: { ...sync, state: 'enabled' } })).status, 204);
+      assert.equal((await feed.open(2, '"blue"')).type, 'snapshot');
+    } finally {
+      feed.close();
+    }
+  });
+});
