@@ -45,9 +45,12 @@ export function frozenMessage(paths: string[][]): string {
 /** The state after the configuration `settings` is loaded, pushed or patched at time `now` (Unix seconds). */
 export function reconcileSync(state: SyncRuntimeState, settings: SyncSettings | undefined, clusterNames: readonly string[], now: number): Reconciled {
   const running = state.status === 'enabled' || state.status === 'paused';
-  const target = settings?.state ?? '';
-  if (!settings || target === '') {
-    if (!running) return { state, ...(settings?.type === 'flexible' ? { notice: FLEXIBLE_NOT_RUN } : {}) };
+  // No sync/config.json (deleted, or between the two halves of a replace-save) changes nothing: only a
+  // configuration saying `state: ""` terminates.
+  if (!settings) return { state, ...(running ? { notice: 'sync/config.json is absent: sync keeps running as it was; terminate it with "asl sync terminate"' } : {}) };
+  const target = settings.state;
+  if (target === '') {
+    if (!running) return { state, ...(settings.type === 'flexible' ? { notice: FLEXIBLE_NOT_RUN } : {}) };
     return {
       state: { status: 'terminated', epoch: state.epoch + 1, lastDisabled: now, previous: state.running!.frozen },
       transition: 'terminated',

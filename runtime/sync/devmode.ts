@@ -8,12 +8,15 @@ import { isPlainObject } from '../../core/rules/bsonValues';
 import type { SyncSettings } from '../../core/sync';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** A database or service name used as a folder name: no separators, no `..`. */
+const FOLDER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const BSON_TYPE_OF_KEY_TYPE: Record<string, string> = { string: 'string', objectId: 'objectId', long: 'long', uuid: 'uuid' };
 
 /** Writes the object types as schemas; returns the files written (relative to the app). Throws with a message on bad input. */
 export function mirrorObjectTypes(appDir: string, settings: SyncSettings, types: unknown): string[] {
   if (!settings.developmentModeEnabled) throw new Error('development mode is off: turn on "development_mode_enabled" in sync/config.json');
   if (!settings.databaseName || !settings.serviceName) throw new Error('development mode needs "database_name" and "service_name" in sync/config.json');
+  if (!FOLDER_NAME.test(settings.databaseName) || !FOLDER_NAME.test(settings.serviceName)) throw new Error('"database_name" and "service_name" must be plain names to write schemas under data_sources/');
   if (!Array.isArray(types) || types.length === 0) throw new Error('"types" must be a non-empty list of {name, properties, required?}');
   const written: string[] = [];
   const planned: { file: string; schema: Record<string, unknown> }[] = [];
