@@ -70,7 +70,8 @@ ${COMMON}`;
 export const PUSH_HELP = `Usage: asl push [--remote <app id>] [--local <dir>] [--yes] [--dry-run]
 
 Shows what would change in the app served by the runtime, asks, then deploys (draft, import, deployment)
-and waits for it. The runtime checks the pushed files first: an app with errors is refused with the
+and waits for it. When no app has that id, it offers to create one (named as realm_config.json says,
+whose app_id it then rewrites). The runtime checks the pushed files first: an app with errors is refused with the
 checker's message (file, position, problem) and nothing changes.
 
 Options:
@@ -304,9 +305,20 @@ export async function runPush(argv: string[], io: CliIO): Promise<number> {
     if (!local || !fs.existsSync(path.join(local, 'realm_config.json'))) throw new CommandError(`no app found ${values.local ? `in ${values.local}` : 'here or in the parent folders'} (looked for realm_config.json)`, true);
     const remote = values.remote ?? appIdOf(local);
     if (!remote) throw new CommandError('must specify --remote, or give realm_config.json an app_id', true);
-    const body = filesToAppJsonOrError(local);
     const client = AdminClient.forCommand(io, values.profile ?? 'default');
-    const app = await client.findApp(remote);
+    let app: AppSummary;
+    try {
+      app = await client.findApp(remote);
+    } catch (e) {
+      if (!(e instanceof CommandError) || !e.message.startsWith('failed to find app')) throw e;
+      if (values['dry-run']) {
+        io.out(values.json ? JSON.stringify({ client_app_id: remote, create: true, deployed: false }) + '\n' : `App '${remote}' does not exist yet: a push would create it\n`);
+        return EXIT_OK;
+      }
+      if (!(await confirm(io, `App '${remote}' cannot be found. Do you wish to create a new app?`, values.yes, '--yes'))) return EXIT_PROBLEMS;
+      app = await createForPush(client, local);
+    }
+    const body = filesToAppJsonOrError(local);
     const base = `/groups/${app.group_id}/apps/${app._id}`;
     const diffs = (await client.request('POST', `${base}/import?diff=true&strategy=replace-by-name`, { body, expect: [200] })).body;
     const lines = Array.isArray(diffs) ? diffs.map(String) : [];
@@ -338,6 +350,20 @@ export async function runPush(argv: string[], io: CliIO): Promise<number> {
     io.out(values.json ? JSON.stringify({ client_app_id: app.client_app_id, diffs: lines, deployed: true }) + '\n' : `Deployment complete\nSuccessfully pushed app up: ${app.client_app_id}\n`);
     return EXIT_OK;
   });
+}
+
+/** The create path of a push: a new app named as the local one; realm_config.json then names it (as the platform CLI rewrites it). */
+async function createForPush(client: AdminClient, local: string): Promise<AppSummary> {
+  const configPath = path.join(local, 'realm_config.json');
+  const config: unknown = JSON.parse(fs.readFileSync(configPath, 'utf8'));
+  if (!isObject(config) || typeof config.name !== 'string') throw new CommandError('realm_config.json has no "name" to create the app with');
+  const [groupId] = await client.groupIds();
+  if (!groupId) throw new CommandError('failed to find group');
+  const body = Object.fromEntries(['name', 'location', 'deployment_model', 'environment'].filter((k) => typeof config[k] === 'string' && config[k] !== '').map((k) => [k, config[k]]));
+  const created = (await client.request('POST', `/groups/${groupId}/apps`, { body, expect: [201] })).body as AppSummary;
+  const rewritten = { ...config, app_id: created.client_app_id, name: created.name, location: created.location, deployment_model: created.deployment_model, ...(created.environment ? { environment: created.environment } : {}) };
+  fs.writeFileSync(configPath, JSON.stringify(rewritten, null, 2) + '\n');
+  return created;
 }
 
 async function createDraft(client: AdminClient, base: string, io: CliIO, yes: boolean | undefined): Promise<string> {

@@ -402,6 +402,16 @@ describe('asl login / apps / pull / push against dist/cli.js serve, in a tempora
     assert.equal(again.code, 0, again.stderr);
     assert.deepEqual(treeOf(path.join(work, 'again')), treeOf(copy));
 
+    const fresh = path.join(work, 'again');
+    const config = JSON.parse(fs.readFileSync(path.join(fresh, 'realm_config.json'), 'utf8'));
+    fs.writeFileSync(path.join(fresh, 'realm_config.json'), JSON.stringify({ ...config, app_id: 'brandnew-zzzzz', name: 'brandnew' }, null, 2) + '\n');
+    const createdByPush = await asl(home, fresh, ['push', '--yes']);
+    assert.equal(createdByPush.code, 0, createdByPush.stderr);
+    const newId = JSON.parse(fs.readFileSync(path.join(fresh, 'realm_config.json'), 'utf8')).app_id;
+    assert.match(newId, /^brandnew-[a-z]{5}$/, 'the push rewrote app_id from the created app');
+    assert.match(createdByPush.stdout, new RegExp(`Successfully pushed app up: ${newId}\\n$`));
+    assert.ok(fs.existsSync(path.join(root, 'brandnew', 'graphql', 'custom_resolvers', 'query_hello.json')));
+
     fs.writeFileSync(path.join(copy, 'graphql', 'custom_resolvers', 'query_hello.json'), '{"on_type": "Query", "field_name": "hello", "function_name": "missing"}\n');
     const broken = await asl(home, copy, ['push', '--yes']);
     assert.equal(broken.code, 1);
