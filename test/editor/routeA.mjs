@@ -36,6 +36,11 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ timeout: stepTimeoutMs });
     await input.pressSequentially(title, { delay: 20 });
+    // On a loaded machine the first keys can arrive before the palette has focus: type again if they were lost.
+    if (!(await input.inputValue()).endsWith(title)) {
+      await input.press('Control+A');
+      await input.pressSequentially(`>${title}`, { delay: 20 });
+    }
     await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: stepTimeoutMs });
     if (screenshot) await shot(screenshot);
     await page.keyboard.press('Enter');
@@ -93,6 +98,7 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
       await shot('7-start-refused');
       await toast.locator('.monaco-button', { hasText: 'Show Problems' }).click();
       await problemRow().first().waitFor({ timeout: stepTimeoutMs });
+      await page.locator('.monaco-workbench .part.editor').click({ position: { x: 300, y: 200 } });
     }],
     [`with the resolver fixed on disk, "${paletteCommands.startRuntime}" runs it and the status bar shows app id and port`, async () => {
       fs.writeFileSync(problem.file, fs.readFileSync(problem.file, 'utf8').replace(`"${problem.value}"`, `"${problem.intactValue}"`));
