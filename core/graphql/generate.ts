@@ -564,8 +564,9 @@ class SchemaGenerator {
       const file = resolver.file;
       const parent = resolver.onType === 'Query' ? this.query : resolver.onType === 'Mutation' ? this.mutation : this.documentTypes.get(resolver.onType);
       if (!parent) {
-        this.sink.at(file, ['on_type'], 'error', 'graphql/unknown-resolver-parent',
-          `"on_type" must be Query, Mutation or a generated document type; "${resolver.onType}" is none of these.`, { data: { onType: resolver.onType } });
+        // A computed field whose document type lost its schema stays stored on the platform: a warning, left out here.
+        this.sink.at(file, ['on_type'], resolver.onType === '' ? 'error' : 'warning', 'graphql/unknown-resolver-parent',
+          `"on_type" must be Query, Mutation or a generated document type; "${resolver.onType}" is none of these, so ${resolver.onType || 'the resolver'}.${resolver.fieldName} is left out of the local API.`, { data: { onType: resolver.onType } });
         continue;
       }
       if (!isValidGraphqlName(resolver.fieldName)) {

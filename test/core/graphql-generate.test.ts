@@ -715,7 +715,7 @@ describe('custom resolvers (graphql.md §10)', () => {
     const rel = (d: { file: string }) => [...app.files.values()].find((f) => f.path === d.file)!.relPath.replace('graphql/custom_resolvers/', '');
     const actual = generated.diagnostics.map((d) => [rel(d), d.code, d.severity]);
     assert.deepEqual(actual, [
-      ['a_parent.json', 'graphql/unknown-resolver-parent', 'error'],
+      ['a_parent.json', 'graphql/unknown-resolver-parent', 'warning'],
       ['b_fieldName.json', 'graphql/invalid-resolver-field-name', 'error'],
       ['c_scalar.json', 'graphql/unknown-resolver-scalar', 'error'],
       ['d_generated.json', 'graphql/unknown-generated-type', 'warning'],

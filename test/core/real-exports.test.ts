@@ -172,6 +172,13 @@ describe('real exports check without false errors', () => {
     assert.equal(unknown[0]!.severity, 'warning');
     assert.match(unknown[0]!.message, /Query\.oldReport is left out of the local API/);
     assert.doesNotMatch(generateSchema(await load(files)).sdl, /oldReport/);
+
+    files['graphql/custom_resolvers/report_age.json'] = { on_type: 'Report', field_name: 'age', function_name: 'renameTask', input_type_format: '', payload_type_format: 'scalar', payload_type: 'int' };
+    const onMissingType = await check(files);
+    assert.deepEqual(errorsOf(onMissingType), []);
+    const parent = withCode(onMissingType, 'graphql/unknown-resolver-parent');
+    assert.equal(parent[0]?.severity, 'warning');
+    assert.match(parent[0]!.message, /Report\.age is left out of the local API/);
   });
 
   test('trailing commas: one warning per comma, the file still reads; unparseable JSON stays an error', async () => {
