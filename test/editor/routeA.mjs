@@ -1,6 +1,7 @@
 // Route A: what a person sees. The extension is installed by copying it into code-server's extensions
 // dir; Playwright drives the workbench in headless Chromium and screenshots each step.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { artifactsDir, launchBrowser, log, startCodeServer, stopCodeServer, workbenchUrl } from './lib.mjs';
 
@@ -10,6 +11,7 @@ const paletteCommands = {
   showOutput: 'App Services: Show Output',
   startRuntime: 'App Services: Start Runtime',
   stopRuntime: 'App Services: Stop Runtime',
+  createFromTemplate: 'App Services: Create App from Template…',
 };
 
 /** Runs the UI checks in order; after the first failure the rest are reported as not reached. */
@@ -168,6 +170,46 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
         return classes.size >= 4;
       }, undefined, { timeout: stepTimeoutMs });
       await shot('13-graphql-highlighting');
+    }],
+    ['the palette creates an app from a template (pick, name checked as typed, folder) and adds it to the workspace', async () => {
+      const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-route-a-template-'));
+      const input = page.locator('.quick-input-widget input');
+      const row = (text) => page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
+      await page.keyboard.press('F1');
+      await input.waitFor({ timeout: stepTimeoutMs });
+      await input.pressSequentially(paletteCommands.createFromTemplate, { delay: 20 });
+      await row(paletteCommands.createFromTemplate).waitFor({ timeout: stepTimeoutMs });
+      await page.keyboard.press('Enter');
+      await row('React Native Todo App').waitFor({ timeout: stepTimeoutMs });
+      await input.pressSequentially('Web (MQL)', { delay: 20 });
+      await row('Web (MQL) Todo App').waitFor({ timeout: stepTimeoutMs });
+      await shot('13-template-pick');
+      await page.keyboard.press('Enter');
+      await page.locator('.quick-input-widget', { hasText: 'App name' }).waitFor({ timeout: stepTimeoutMs });
+      await input.pressSequentially('route a', { delay: 20 });
+      await page.locator('.quick-input-widget', { hasText: 'may only contain' }).waitFor({ timeout: stepTimeoutMs });
+      await shot('14-name-refused');
+      await input.fill('RouteAApp');
+      await page.keyboard.press('Enter');
+      await page.locator('.quick-input-widget', { hasText: 'Folder to create RouteAApp in' }).waitFor({ timeout: stepTimeoutMs });
+      // The simple file dialog starts in the workspace folder: replace its path by typing, wait until it lists
+      // the (empty) typed folder, then accept it with its button.
+      await input.click();
+      await page.keyboard.press('Control+A');
+      await page.keyboard.type(`${parent}/`, { delay: 10 });
+      await page.locator('.quick-input-widget', { hasText: 'The path does not exist' }).waitFor({ state: 'hidden', timeout: stepTimeoutMs });
+      await shot('15-folder');
+      await page.locator('.quick-input-widget .monaco-button', { hasText: 'Choose Folder' }).click();
+      const toast = page.locator('.notification-toast', { hasText: 'Created RouteAApp' });
+      await toast.waitFor({ timeout: stepTimeoutMs });
+      await shot('16-created');
+      const config = path.join(parent, 'RouteAApp', 'frontend', 'web.mql.todo', 'src', 'atlasConfig.json');
+      const appId = JSON.parse(fs.readFileSync(path.join(parent, 'RouteAApp', 'backend', 'realm_config.json'), 'utf8')).app_id;
+      if (!/^routeaapp-[a-z]{5}$/.test(appId)) throw new Error(`unexpected app id ${appId}`);
+      if (JSON.parse(fs.readFileSync(config, 'utf8')).appId !== appId) throw new Error(`${config} does not hold ${appId}`);
+      await toast.locator('.monaco-button', { hasText: 'Add to Workspace' }).click();
+      await page.getByRole('treeitem', { name: 'RouteAApp' }).first().waitFor({ timeout: stepTimeoutMs });
+      await shot('17-added-to-workspace');
     }],
   ];
 
