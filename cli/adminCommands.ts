@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { unzipSync } from 'fflate';
 import { isObject } from '../core/json';
 import { findAppRootUpwards } from '../core/load';
+import { TEMPLATES } from '../core/templates';
 import { filesToAppJson, isTransferredPath, type FileMap } from '../core/transfer/appJson';
 import { AdminClient, CommandError, DEFAULT_URL, readProfile, writeProfile, type AppSummary } from './adminClient';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, type CliIO } from './io';
@@ -48,13 +49,16 @@ create   creates an app in the runtime (a folder under the folder "asl serve" ru
 
 Options of create:
   -n, --name NAME              ASCII letters, digits, _ and -, starting with a letter
-  --template ID                a template id (see the Admin API's GET /templates)
+  --template ID                a template id (below)
   --local DIR                  where to write the app (default ./<name>); must not exist or be empty
   -l, --location LOC           ${LOCATIONS.join(', ')} (default US-VA)
   -d, --deployment-model M     GLOBAL (default) or LOCAL
   -e, --environment E          development, testing, qa or production
   -x, --dry-run                print what would be created and change nothing
-${COMMON}`;
+${COMMON}
+Templates:
+${TEMPLATES.map((t) => `  ${t.id.padEnd(36)} ${t.name}`).join('\n')}
+`;
 export const PULL_HELP = `Usage: asl pull --remote <app id> [--local <dir>] [--template <id>] [--yes] [--dry-run]
 
 Writes the app's files from the runtime into a folder (default: the app's name). With --template (for an

@@ -281,6 +281,19 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
   });
 
   table.get('/templates', () => json(TEMPLATES.map((t) => ({ id: t.id, name: t.name }))));
+  // The UI's download: no app yet, so the app id stays blank (the client's README says where it goes).
+  table.get('/templates/:templateId/client', async (req): Promise<HttpResult> => {
+    const templateId = req.params.templateId!;
+    let files;
+    try {
+      files = await clientFiles(templates, templateId, { kind: 'download', baseUrl: req.baseUrl });
+    } catch (e) {
+      if (e instanceof TemplateError) throw new ApiError(e.code === 'TemplateNotFound' ? 404 : 400, e.code, e.message);
+      throw e;
+    }
+    if (!files) return { status: 204 };
+    return zipResponse(req, `${templateId}.zip`, files);
+  });
   table.get('/groups/:groupId/apps/:appId/templates', async (req) => {
     const app = appOf(req);
     const templateId = (await apps.record(app.clientAppId)).template_id;
@@ -295,10 +308,14 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
     const dataSourceName = app.current().app.dataSources[0]?.name;
     const files = await clientFiles(templates, templateId, { kind: 'cli', values: localMetadataValues(app.clientAppId, req.baseUrl, dataSourceName) });
     if (!files) return { status: 204 };
-    const zip = zipFiles(new Map([...files].map(([p, text]) => [p, Buffer.from(text)])));
-    req.response.writeHead(200, { 'Content-Type': 'application/zip', 'Content-Disposition': `attachment; filename=${templateId}.zip`, 'Content-Length': String(zip.byteLength) }).end(zip);
-    return 'handled';
+    return zipResponse(req, `${templateId}.zip`, files);
   });
+}
+
+function zipResponse(req: HttpRequest, filename: string, files: Map<string, string>): 'handled' {
+  const zip = zipFiles(new Map([...files].map(([p, text]) => [p, Buffer.from(text)])));
+  req.response.writeHead(200, { 'Content-Type': 'application/zip', 'Content-Disposition': `attachment; filename=${filename}`, 'Content-Length': String(zip.byteLength) }).end(zip);
+  return 'handled';
 }
 
 function toFiles(body: unknown, current: FileMap): FileMap {

@@ -245,6 +245,16 @@ describe('Admin API over dist/cli.js serve, as the platform CLI calls it', () =>
     assert.equal(JSON.parse(clientFiles.get('atlasConfig.json')!).appId, created.body.client_app_id);
     assert.equal((await cli(base, 'GET', `/groups/${groupId}/apps/${app._id}/templates`, { token: access })).status, 400, 'an app not made from a template has no compatible client');
 
+    const download = await cli(base, 'GET', '/templates/react-native.todo.flex/client', { token: access });
+    assert.equal(download.status, 200, 'the app-less download form');
+    assert.equal(JSON.parse(filesOfZip(download.bytes).get('atlasConfig.json')!).appId, '', 'a downloaded client has the app id blank');
+    const cpp = await cli(base, 'GET', '/templates/cpp.todo.flex/client', { token: access });
+    assert.equal(cpp.status, 400);
+    assert.equal(cpp.body.error_code, 'NotDownloadable');
+    assert.equal((await cli(base, 'GET', '/templates/no.such.template/client', { token: access })).status, 404);
+    assert.equal((await cli(base, 'GET', '/templates/sync.todo/client', { token: access })).status, 204, 'a backend-only template has no client');
+    assert.equal((await cli(base, 'GET', '/templates/react-native.todo.flex/client')).status, 401, 'admin routes need the admin token');
+
     const backendOnly = await cli(base, 'POST', `/groups/${groupId}/apps`, { token: access, body: { name: 'SyncOnly', template_id: 'sync.todo' } });
     assert.equal(backendOnly.status, 201);
     assert.equal((await cli(base, 'GET', `/groups/${groupId}/apps/${backendOnly.body._id}/templates/sync.todo/client`, { token: access })).status, 204);
@@ -428,6 +438,8 @@ describe('asl login / apps / pull / push against dist/cli.js serve, in a tempora
       assert.equal(r.code, 0, args.join(' '));
       assert.match(r.stdout, /^Usage: asl /);
     }
+    const appsHelp = (await asl(home, work, ['apps', 'create', '--help'])).stdout;
+    for (const id of ['web.mql.todo', 'web.data-api.todo', 'cpp.todo.flex', 'flex-sync-guides.tiered', 'triggers']) assert.match(appsHelp, new RegExp(`^  ${id.replace(/\./g, '\\.')} `, 'm'), `apps create --help lists ${id}`);
     assert.equal((await asl(home, work, ['push', '--bogus'])).code, 2);
   });
 });
