@@ -115,7 +115,7 @@ export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vsc
     [commands.insertSampleOperation.id]: guarded('inserting a sample', (node: Extract<ExplorerNode, { kind: 'resolver' }>) => explorer.insertSample(node)),
     [commands.createUser.id]: guarded('creating the user', () => explorer.createUser()),
     [commands.deleteUser.id]: guarded('deleting the user', (node: Extract<ExplorerNode, { kind: 'user' }>) => explorer.deleteUser(node)),
-    [commands.openPartitionAsUser.id]: guarded('opening the partition', () => partitions.open()),
+    [commands.openPartitionAsUser.id]: guarded('opening the partition', (args?: { userId?: string; partition?: string }) => partitions.open(args)),
   };
 
   return { runtime, runner, explorer, handlers };

@@ -33,7 +33,8 @@ export class PartitionSimulator implements vscode.TextDocumentContentProvider, v
     return this.views.get(uri.toString())?.text ?? '// This partition view is closed; run "App Services: Open Partition as User…" again.\n';
   }
 
-  async open(): Promise<void> {
+  /** Asks for the user and the partition value unless `args` names them (as the editor tests do). */
+  async open(args: { userId?: string; partition?: string } = {}): Promise<void> {
     const target = await this.runtime.ensureRunning();
     const pool = this.runtime.sessions;
     if (!target || !pool) return;
@@ -42,11 +43,14 @@ export class PartitionSimulator implements vscode.TextDocumentContentProvider, v
       void vscode.window.showWarningMessage('App Services: the app has no users yet; create one first (App Services: Create User…).');
       return;
     }
-    const picked = await vscode.window.showQuickPick(users.map((u) => ({ label: u.email ?? u.name ?? u.id, description: u.id, detail: u.providers.join(', '), user: u })), {
+    const items = users.map((u) => ({ label: u.email ?? u.name ?? u.id, description: u.id, detail: u.providers.join(', '), user: u }));
+    const named = args.userId === undefined ? undefined : items.find((i) => i.user.id === args.userId);
+    if (args.userId !== undefined && !named) throw new Error(`no user with id ${args.userId} in the app`);
+    const picked = named ?? await vscode.window.showQuickPick(items, {
       title: 'Open Partition as User…', placeHolder: 'the user who opens the partition',
     });
     if (!picked) return;
-    const partition = await vscode.window.showInputBox({
+    const partition = args.partition ?? await vscode.window.showInputBox({
       title: 'Open Partition as User…',
       prompt: 'The partition value as EJSON text, as a client sends it: "abc", 42, {"$oid": "…"}, {"$uuid": "…"}, null',
       value: JSON.stringify(picked.user.id),

@@ -191,6 +191,19 @@ export async function runtimeChecks(check: Check, api: AppServicesLocalApi, figu
     await shot('8-explorer');
   });
 
+  await check('Open Partition as User shows the verdicts, the trace and the partition\'s documents for that user', async () => {
+    const adaId = await runtime.sessions!.userIdOf(ada);
+    await vscode.commands.executeCommand(commands.openPartitionAsUser.id, { userId: adaId, partition: JSON.stringify(adaId) });
+    const editor = await waitFor('the partition view', () => vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === 'asl-partition' && !e.document.getText().includes('opening…')));
+    const text = editor.document.getText();
+    assert.match(text, new RegExp(`Partition "${adaId}"`), text);
+    assert.match(text, /read: (ALLOWED|denied)/, text);
+    assert.match(text, /[✓✗] /, `a trace line: ${text}`);
+    assert.match(text, /client error: /, text);
+    assert.match(text, /Task \(tracker\.Task\): 1 document\(s\)/, text);
+    await shot('8b-partition-as-user');
+  });
+
   await check('Stop Runtime stops it', async () => {
     await vscode.commands.executeCommand(commands.stopRuntime.id);
     assert.equal(runtime.current.kind, 'stopped');
