@@ -3,7 +3,7 @@
 // app ids and the admin session; log lines arrive with their level. No `vscode` import: tested in plain Node.
 import { spawn, type ChildProcess } from 'node:child_process';
 import {
-  RUNTIME_PROTOCOL_VERSION, isRuntimeMessage, type AdminSessionGrant, type RuntimeAppInfo, type RuntimeLogLevel, type RuntimeProblem,
+  RUNTIME_PROTOCOL_VERSION, isRuntimeMessage, type RuntimeLogLevel, type RuntimeMessage, type RuntimeProblem,
 } from '../core/runtime-protocol';
 
 export interface RuntimeLaunch {
@@ -23,14 +23,8 @@ export interface RuntimeLaunch {
   startTimeoutMs?: number;
 }
 
-export interface RuntimeReady {
-  url: string;
-  port: number;
-  apps: RuntimeAppInfo[];
-  admin?: AdminSessionGrant;
-  errors: number;
-  warnings: number;
-}
+/** The handshake's ready message, as declared once in `core/runtime-protocol.ts`, without its envelope. */
+export type RuntimeReady = Omit<Extract<RuntimeMessage, { type: 'ready' }>, 'type' | 'version'>;
 
 export interface RuntimeProcessListener {
   onLog?(level: RuntimeLogLevel, message: string): void;
