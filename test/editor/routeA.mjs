@@ -33,6 +33,16 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
     await page.keyboard.press('Control+Shift+M');
     await problemRow().first().waitFor({ timeout: stepTimeoutMs });
   };
+  /** Opens a file of the workspace with Quick Open and waits until its tab is the active one. */
+  const quickOpen = async (name) => {
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: stepTimeoutMs });
+    await input.pressSequentially(name, { delay: 20 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: stepTimeoutMs });
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: stepTimeoutMs });
+  };
   const runFromPalette = async (title, screenshot) => {
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
@@ -111,12 +121,7 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
       await shot('8-runtime-running');
     }],
     ['clicking the lens above Tasks, as a new user, opens the result beside the query', async () => {
-      await page.keyboard.press('Control+P');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ timeout: stepTimeoutMs });
-      await input.pressSequentially('queries.graphql', { delay: 20 });
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'queries.graphql' }).first().waitFor({ timeout: stepTimeoutMs });
-      await page.keyboard.press('Enter');
+      await quickOpen('queries.graphql');
       const lens = page.locator('.codelens-decoration a', { hasText: '▶ Run' }).first();
       await lens.waitFor({ timeout: stepTimeoutMs });
       await lens.click();
@@ -136,13 +141,7 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
       await shot('10-result');
     }],
     ['a slow query is cancelled with the Cancel button of its notification', async () => {
-      await page.keyboard.press('Control+P');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ timeout: stepTimeoutMs });
-      await input.pressSequentially('checks.graphql', { delay: 20 });
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'checks.graphql' }).first().waitFor({ timeout: stepTimeoutMs });
-      await page.keyboard.press('Enter');
-      await page.locator('.tab.active', { hasText: 'checks.graphql' }).waitFor({ timeout: stepTimeoutMs });
+      await quickOpen('checks.graphql');
       const lenses = page.locator('.codelens-decoration a', { hasText: '▶ Run as grace@example.com' });
       await lenses.nth(1).waitFor({ timeout: stepTimeoutMs });
       await lenses.nth(1).click();
@@ -156,13 +155,7 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
       await shot('12-cancelled-and-stopped');
     }],
     ['a .graphql file is coloured by the GraphQL grammar', async () => {
-      await page.keyboard.press('Control+P');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ timeout: stepTimeoutMs });
-      await input.pressSequentially('queries.graphql', { delay: 20 });
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'queries.graphql' }).first().waitFor({ timeout: stepTimeoutMs });
-      await page.keyboard.press('Enter');
-      await page.locator('.tab.active', { hasText: 'queries.graphql' }).waitFor({ timeout: stepTimeoutMs });
+      await quickOpen('queries.graphql');
       // Tokens of different scopes get different mtk classes: keywords, names, fields, variables, strings.
       await page.waitForFunction(() => {
         const lines = document.querySelector('.editor-group-container.active .monaco-editor .view-lines');
