@@ -1,6 +1,7 @@
 // GraphQL latencies of the language server in a 1,000-line .graphql file against the synthetic app's schema,
 // computed as the server's handlers do (server/features/graphql.ts, with its per-text document cache):
-//   - diagnostics after an edit: find the documents of the new text, validate them;
+//   - diagnostics after an edit: find the documents of the new text, validate them (also for an edit that
+//     breaks the syntax, without a goal);
 //   - completion: the documents of the unchanged text (cached), then graphql-language-service's suggestions.
 import { performance } from 'node:perf_hooks';
 import { GraphqlDocuments, graphqlCompletion, graphqlDiagnostics } from '../server/features/graphql';
@@ -15,6 +16,8 @@ export interface GraphqlLatencies {
   diagnosticsCpuP95: number;
   completionCpuP95: number;
   errorsSeen: number;
+  /** Diagnostics after an edit that leaves the text not parsing (typing `(` on the middle line): no goal. */
+  syntaxErrorP95: number;
 }
 
 /** About ten lines per operation, each over one collection and its custom resolver. */
@@ -59,19 +62,30 @@ export function graphqlLatencies(app: LoadedApp, collections: number): GraphqlLa
   const uri = 'file:///bench/queries.graphql';
   const original = thousandLineQueries(collections);
   const lines = original.split('\n');
-  // Edits on the middle line's field: alternately a valid field and a misspelt one (an error to report).
+  // Edits on the middle line's field, each a text not seen before (so nothing of the edited definition is
+  // cached): alternately a valid aliased field and a misspelt one (an error to report).
   const editLine = lines.findIndex((l, i) => i >= 500 && l === '    name');
   let errorsSeen = 0;
   const diagnostics: number[] = [];
   const diagnosticsCpu: number[] = [];
   for (let i = 0; i < 220; i++) {
     const edited = [...lines];
-    edited[editLine] = i % 2 ? '    nam' : '    name';
+    edited[editLine] = i % 2 ? `    nam${i}` : `    n${i}: name`;
     const text = edited.join('\n');
     const { result, wall, cpu } = timed(() => graphqlDiagnostics(schema, documents.of(uri, text)));
     diagnostics.push(wall);
     diagnosticsCpu.push(cpu);
     if (result.length) errorsSeen++;
+  }
+  // Typing inside a field leaves the text not parsing until the closing character comes.
+  const syntaxErrors: number[] = [];
+  for (let i = 0; i < 120; i++) {
+    const edited = [...lines];
+    edited[editLine] = `    name${i}(`;
+    const text = edited.join('\n');
+    const { result, wall } = timed(() => graphqlDiagnostics(schema, documents.of(uri, text)));
+    syntaxErrors.push(wall);
+    if (result.length !== 1 || !/^Syntax Error/.test(result[0].message)) throw new Error(`expected one syntax error, saw ${JSON.stringify(result)}`);
   }
   const completionLine = lines.findIndex((l, i) => i >= 500 && l === '    nested { a b }');
   const position = { line: completionLine, character: '    nested { '.length };
@@ -88,5 +102,6 @@ export function graphqlLatencies(app: LoadedApp, collections: number): GraphqlLa
     lines: lines.length - 1, errorsSeen,
     diagnosticsP95: p95(diagnostics.slice(20)), completionP95: p95(completion.slice(100)),
     diagnosticsCpuP95: p95(diagnosticsCpu.slice(20)), completionCpuP95: p95(completionCpu.slice(100)),
+    syntaxErrorP95: p95(syntaxErrors.slice(20)),
   };
 }

@@ -3,7 +3,8 @@
 //   1. full validation (load + every check) ÷ reading and jsonc-parsing the same files   goal ≤ 4
 //   2. edit-to-diagnostics p95 for one file (the workspace's reload after an edit)      goal ≤ 15 ms
 //   3. completion p95 inside a rule expression                                         goal ≤ 5 ms
-//   4. GraphQL diagnostics after an edit p95, 1,000-line .graphql file (bench/lsp-graphql.ts) goal ≤ 15 ms
+//   4. GraphQL diagnostics after an edit p95, 1,000-line .graphql file, over LSP with dist/server.js
+//      (bench/lsp-graphql-wire.ts; the handler alone in process: bench/lsp-graphql.ts)       goal ≤ 15 ms
 //   5. GraphQL completion p95 in the same file                                          goal ≤ 5 ms
 // The measurements (fixtures/lsp-measure.ts) run bundled with the product's build options, as the language
 // server ships (dist/server.js).

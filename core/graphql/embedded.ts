@@ -2,7 +2,7 @@
 // files the template literals tagged `gql`/`graphql` (also as `gql(`…`)`) or preceded by `/* GraphQL */`.
 // Each `${…}` substitution is replaced by spaces of the same length (newlines kept), so a document's text has
 // the same length and line structure as its slice of the file: document offset + `start` = file offset.
-import { Kind, Lexer, Source, TokenKind, parse, type ASTNode, type DefinitionNode, type DocumentNode } from 'graphql';
+import { Kind, Lexer, Source, TokenKind, parse, type ASTNode, type DefinitionNode } from 'graphql';
 import type { Position, Range } from '../json';
 
 /** How a file holds GraphQL: as its whole text, or inside script template literals. */
@@ -56,6 +56,29 @@ export interface GraphqlSubstitution {
 
 export interface GraphqlSyntaxError { message: string; offset: number; range: Range }
 
+/**
+ * A top-level definition of a document. Definitions are usually parsed one by one, each from its own text
+ * (an edit then re-parses only the definition it touched), so a node's locations count from `offset`.
+ */
+export interface GraphqlDefinition {
+  node: DefinitionNode;
+  /** The document offset of the node's source offset 0: document offset = `offset` + `node.loc.start`. */
+  offset: number;
+  /** The document position (0-based) of the node's source line 1, column 1. */
+  origin: Position;
+}
+
+/** The document offset of an offset in a definition's source. */
+export function definitionOffsetToDocument(definition: GraphqlDefinition, sourceOffset: number): number {
+  return definition.offset + sourceOffset;
+}
+
+/** The document position (0-based) of a 1-based line and column of a definition's source, as graphql-js tokens have them. */
+export function definitionPositionToDocument(definition: GraphqlDefinition, line: number, column: number): Position {
+  const { origin } = definition;
+  return line === 1 ? { line: origin.line, character: origin.character + column - 1 } : { line: origin.line + line - 1, character: column - 1 };
+}
+
 export interface EmbeddedGraphqlDocument {
   origin: GraphqlDocumentOrigin;
   /** The text graphql-js sees: the file slice with substitutions blanked. */
@@ -65,8 +88,8 @@ export interface EmbeddedGraphqlDocument {
   end: number;
   range: Range;
   substitutions: GraphqlSubstitution[];
-  /** The parsed document, when the text parses. */
-  ast?: DocumentNode;
+  /** The parsed top-level definitions: all of them when the text parses, else those that parse on their own. */
+  definitions: GraphqlDefinition[];
   /** The first syntax error, when the text does not parse (text of only whitespace and comments is not an error). */
   syntaxError?: GraphqlSyntaxError;
   /** Operations found; when the whole text does not parse, those that parse on their own. */
@@ -140,49 +163,93 @@ function buildDocument(origin: GraphqlDocumentOrigin, fileText: string, start: n
   substitutions: GraphqlSubstitution[], lines: LineIndex): EmbeddedGraphqlDocument {
   const text = blank(fileText.slice(start, end), substitutions.map((s) => [s.start - start, s.end - start]));
   const document: EmbeddedGraphqlDocument = {
-    origin, text, start, end, range: lines.range(start, end), substitutions, operations: [], fragments: [],
+    origin, text, start, end, range: lines.range(start, end), substitutions, definitions: [], operations: [], fragments: [],
   };
   const rangeOf = (docStart: number, docEnd: number) => lines.range(start + docStart, start + docEnd);
-  try {
-    document.ast = parse(text);
-    collectDefinitions(document.ast.definitions, document, start, rangeOf);
-  } catch (e) {
-    if (!hasTokens(text)) return document;
-    const offset = syntaxErrorOffset(e, text);
-    document.syntaxError = { message: (e as Error).message, offset: start + offset, range: rangeOf(offset, Math.min(offset + 1, text.length)) };
-    for (const [from, to] of definitionSpans(text)) {
-      try {
-        collectDefinitions(parse(blank(text, [[0, from], [to, text.length]])).definitions, document, start, rangeOf);
-      } catch { /* this definition has the syntax error */ }
+  const scan = scanDefinitions(text);
+  const parsed = scan.spans.map(([from, to]) => {
+    const node = parseDefinition(text.slice(from, to));
+    return node && { node, offset: from, origin: filePositionToDocument(document, rangeOf(from, from).start)! };
+  });
+  const firstUnparsed = scan.complete ? parsed.findIndex((d) => d === undefined) : 0;
+  if (firstUnparsed < 0) {
+    document.definitions = parsed as GraphqlDefinition[];
+  } else {
+    // A definition does not parse on its own (or the text is not all definitions, such as a schema):
+    // graphql-js's parse decides, from there on. The definitions before it each parsed as exactly one, so
+    // the whole text's parse would reach that point in the same state.
+    const from = scan.complete ? scan.spans[firstUnparsed][0] : 0;
+    try {
+      const origin = filePositionToDocument(document, rangeOf(from, from).start)!;
+      const rest = parse(text.slice(from)).definitions.map((node) => ({ node, offset: from, origin }));
+      document.definitions = [...(parsed.slice(0, firstUnparsed) as GraphqlDefinition[]), ...rest];
+    } catch (e) {
+      if (!hasTokens(text)) return document;
+      const offset = from + syntaxErrorOffset(e, text.slice(from));
+      document.syntaxError = { message: (e as Error).message, offset: start + offset, range: rangeOf(offset, Math.min(offset + 1, text.length)) };
+      document.definitions = parsed.filter((d): d is GraphqlDefinition => d !== undefined);
     }
   }
+  collectDefinitions(document, rangeOf);
   return document;
 }
 
-function collectDefinitions(definitions: readonly DefinitionNode[], document: EmbeddedGraphqlDocument, start: number,
-  rangeOf: (from: number, to: number) => Range): void {
-  for (const def of definitions) {
+/** Parsed definitions by their text, shared by every document: an edit re-parses only the definitions it changed. */
+const definitionCache = new Map<string, DefinitionNode | null>();
+const DEFINITION_CACHE_LIMIT = 4000;
+
+/** The one definition a text holds, or undefined when it does not parse as exactly one. */
+function parseDefinition(text: string): DefinitionNode | undefined {
+  const cached = definitionCache.get(text);
+  if (cached !== undefined) {
+    // Least recently used goes first.
+    definitionCache.delete(text);
+    definitionCache.set(text, cached);
+    return cached ?? undefined;
+  }
+  let node: DefinitionNode | null = null;
+  // A copy, so that the cached text and AST do not keep the whole text they were sliced from alive.
+  const own = detached(text);
+  try {
+    const definitions = parse(own).definitions;
+    if (definitions.length === 1) node = definitions[0];
+  } catch { /* not one definition */ }
+  if (definitionCache.size >= DEFINITION_CACHE_LIMIT) definitionCache.delete(definitionCache.keys().next().value!);
+  definitionCache.set(own, node);
+  return node ?? undefined;
+}
+
+/** A flat copy of a string (V8 keeps a slice as a view of the string it came from). */
+function detached(text: string): string {
+  return (' ' + text).slice(1);
+}
+
+function collectDefinitions(document: EmbeddedGraphqlDocument, rangeOf: (from: number, to: number) => Range): void {
+  const { start } = document;
+  for (const definition of document.definitions) {
+    const def = definition.node;
     if (!def.loc) continue;
+    const at = (loc: { start: number; end: number }) => rangeOf(definitionOffsetToDocument(definition, loc.start), definitionOffsetToDocument(definition, loc.end));
+    const from = start + definitionOffsetToDocument(definition, def.loc.start);
+    const to = start + definitionOffsetToDocument(definition, def.loc.end);
     if (def.kind === Kind.OPERATION_DEFINITION) {
       const nameLoc = def.name?.loc ?? (def.loc.startToken.kind === TokenKind.NAME || def.loc.startToken.kind === TokenKind.BRACE_L ? def.loc.startToken : def.loc);
       document.operations.push({
         kind: def.operation as GraphqlOperationKind,
         ...(def.name ? { name: def.name.value } : {}),
-        start: start + def.loc.start, end: start + def.loc.end, range: rangeOf(def.loc.start, def.loc.end),
-        nameRange: rangeOf(nameLoc.start, nameLoc.end),
+        start: from, end: to, range: at(def.loc), nameRange: at(nameLoc),
         variables: (def.variableDefinitions ?? []).map((v) => ({
           name: v.variable.name.value,
           type: sourceOf(v.type),
           ...(v.defaultValue ? { defaultValue: sourceOf(v.defaultValue) } : {}),
           required: v.type.kind === Kind.NON_NULL_TYPE && !v.defaultValue,
-          range: rangeOf(v.loc!.start, v.loc!.end),
+          range: at(v.loc!),
         })),
       });
     } else if (def.kind === Kind.FRAGMENT_DEFINITION) {
       document.fragments.push({
         name: def.name.value, typeCondition: def.typeCondition.name.value,
-        start: start + def.loc.start, end: start + def.loc.end, range: rangeOf(def.loc.start, def.loc.end),
-        nameRange: rangeOf(def.name.loc!.start, def.name.loc!.end),
+        start: from, end: to, range: at(def.loc), nameRange: at(def.name.loc!),
       });
     }
   }
@@ -208,7 +275,7 @@ function sourceOf(node: ASTNode): string {
  * next one starts. Language features use the definition under the cursor instead of a whole long document.
  */
 export function graphqlDefinitionSpans(text: string): Array<[number, number]> {
-  return definitionSpans(text);
+  return scanDefinitions(text).spans;
 }
 
 function syntaxErrorOffset(error: unknown, text: string): number {
@@ -216,19 +283,21 @@ function syntaxErrorOffset(error: unknown, text: string): number {
   return Math.max(0, Math.min(positions?.[0] ?? 0, text.length));
 }
 
-/**
- * Spans of the top-level definitions of a text that does not parse as a whole, found with graphql-js's lexer
- * by brace depth; a definition runs until the next one starts. Lexing stops at the first invalid character.
- */
 const definitionKeywords = new Set(['query', 'mutation', 'subscription', 'fragment']);
 
-function definitionSpans(text: string): Array<[number, number]> {
+/**
+ * The spans of the top-level definitions, found with graphql-js's lexer by brace depth; a definition runs until
+ * the next one starts. `complete` is false when the spans may not cover every token: a token before the first
+ * definition (a schema's `type`, say) or a character the lexer stops at.
+ */
+function scanDefinitions(text: string): { spans: Array<[number, number]>; complete: boolean } {
   const starts: number[] = [];
   const lexer = new Lexer(new Source(text));
   let depth = 0;
   let pendingStart: number | undefined;
   let firstColumn = Infinity;
   let previousLine = 0;
+  let complete = true;
   try {
     for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {
       const isKeyword = token.kind === TokenKind.NAME && definitionKeywords.has(token.value);
@@ -242,6 +311,8 @@ function definitionSpans(text: string): Array<[number, number]> {
         starts.push(token.start);
         pendingStart = token.start;
         firstColumn = Math.min(firstColumn, token.column);
+      } else if (!starts.length) {
+        complete = false;
       }
       if (token.kind === TokenKind.BRACE_L || token.kind === TokenKind.PAREN_L || token.kind === TokenKind.BRACKET_L) depth++;
       else if (token.kind === TokenKind.BRACE_R || token.kind === TokenKind.PAREN_R || token.kind === TokenKind.BRACKET_R) {
@@ -249,8 +320,11 @@ function definitionSpans(text: string): Array<[number, number]> {
         if (depth === 0 && token.kind === TokenKind.BRACE_R) pendingStart = undefined;
       }
     }
-  } catch { /* the rest of the text is not GraphQL tokens */ }
-  return starts.map((s, i) => [s, starts[i + 1] ?? text.length]);
+  } catch {
+    // The rest of the text is not GraphQL tokens.
+    complete = false;
+  }
+  return { spans: starts.map((s, i) => [s, starts[i + 1] ?? text.length]), complete };
 }
 
 /** The text with each span replaced by spaces, line breaks kept (so offsets and lines stay put). */

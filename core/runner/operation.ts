@@ -2,32 +2,32 @@
 // everything else blanked to spaces with line breaks kept. GraphQL validates a whole document, so a
 // mistake in another operation, or a fragment this one does not use, must not fail this one; keeping the
 // length and lines means error locations still point into the file.
-import { Kind, visit, type DocumentNode, type FragmentDefinitionNode } from 'graphql';
-import type { EmbeddedGraphqlDocument, GraphqlOperation } from '../graphql/embedded';
+import { Kind, visit, type FragmentDefinitionNode } from 'graphql';
+import { definitionOffsetToDocument, type EmbeddedGraphqlDocument, type GraphqlDefinition, type GraphqlOperation } from '../graphql/embedded';
 
 export function operationText(document: EmbeddedGraphqlDocument, operation: GraphqlOperation): string {
   const start = operation.start - document.start;
   const end = operation.end - document.start;
   const kept: Array<[number, number]> = [[start, end]];
-  const ast: DocumentNode | undefined = document.ast;
-  if (ast) {
-    const fragments = new Map<string, FragmentDefinitionNode>();
-    for (const definition of ast.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    const node = ast.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION && d.loc?.start === start);
-    const used = new Set<string>();
-    const pending = node ? [node] : [];
-    while (pending.length) {
-      visit(pending.pop()!, {
-        FragmentSpread(spread) {
-          const name = spread.name.value;
-          const fragment = fragments.get(name);
-          if (used.has(name) || !fragment) return;
-          used.add(name);
-          pending.push(fragment);
-          if (fragment.loc) kept.push([fragment.loc.start, fragment.loc.end]);
-        },
-      });
-    }
+  const fragments = new Map<string, GraphqlDefinition & { node: FragmentDefinitionNode }>();
+  for (const definition of document.definitions) {
+    if (definition.node.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.node.name.value, definition as GraphqlDefinition & { node: FragmentDefinitionNode });
+  }
+  const operationDefinition = document.definitions.find((d) => d.node.kind === Kind.OPERATION_DEFINITION && d.node.loc && definitionOffsetToDocument(d, d.node.loc.start) === start);
+  const used = new Set<string>();
+  const pending = operationDefinition ? [operationDefinition.node] : [];
+  while (pending.length) {
+    visit(pending.pop()!, {
+      FragmentSpread(spread) {
+        const name = spread.name.value;
+        const fragment = fragments.get(name);
+        if (used.has(name) || !fragment) return;
+        used.add(name);
+        pending.push(fragment.node);
+        const loc = fragment.node.loc;
+        if (loc) kept.push([definitionOffsetToDocument(fragment, loc.start), definitionOffsetToDocument(fragment, loc.end)]);
+      },
+    });
   }
   const text = document.text;
   let out = '';

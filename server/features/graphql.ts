@@ -3,20 +3,21 @@
 // graphql-language-service does the GraphQL work; this module maps positions and adds what only we know:
 // which collection property or resolver config a field comes from.
 import {
-  getAutocompleteSuggestions, getContextAtPosition, getDiagnostics, getHoverInformation, Position as GlsPosition, validateWithCustomRules,
+  getAutocompleteSuggestions, getContextAtPosition, getHoverInformation, Position as GlsPosition, validateWithCustomRules,
   type CompletionItem as GlsCompletionItem,
 } from 'graphql-language-service';
 import {
   getNamedType, Kind, NoDeprecatedCustomRule, TokenKind, validate, type GraphQLError,
-  type DocumentNode, type ExecutableDefinitionNode, type FragmentDefinitionNode, type GraphQLSchema, type Location as Location_,
-  type OperationDefinitionNode, type SelectionSetNode,
+  type DefinitionNode, type DocumentNode, type ExecutableDefinitionNode, type FragmentDefinitionNode, type GraphQLSchema, type Location as Location_,
+  type SelectionSetNode,
 } from 'graphql';
 import {
   CompletionItemKind, DiagnosticSeverity, MarkupKind, SymbolKind,
   type CompletionItem, type Diagnostic, type DocumentSymbol, type Hover, type Location, type Position, type Range,
 } from 'vscode-languageserver';
 import {
-  documentPositionToFile, filePositionToDocument, findGraphqlDocuments, graphqlDefinitionSpans, graphqlHostOf, type EmbeddedGraphqlDocument,
+  definitionOffsetToDocument, definitionPositionToDocument, documentPositionToFile, filePositionToDocument, findGraphqlDocuments,
+  graphqlDefinitionSpans, graphqlHostOf, type EmbeddedGraphqlDocument, type GraphqlDefinition,
 } from '../../core/graphql/embedded';
 import type { CollectionTypeInfo, GeneratedResolver, GeneratedSchema, ObjectTypeInfo } from '../../core/graphql';
 import type { JSONPath, JsonFile } from '../../core/json';
@@ -47,19 +48,18 @@ export class GraphqlDocuments {
 }
 
 /**
- * graphql-js validation of every document against the schema (graphql-language-service's rules), syntax errors
- * included. Each operation or fragment is validated with the fragments it spreads, and the result is kept by
+ * graphql-js validation of every document against the schema (graphql-language-service's rules), or its syntax
+ * error. Each operation or fragment is validated with the fragments it spreads, and the result is kept by
  * their text: an edit revalidates only the definitions it changed (results move with their definition).
  */
 export function graphqlDiagnostics(schema: GraphQLSchema, documents: EmbeddedGraphqlDocument[]): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const document of documents) {
-    if (!document.ast && !document.syntaxError) continue;
     // A schema file (such as the one "Write GraphQL Schema for Other Tools" writes) is not a set of queries.
-    if (document.ast?.definitions.some((d) => d.kind !== Kind.OPERATION_DEFINITION && d.kind !== Kind.FRAGMENT_DEFINITION)) continue;
-    const found = document.ast
-      ? validateDefinitions(schema, document.ast, externalFragments(documents, document))
-      : getDiagnostics(document.text, schema).map((d) => ({ range: trimTrailingSpace(document.text, d.range), message: d.message, severity: d.severity ?? DiagnosticSeverity.Error }));
+    if (document.definitions.some((d) => !isExecutable(d.node))) continue;
+    const found = document.syntaxError
+      ? [syntaxProblem(document.text, document.syntaxError.offset - document.start, document.syntaxError.message)]
+      : validateDefinitions(schema, document.definitions, externalFragments(documents, document));
     for (const d of found) {
       out.push({ range: toFileRange(document, d.range), severity: d.severity as DiagnosticSeverity, source: GRAPHQL_DIAGNOSTIC_SOURCE, message: d.message });
     }
@@ -69,36 +69,43 @@ export function graphqlDiagnostics(schema: GraphQLSchema, documents: EmbeddedGra
 
 interface FoundProblem { range: { start: Position; end: Position }; message: string; severity: number }
 
+/** A syntax error at the token it names; at the end of the text, at its last character. */
+function syntaxProblem(text: string, offset: number, message: string): FoundProblem {
+  let at = offset;
+  let length = 1;
+  if (!text.slice(at).trim()) at = Math.max(0, text.trimEnd().length - 1);
+  else {
+    const token = /[_A-Za-z][_0-9A-Za-z]*|-?\d[\w.+-]*|"(?:[^"\\\n]|\\.)*"?|\.\.\.|\S/y;
+    token.lastIndex = at;
+    length = token.exec(text)?.[0].length ?? 1;
+  }
+  const start = offsetToPosition(text, at);
+  return { message, severity: DiagnosticSeverity.Error, range: { start, end: { line: start.line, character: start.character + length } } };
+}
+
 /** Per schema: problems of a definition (with its fragments), positions relative to the definition's start. */
 const validationCache = new WeakMap<GraphQLSchema, Map<string, FoundProblem[]>>();
 const VALIDATION_CACHE_LIMIT = 20000;
 
-function validateDefinitions(schema: GraphQLSchema, ast: DocumentNode, external: FragmentDefinitionNode[]): FoundProblem[] {
+function validateDefinitions(schema: GraphQLSchema, definitions: GraphqlDefinition[], external: FragmentDefinitionNode[]): FoundProblem[] {
   let cache = validationCache.get(schema);
   if (!cache) validationCache.set(schema, (cache = new Map()));
   if (cache.size > VALIDATION_CACHE_LIMIT) cache.clear();
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const f of external) fragments.set(f.name.value, f);
-  for (const d of ast.definitions) if (isFragment(d)) fragments.set(d.name.value, d);
+  for (const { node } of definitions) if (isFragment(node)) fragments.set(node.name.value, node);
   const out: FoundProblem[] = [];
-  for (const def of ast.definitions) {
-    if ((def.kind !== Kind.OPERATION_DEFINITION && def.kind !== Kind.FRAGMENT_DEFINITION) || !def.loc) continue;
+  for (const definition of definitions) {
+    const def = definition.node;
+    if (!isExecutable(def) || !def.loc) continue;
     const parts: ExecutableDefinitionNode[] = [def, ...spreadFragments(def, fragments)];
     const key = parts.map((p) => p.loc ? p.loc.source.body.slice(p.loc.start, p.loc.end) : '').join('\u0000');
-    const origin = { line: def.loc.startToken.line - 1, character: def.loc.startToken.column - 1 };
     let relative = cache.get(key);
-    if (!relative) {
-      const endLine = def.loc.endToken.line - 1;
-      relative = validateDocument(schema, { kind: Kind.DOCUMENT, definitions: parts })
-        // Problems inside the fragments are reported with the fragments themselves.
-        .filter((d) => d.range.start.line >= origin.line && d.range.start.line <= endLine
-          && (d.range.start.line > origin.line || d.range.start.character >= origin.character))
-        .map((d) => ({ ...d, range: shiftRange(d.range, origin, -1) }));
-      cache.set(key, relative);
-    }
-    for (const d of relative) out.push({ ...d, range: shiftRange(d.range, origin, 1) });
+    if (!relative) cache.set(key, (relative = validateDocument(schema, { kind: Kind.DOCUMENT, definitions: parts }, def.loc)));
+    const origin = definitionPositionToDocument(definition, def.loc.startToken.line, def.loc.startToken.column);
+    for (const d of relative) out.push({ ...d, range: shiftRange(d.range, origin) });
   }
-  out.push(...crossDefinitionProblems(ast));
+  out.push(...crossDefinitionProblems(definitions));
   const seen = new Set<string>();
   return out.filter((d) => {
     const id = `${d.range.start.line}:${d.range.start.character}:${d.message}`;
@@ -106,20 +113,27 @@ function validateDefinitions(schema: GraphQLSchema, ast: DocumentNode, external:
   });
 }
 
-/** graphql-language-service's rules (validation errors, deprecation warnings), each at the name of the node concerned. */
-function validateDocument(schema: GraphQLSchema, ast: DocumentNode): FoundProblem[] {
+/**
+ * graphql-language-service's rules (validation errors, deprecation warnings), each at the name of the node
+ * concerned, for the nodes inside `owner` (problems inside spread fragments are reported with the fragments
+ * themselves); positions relative to the owner's first token.
+ */
+function validateDocument(schema: GraphQLSchema, ast: DocumentNode, owner: Location_): FoundProblem[] {
   const out: FoundProblem[] = [];
+  const relative = (line: number, column: number): Position => line === owner.startToken.line
+    ? { line: 0, character: column - owner.startToken.column }
+    : { line: line - owner.startToken.line, character: column - 1 };
   const annotate = (errors: readonly GraphQLError[], severity: DiagnosticSeverity) => {
     for (const error of errors) {
       for (const node of error.nodes ?? []) {
         const highlighted = node.kind !== Kind.VARIABLE && 'name' in node && node.name ? node.name
           : 'variable' in node && node.variable ? node.variable : node;
         const loc = highlighted.loc;
-        if (!loc) continue;
-        const start = { line: loc.startToken.line - 1, character: loc.startToken.column - 1 };
+        if (!loc || loc.source !== owner.source || loc.start < owner.start || loc.end > owner.end) continue;
+        const start = relative(loc.startToken.line, loc.startToken.column);
         const end = loc.startToken.line === loc.endToken.line
           ? { line: start.line, character: start.character + (loc.end - loc.start) }
-          : { line: loc.endToken.line - 1, character: loc.endToken.column - 1 + (loc.endToken.end - loc.endToken.start) };
+          : relative(loc.endToken.line, loc.endToken.column + (loc.endToken.end - loc.endToken.start));
         out.push({ message: error.message, severity, range: { start, end } });
       }
     }
@@ -152,33 +166,41 @@ function spreadFragments(def: ExecutableDefinitionNode, fragments: Map<string, F
 }
 
 /** The rules about the whole document, which per-definition validation cannot see: names unique, a lone anonymous operation. */
-function crossDefinitionProblems(ast: DocumentNode): FoundProblem[] {
+function crossDefinitionProblems(definitions: GraphqlDefinition[]): FoundProblem[] {
   const out: FoundProblem[] = [];
-  const operations = ast.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  const at = (node: { loc?: Location_ }, message: string) => {
-    if (!node.loc) return;
-    const start = { line: node.loc.startToken.line - 1, character: node.loc.startToken.column - 1 };
-    out.push({ message, severity: DiagnosticSeverity.Error, range: { start, end: { line: start.line, character: start.character + (node.loc.end - node.loc.start) } } });
+  const at = (definition: GraphqlDefinition, loc: Location_ | undefined, length: number, message: string) => {
+    if (!loc) return;
+    const start = definitionPositionToDocument(definition, loc.startToken.line, loc.startToken.column);
+    out.push({ message, severity: DiagnosticSeverity.Error, range: { start, end: { line: start.line, character: start.character + length } } });
   };
-  const counted = (names: Array<{ loc?: Location_; value: string }>, message: (name: string) => string) => {
+  const counted = (kind: Kind.OPERATION_DEFINITION | Kind.FRAGMENT_DEFINITION, message: (name: string) => string) => {
+    const named = definitions.flatMap((definition) => {
+      const node = definition.node;
+      return node.kind === kind && node.name ? [{ definition, name: node.name }] : [];
+    });
     const byName = new Map<string, number>();
-    for (const n of names) byName.set(n.value, (byName.get(n.value) ?? 0) + 1);
-    for (const n of names) if ((byName.get(n.value) ?? 0) > 1) at(n, message(n.value));
+    for (const { name } of named) byName.set(name.value, (byName.get(name.value) ?? 0) + 1);
+    for (const { definition, name } of named) {
+      if ((byName.get(name.value) ?? 0) > 1 && name.loc) at(definition, name.loc, name.loc.end - name.loc.start, message(name.value));
+    }
   };
-  counted(operations.flatMap((o) => (o.name ? [o.name] : [])), (name) => `There can be only one operation named "${name}".`);
-  counted(ast.definitions.filter(isFragment).map((f) => f.name), (name) => `There can be only one fragment named "${name}".`);
+  counted(Kind.OPERATION_DEFINITION, (name) => `There can be only one operation named "${name}".`);
+  counted(Kind.FRAGMENT_DEFINITION, (name) => `There can be only one fragment named "${name}".`);
+  const operations = definitions.filter((d) => d.node.kind === Kind.OPERATION_DEFINITION);
   if (operations.length > 1) {
-    for (const o of operations) if (!o.name && o.loc) at({ loc: o.loc.startToken.kind === TokenKind.BRACE_L ? { ...o.loc, end: o.loc.start + 1 } as Location_ : o.loc }, 'This anonymous operation must be the only defined operation.');
+    for (const definition of operations) {
+      const { node } = definition;
+      if (node.kind !== Kind.OPERATION_DEFINITION || node.name || !node.loc) continue;
+      const length = node.loc.startToken.kind === TokenKind.BRACE_L ? 1 : node.loc.end - node.loc.start;
+      at(definition, node.loc, length, 'This anonymous operation must be the only defined operation.');
+    }
   }
   return out;
 }
 
-/** A range moved by `sign` × the origin (to make it relative to a definition's start, or back). */
-function shiftRange(range: { start: Position; end: Position }, origin: Position, sign: 1 | -1): { start: Position; end: Position } {
-  const shift = (p: Position): Position => {
-    if (sign === -1) return p.line === origin.line ? { line: 0, character: p.character - origin.character } : { line: p.line - origin.line, character: p.character };
-    return p.line === 0 ? { line: origin.line, character: p.character + origin.character } : { line: p.line + origin.line, character: p.character };
-  };
+/** A range relative to a definition's start, moved to the definition's document position. */
+function shiftRange(range: { start: Position; end: Position }, origin: Position): { start: Position; end: Position } {
+  const shift = (p: Position): Position => p.line === 0 ? { line: origin.line, character: p.character + origin.character } : { line: p.line + origin.line, character: p.character };
   return { start: shift(range.start), end: shift(range.end) };
 }
 
@@ -186,7 +208,7 @@ export function graphqlCompletion(schema: GraphQLSchema, documents: EmbeddedGrap
   const located = locate(documents, position);
   if (!located) return null;
   const { document, at } = located;
-  const fragments = [...(document.ast?.definitions.filter(isFragment) ?? []), ...externalFragments(documents, document)];
+  const fragments = [...document.definitions.map((d) => d.node).filter(isFragment), ...externalFragments(documents, document)];
   const definition = definitionAt(document, at);
   const items = getAutocompleteSuggestions(schema, definition.text, definition.at, undefined, fragments);
   return items.map((item) => toCompletionItem(item));
@@ -243,43 +265,55 @@ export function graphqlDefinition(app: LoadedApp | undefined, documents: Embedde
 export function graphqlSymbols(documents: EmbeddedGraphqlDocument[]): DocumentSymbol[] {
   const out: DocumentSymbol[] = [];
   for (const document of documents) {
-    const fromAst = new Map<number, SelectionSetNode>();
-    for (const def of document.ast?.definitions ?? []) {
-      if ((def.kind === Kind.OPERATION_DEFINITION || def.kind === Kind.FRAGMENT_DEFINITION) && def.loc) fromAst.set(document.start + def.loc.start, def.selectionSet);
+    const byStart = new Map<number, { definition: GraphqlDefinition; set: SelectionSetNode }>();
+    for (const definition of document.definitions) {
+      const def = definition.node;
+      if (isExecutable(def) && def.loc) byStart.set(document.start + definitionOffsetToDocument(definition, def.loc.start), { definition, set: def.selectionSet });
     }
+    const children = (start: number) => {
+      const found = byStart.get(start);
+      return found ? selectionSymbols(document, found.definition, found.set) : [];
+    };
     for (const op of document.operations) {
       out.push({
         name: op.name ?? `(anonymous ${op.kind})`, detail: op.kind, kind: SymbolKind.Function,
-        range: op.range, selectionRange: op.nameRange, children: selectionSymbols(document, fromAst.get(op.start)),
+        range: op.range, selectionRange: op.nameRange, children: children(op.start),
       });
     }
     for (const fragment of document.fragments) {
       out.push({
         name: fragment.name, detail: `fragment on ${fragment.typeCondition}`, kind: SymbolKind.Class,
-        range: fragment.range, selectionRange: fragment.nameRange, children: selectionSymbols(document, fromAst.get(fragment.start)),
+        range: fragment.range, selectionRange: fragment.nameRange, children: children(fragment.start),
       });
     }
   }
   return out.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);
 }
 
-function selectionSymbols(document: EmbeddedGraphqlDocument, set: SelectionSetNode | undefined): DocumentSymbol[] {
+function selectionSymbols(document: EmbeddedGraphqlDocument, definition: GraphqlDefinition, set: SelectionSetNode | undefined): DocumentSymbol[] {
   const out: DocumentSymbol[] = [];
   for (const selection of set?.selections ?? []) {
     if (selection.kind !== Kind.FIELD || !selection.loc) continue;
     const name = selection.alias ? `${selection.alias.value}: ${selection.name.value}` : selection.name.value;
     out.push({
       name, kind: SymbolKind.Field,
-      range: docRange(document, selection.loc.start, selection.loc.end),
-      selectionRange: docRange(document, selection.name.loc!.start, selection.name.loc!.end),
-      children: selectionSymbols(document, selection.selectionSet),
+      range: locRange(document, definition, selection.loc),
+      selectionRange: locRange(document, definition, selection.name.loc!),
+      children: selectionSymbols(document, definition, selection.selectionSet),
     });
   }
   return out;
 }
 
-function docRange(document: EmbeddedGraphqlDocument, start: number, end: number): Range {
-  return { start: documentPositionToFile(document, offsetToPosition(document.text, start)), end: documentPositionToFile(document, offsetToPosition(document.text, end)) };
+/** The file range of a node's location, from its first token's start to its last token's end. */
+function locRange(document: EmbeddedGraphqlDocument, definition: GraphqlDefinition, loc: Location_): Range {
+  const { startToken, endToken } = loc;
+  const start = definitionPositionToDocument(definition, startToken.line, startToken.column);
+  const endColumn = endToken.column + (endToken.end - endToken.start);
+  const end = endToken.kind === TokenKind.BLOCK_STRING && endToken.value.includes('\n')
+    ? offsetToPosition(document.text, definitionOffsetToDocument(definition, endToken.end))
+    : definitionPositionToDocument(definition, endToken.line, endColumn);
+  return { start: documentPositionToFile(document, start), end: documentPositionToFile(document, end) };
 }
 
 function offsetToPosition(text: string, offset: number): Position {
@@ -399,15 +433,6 @@ function locate(documents: EmbeddedGraphqlDocument[], position: Position): { doc
   return undefined;
 }
 
-/** graphql-language-service's ranges can run over the blanks after a token (a blanked `${…}` too). */
-function trimTrailingSpace(text: string, range: { start: Position; end: Position }): { start: Position; end: Position } {
-  if (range.start.line !== range.end.line) return range;
-  const lineStart = positionToOffset(text, { line: range.start.line, character: 0 });
-  const covered = text.slice(lineStart + range.start.character, lineStart + range.end.character);
-  const trimmed = covered.trimEnd();
-  return trimmed.length && trimmed.length < covered.length ? { start: range.start, end: { line: range.end.line, character: range.start.character + trimmed.length } } : range;
-}
-
 function toFileRange(document: EmbeddedGraphqlDocument, range: { start: Position; end: Position }): Range {
   return {
     start: documentPositionToFile(document, { line: range.start.line, character: range.start.character }),
@@ -419,10 +444,14 @@ function isFragment(def: { kind: string }): def is FragmentDefinitionNode {
   return def.kind === Kind.FRAGMENT_DEFINITION;
 }
 
+function isExecutable(def: DefinitionNode): def is ExecutableDefinitionNode {
+  return def.kind === Kind.OPERATION_DEFINITION || def.kind === Kind.FRAGMENT_DEFINITION;
+}
+
 /** Fragments defined in the file's other documents: templates often interpolate them. */
 function externalFragments(documents: EmbeddedGraphqlDocument[], document: EmbeddedGraphqlDocument): FragmentDefinitionNode[] {
   const out: FragmentDefinitionNode[] = [];
-  for (const other of documents) if (other !== document) for (const def of other.ast?.definitions ?? []) if (isFragment(def)) out.push(def);
+  for (const other of documents) if (other !== document) for (const { node } of other.definitions) if (isFragment(node)) out.push(node);
   return out;
 }
 

@@ -92,6 +92,19 @@ describe('GraphQL over stdio, example app', () => {
     await client.diagnosticsFor(queryFile(), (p) => JSON.stringify(lines(p)) === JSON.stringify(expected.map(([line, m]) => [Number(line) + 2, m])));
   });
 
+  test('while the text does not parse, its syntax error alone is reported at its token; then the problems come back', async () => {
+    const text = 'query A { tasks { nope } }\nquery B { task { _id } }\n';
+    await editor.open(queryFile(), text);
+    await client.diagnosticsFor(queryFile(), (p) => messages(p).length === 1 && /"nope"/.test(messages(p)[0]));
+    await editor.change(queryFile(), text.replace('task { _id }', 'task(query: ) { _id }'));
+    const broken = await client.diagnosticsFor(queryFile(), (p) => messages(p).some((m) => m.startsWith('Syntax Error')));
+    assert.deepEqual(broken.diagnostics.map((d) => [d.message, d.range]), [
+      ['Syntax Error: Unexpected ")".', { start: { line: 1, character: 22 }, end: { line: 1, character: 23 } }],
+    ]);
+    await editor.change(queryFile(), text);
+    await client.diagnosticsFor(queryFile(), (p) => messages(p).length === 1 && /"nope"/.test(messages(p)[0]));
+  });
+
   test('custom resolvers are part of the schema: arguments are checked', async () => {
     await editor.open(queryFile(), 'mutation { renameTask(input: { taskId: "5f1f1f1f1f1f1f1f1f1f1f1f" }) { name } }\n');
     await client.diagnosticsFor(queryFile(), (p) => messages(p).some((m) => /Field "RenameTaskInput.name" of required type "String!" was not provided/.test(m)));
