@@ -11,6 +11,7 @@ import {
 } from '../core/protocol';
 import { pathToUri, toLspDiagnostic, uriToPath } from './convert';
 import { LanguageFeatures } from './features';
+import { WorkspaceFragments } from './features/graphqlFragments';
 import { AppWorkspace } from './workspace';
 
 /** What the server needs from its host process, injected so tests can run it in memory. */
@@ -34,8 +35,9 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
   let folders: string[] = [];
   let watchRegistration = false;
   let workspaceFolderEvents = false;
+  const fragments = new WorkspaceFragments(runtime.fs);
   const features = new LanguageFeatures((file) => workspace.appOf(file), (uri) => documents.get(uri)?.getText(), (message) => connection.console.error(message),
-    (file, preferred) => workspace.graphqlAppOf(file, preferred), () => workspace.allApps());
+    (file, preferred) => workspace.graphqlAppOf(file, preferred), () => workspace.allApps(), fragments);
 
   const safely = <A extends unknown[]>(what: string, fn: (...args: A) => Promise<void> | void) => async (...args: A) => {
     try { await fn(...args); } catch (e) { connection.console.error(`${what} failed: ${(e as Error)?.stack ?? e}`); }
@@ -100,6 +102,9 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     await workspace.setFolders(folders);
     for (const root of new Set([...before, ...workspace.allApps().map((a) => a.model.rootDir)])) publish(root);
     sendStatus('ready');
+    // Fragments in other files come after the first diagnostics, which do not wait for the search.
+    await fragments.scan(folders);
+    refreshGraphqlDiagnostics();
   }
 
   async function applyChange(file: string, kind: 'changed' | 'created' | 'deleted'): Promise<void> {
@@ -146,7 +151,7 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
 
   connection.onInitialized(safely('initial scan', async () => {
     if (watchRegistration) {
-      await connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.json' }, { globPattern: '**/*.js' }] });
+      await connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.json' }, { globPattern: '**/*.js' }, { globPattern: '**/*.{graphql,gql}' }] });
     }
     if (configurationEvents) await connection.client.register(DidChangeConfigurationNotification.type, { section: 'appServicesLocal' });
     if (workspaceFolderEvents) {
@@ -163,7 +168,9 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     const file = uriToPath(event.document.uri);
     if (!file) return;
     workspace.setOpenText(file, event.document.getText());
-    checkGraphql(event.document.uri);
+    // A fragment another open document may spread changed: check them all, else just this one.
+    if (fragments.setOpenText(file, event.document.getText())) refreshGraphqlDiagnostics();
+    else checkGraphql(event.document.uri);
     scheduleReload(file);
   }));
 
@@ -173,6 +180,7 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     workspace.closeText(file);
     features.forgetDocument(event.document.uri);
     if (graphqlDiagnostics.delete(event.document.uri)) send(file);
+    if (fragments.closeText(file)) refreshGraphqlDiagnostics();
     scheduleReload(file);
   }));
 
@@ -180,7 +188,9 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     for (const change of params.changes) {
       const file = uriToPath(change.uri);
       if (!file || (change.type === FileChangeType.Changed && workspace.openText(file) !== undefined)) continue;
-      await applyChange(file, change.type === FileChangeType.Created ? 'created' : change.type === FileChangeType.Deleted ? 'deleted' : 'changed');
+      const kind = change.type === FileChangeType.Created ? 'created' : change.type === FileChangeType.Deleted ? 'deleted' : 'changed';
+      if (await fragments.fileChanged(file, kind)) refreshGraphqlDiagnostics();
+      await applyChange(file, kind);
     }
   }));
 

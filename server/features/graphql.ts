@@ -24,6 +24,7 @@ import type { JSONPath, JsonFile } from '../../core/json';
 import { pathToUri } from '../convert';
 import type { LoadedApp } from '../workspace';
 import { indexOf } from './appIndex';
+import type { WorkspaceFragment } from './graphqlFragments';
 
 export const GRAPHQL_DIAGNOSTIC_SOURCE = 'asl graphql';
 
@@ -52,14 +53,14 @@ export class GraphqlDocuments {
  * error. Each operation or fragment is validated with the fragments it spreads, and the result is kept by
  * their text: an edit revalidates only the definitions it changed (results move with their definition).
  */
-export function graphqlDiagnostics(schema: GraphQLSchema, documents: EmbeddedGraphqlDocument[]): Diagnostic[] {
+export function graphqlDiagnostics(schema: GraphQLSchema, documents: EmbeddedGraphqlDocument[], workspace: WorkspaceFragment[] = []): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const document of documents) {
     // A schema file (such as the one "Write GraphQL Schema for Other Tools" writes) is not a set of queries.
     if (document.definitions.some((d) => !isExecutable(d.node))) continue;
     const found = document.syntaxError
       ? [syntaxProblem(document.text, document.syntaxError.offset - document.start, document.syntaxError.message)]
-      : validateDefinitions(schema, document.definitions, externalFragments(documents, document));
+      : validateDefinitions(schema, document.definitions, externalFragments(documents, document, workspace));
     for (const d of found) {
       out.push({ range: toFileRange(document, d.range), severity: d.severity as DiagnosticSeverity, source: GRAPHQL_DIAGNOSTIC_SOURCE, message: d.message });
     }
@@ -204,11 +205,14 @@ function shiftRange(range: { start: Position; end: Position }, origin: Position)
   return { start: shift(range.start), end: shift(range.end) };
 }
 
-export function graphqlCompletion(schema: GraphQLSchema, documents: EmbeddedGraphqlDocument[], position: Position): CompletionItem[] | null {
+export function graphqlCompletion(schema: GraphQLSchema, documents: EmbeddedGraphqlDocument[], position: Position, workspace: WorkspaceFragment[] = []): CompletionItem[] | null {
   const located = locate(documents, position);
   if (!located) return null;
   const { document, at } = located;
-  const fragments = [...document.definitions.map((d) => d.node).filter(isFragment), ...externalFragments(documents, document)];
+  const own = document.definitions.map((d) => d.node).filter(isFragment);
+  const names = new Set(own.map((f) => f.name.value));
+  // One suggestion per name: the nearest definition (this document, this file, another file).
+  const fragments = [...own, ...externalFragments(documents, document, workspace).reverse().filter((f) => !names.has(f.name.value) && !!names.add(f.name.value))];
   const definition = definitionAt(document, at);
   const items = getAutocompleteSuggestions(schema, definition.text, definition.at, undefined, fragments);
   return items.map((item) => toCompletionItem(item));
@@ -236,8 +240,9 @@ export function graphqlHover(app: LoadedApp, documents: EmbeddedGraphqlDocument[
   return { contents: { kind: MarkupKind.Markdown, value: parts.join('\n\n---\n\n') } };
 }
 
-/** A field → where it is defined in the app's files; a fragment spread → its definition in this file. */
-export function graphqlDefinition(app: LoadedApp | undefined, documents: EmbeddedGraphqlDocument[], position: Position, fileUri: string): Location[] | null {
+/** A field → where it is defined in the app's files; a fragment spread → its definition, in this file or another. */
+export function graphqlDefinition(app: LoadedApp | undefined, documents: EmbeddedGraphqlDocument[], position: Position, fileUri: string,
+  workspace: WorkspaceFragment[] = []): Location[] | null {
   const located = locate(documents, position);
   if (!located) return null;
   const { document, at } = located;
@@ -247,7 +252,8 @@ export function graphqlDefinition(app: LoadedApp | undefined, documents: Embedde
       const fragment = d.fragments.find((f) => f.name === fragmentName);
       if (fragment) return [{ uri: fileUri, range: fragment.nameRange }];
     }
-    return null;
+    const elsewhere = workspace.filter((f) => f.node.name.value === fragmentName);
+    return elsewhere.length ? elsewhere.map((f) => ({ uri: pathToUri(f.file), range: f.nameRange })) : null;
   }
   if (!app) return null;
   const { generated } = indexOf(app);
@@ -448,9 +454,12 @@ function isExecutable(def: DefinitionNode): def is ExecutableDefinitionNode {
   return def.kind === Kind.OPERATION_DEFINITION || def.kind === Kind.FRAGMENT_DEFINITION;
 }
 
-/** Fragments defined in the file's other documents: templates often interpolate them. */
-function externalFragments(documents: EmbeddedGraphqlDocument[], document: EmbeddedGraphqlDocument): FragmentDefinitionNode[] {
-  const out: FragmentDefinitionNode[] = [];
+/**
+ * Fragments defined outside the document, farthest first (a later one of the same name wins): in other files,
+ * then in the file's other documents (templates often interpolate them).
+ */
+function externalFragments(documents: EmbeddedGraphqlDocument[], document: EmbeddedGraphqlDocument, workspace: WorkspaceFragment[]): FragmentDefinitionNode[] {
+  const out: FragmentDefinitionNode[] = workspace.map((f) => f.node);
   for (const other of documents) if (other !== document) for (const { node } of other.definitions) if (isFragment(node)) out.push(node);
   return out;
 }

@@ -14,6 +14,7 @@ import { completion } from './completion';
 import {
   GraphqlDocuments, graphqlCompletion, graphqlDefinition, graphqlDiagnostics, graphqlHover, graphqlSymbols, holdsGraphql,
 } from './graphql';
+import type { WorkspaceFragment, WorkspaceFragments } from './graphqlFragments';
 import { hover } from './hover';
 import { indexOf } from './appIndex';
 
@@ -46,6 +47,8 @@ export class LanguageFeatures {
       return app && { app, reason: 'folder' };
     },
     private readonly appChoices: () => LoadedApp[] = () => [],
+    /** Fragments of the workspace's other files, when the server keeps them. */
+    private readonly workspaceFragments?: WorkspaceFragments,
   ) {}
 
   /** Reads `initializationOptions.schemaDocumentation` (boolean) and `initializationOptions.graphql` (GraphqlSettings). */
@@ -71,7 +74,7 @@ export class LanguageFeatures {
 
   /** GraphQL diagnostics of an open document; undefined when it has no GraphQL we check (then none are published). */
   graphqlDiagnostics(uri: string): Diagnostic[] | undefined {
-    return this.guardGraphql('GraphQL diagnostics', uri, undefined, ({ documents, app }) => app ? graphqlDiagnostics(indexOf(app.app).generated.schema, documents) : undefined);
+    return this.guardGraphql('GraphQL diagnostics', uri, undefined, ({ documents, app, fragments }) => app ? graphqlDiagnostics(indexOf(app.app).generated.schema, documents, fragments()) : undefined);
   }
 
   graphqlApp(uri: string): GraphqlAppResult {
@@ -90,7 +93,7 @@ export class LanguageFeatures {
   }
 
   completion(params: CompletionParams): CompletionList | null {
-    const inGraphql = this.guardGraphql('GraphQL completion', params.textDocument.uri, null, ({ documents, app }) => app ? graphqlCompletion(indexOf(app.app).generated.schema, documents, params.position) : null);
+    const inGraphql = this.guardGraphql('GraphQL completion', params.textDocument.uri, null, ({ documents, app, fragments }) => app ? graphqlCompletion(indexOf(app.app).generated.schema, documents, params.position, fragments()) : null);
     if (inGraphql) return { isIncomplete: false, items: inGraphql };
     return this.guard('completion', params.textDocument.uri, null, (app, file) => completion(app, file, params.position, this.settings));
   }
@@ -102,7 +105,7 @@ export class LanguageFeatures {
   }
 
   definition(params: DefinitionParams): Location[] | null {
-    return this.guardGraphql('GraphQL definition', params.textDocument.uri, null, ({ documents, app }) => graphqlDefinition(app?.app, documents, params.position, params.textDocument.uri));
+    return this.guardGraphql('GraphQL definition', params.textDocument.uri, null, ({ documents, app, fragments }) => graphqlDefinition(app?.app, documents, params.position, params.textDocument.uri, fragments()));
   }
 
   documentSymbols(params: DocumentSymbolParams): DocumentSymbol[] | null {
@@ -114,7 +117,7 @@ export class LanguageFeatures {
   }
 
   private guardGraphql<T>(what: string, uri: string, empty: T,
-    run: (found: { documents: ReturnType<GraphqlDocuments['of']>; app: ReturnType<GraphqlAppLookup> }) => T): T {
+    run: (found: { documents: ReturnType<GraphqlDocuments['of']>; app: ReturnType<GraphqlAppLookup>; fragments: () => WorkspaceFragment[] }) => T): T {
     try {
       if (!this.servesGraphql(uri)) return empty;
       const absPath = uriToPath(uri)!;
@@ -122,7 +125,12 @@ export class LanguageFeatures {
       if (text === undefined) return empty;
       const documents = this.graphqlDocuments.of(uri, text);
       if (!documents.length) return empty;
-      return run({ documents, app: this.graphqlAppOf(absPath, this.graphqlSettings.app) });
+      const app = this.graphqlAppOf(absPath, this.graphqlSettings.app);
+      // Fragments of the other files whose GraphQL is checked against the same app.
+      const fragments = () => app && this.workspaceFragments
+        ? this.workspaceFragments.others(absPath, (other) => this.graphqlAppOf(other, this.graphqlSettings.app)?.app === app.app)
+        : [];
+      return run({ documents, app, fragments });
     } catch (e) {
       this.log(`${what} failed for ${uri}: ${(e as Error)?.stack ?? e}`);
       return empty;

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import type { CompletionList, DocumentSymbol, Hover, Location, PublishDiagnosticsParams } from 'vscode-languageserver';
+import type { CompletionItem, CompletionList, DocumentSymbol, Hover, Location, PublishDiagnosticsParams } from 'vscode-languageserver';
 import { GRAPHQL_APP_REQUEST, type GraphqlAppResult } from '../../core/protocol';
 import { REPO_ROOT, writeApp } from '../helpers/disk';
 import { LspClient } from '../helpers/lsp';
@@ -301,5 +301,82 @@ describe('GraphQL with two apps in one workspace', () => {
     assert.ok(!list || list.items.length === 0);
     await client.connection.sendNotification('workspace/didChangeConfiguration', { settings: { appServicesLocal: { graphql: { enable: true } } } });
     await client.diagnosticsFor(inLibrary, (p) => p.diagnostics.length > 0);
+  });
+});
+
+describe('GraphQL fragments defined in other files', () => {
+  let workspace: string;
+  let client: LspClient;
+  let editor: Editor;
+  const bookApp = {
+    'realm_config.json': { config_version: 20210101, app_id: 'library-abcde', name: 'LibraryApp', location: 'US-VA', deployment_model: 'GLOBAL' },
+    'data_sources/mongodb-atlas/config.json': { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
+    'data_sources/mongodb-atlas/db/Book/schema.json': { title: 'Book', bsonType: 'object', properties: { _id: { bsonType: 'objectId' }, isbn: { bsonType: 'string' }, title: { bsonType: 'string' } } },
+  };
+  const filmApp = {
+    'realm_config.json': { config_version: 20210101, app_id: 'cinema-abcde', name: 'CinemaApp', location: 'US-VA', deployment_model: 'GLOBAL' },
+    'data_sources/mongodb-atlas/config.json': { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
+    'data_sources/mongodb-atlas/db/Film/schema.json': { title: 'Film', bsonType: 'object', properties: { _id: { bsonType: 'objectId' }, director: { bsonType: 'string' } } },
+  };
+  const library = (rel: string) => path.join(workspace, 'library', rel);
+  const query = () => library('queries/books.graphql');
+
+  before(async () => {
+    workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-graphql-fragments-'));
+    writeApp(bookApp, path.join(workspace, 'library'));
+    writeApp(filmApp, path.join(workspace, 'cinema'));
+    // On disk only, never opened: found by the server's search of the workspace.
+    fs.mkdirSync(library('fragments'), { recursive: true });
+    fs.writeFileSync(library('fragments/book.graphql'), '# shared\nfragment BookFields on Book { _id isbn }\n');
+    fs.writeFileSync(path.join(workspace, 'cinema/film.graphql'), 'fragment FilmFields on Film { director }\n');
+    fs.mkdirSync(library('node_modules/pkg'), { recursive: true });
+    fs.writeFileSync(library('node_modules/pkg/dep.graphql'), 'fragment DependencyFields on Book { title }\n');
+    client = new LspClient();
+    await client.initialize(workspace);
+    editor = new Editor(client);
+  });
+  after(async () => { await client.close(); fs.rmSync(workspace, { recursive: true, force: true }); });
+
+  test('a spread of a fragment in another file of the same app is known: validated with it, completed, and its definition found', async () => {
+    const { text, position } = cursor('query Books {\n  books { ...BookFields title }\n}\nquery More { books { ...| } }\n');
+    await editor.open(query(), text.replace('{ ... }', '{ title }'));
+    await client.diagnosticsFor(query(), (p) => p.diagnostics.length === 0);
+    const [definition] = await editor.request<Location[]>('textDocument/definition', query(), { line: 1, character: 14 });
+    assert.equal(definition.uri, pathToFileURL(library('fragments/book.graphql')).href);
+    assert.deepEqual(definition.range, { start: { line: 1, character: 9 }, end: { line: 1, character: 19 } });
+    await editor.change(query(), text);
+    const list = await editor.request<CompletionList | CompletionItem[]>('textDocument/completion', query(), position);
+    const labels = (Array.isArray(list) ? list : list.items).map((i) => i.label);
+    assert.ok(labels.includes('BookFields'), JSON.stringify(labels));
+    assert.ok(!labels.includes('FilmFields') && !labels.includes('DependencyFields'), JSON.stringify(labels));
+  });
+
+  test('fragments of another app, or under node_modules, are not used', async () => {
+    await editor.open(query(), '{ books { ...FilmFields ...DependencyFields } }\n');
+    const published = await client.diagnosticsFor(query(), (p) => p.diagnostics.length === 2);
+    assert.deepEqual(messages(published).sort(), ['Unknown fragment "DependencyFields".', 'Unknown fragment "FilmFields".']);
+  });
+
+  test('editing the fragment in its open document, or on disk, checks the files that spread it again', async () => {
+    await editor.open(query(), '{ books { ...BookFields } }\n');
+    await client.diagnosticsFor(query(), (p) => p.diagnostics.length === 0);
+    const fragmentFile = library('fragments/book.graphql');
+    await editor.open(fragmentFile, 'fragment BookFields on Book { _id isbn nope }\n');
+    // The fragment's own mistake is reported in its file, not in every file that spreads it.
+    const own = await client.diagnosticsFor(fragmentFile, (p) => p.diagnostics.length === 1);
+    assert.match(messages(own)[0], /Cannot query field "nope" on type "Book"/);
+    await editor.change(fragmentFile, 'fragment Renamed on Book { _id }\n');
+    const unknown = await client.diagnosticsFor(query(), (p) => p.diagnostics.length === 1);
+    assert.deepEqual(messages(unknown), ['Unknown fragment "BookFields".']);
+    await client.connection.sendNotification('textDocument/didClose', { textDocument: { uri: pathToFileURL(fragmentFile).href } });
+    await client.diagnosticsFor(query(), (p) => p.diagnostics.length === 0);
+
+    fs.writeFileSync(fragmentFile, 'fragment Other on Book { _id }\n');
+    await client.connection.sendNotification('workspace/didChangeWatchedFiles', { changes: [{ uri: pathToFileURL(fragmentFile).href, type: 2 }] });
+    await client.diagnosticsFor(query(), (p) => messages(p).join() === 'Unknown fragment "BookFields".');
+    const created = library('fragments/more.gql');
+    fs.writeFileSync(created, 'fragment BookFields on Book { title }\n');
+    await client.connection.sendNotification('workspace/didChangeWatchedFiles', { changes: [{ uri: pathToFileURL(created).href, type: 1 }] });
+    await client.diagnosticsFor(query(), (p) => p.diagnostics.length === 0);
   });
 });
