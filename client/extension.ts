@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { STATUS_NOTIFICATION, type StatusParams } from '../core/protocol';
+import { GRAPHQL_FRAGMENTS_REQUEST, STATUS_NOTIFICATION, type GraphqlFragmentsResult, type StatusParams } from '../core/protocol';
 import type { AppServicesLocalApi } from './api';
 import { commands } from './commands';
 import type * as FeaturesModule from './features';
@@ -31,6 +31,16 @@ function loadBundle<T>(file: string): T {
   return require(path.join(__dirname, file)) as T;
 }
 
+/** Fragments of other files, as the language server knows them; none while it is not running. */
+async function fragmentsFromServer(uri: string, names: string[]): Promise<string[]> {
+  try {
+    const result = await activeClient?.sendRequest<GraphqlFragmentsResult>(GRAPHQL_FRAGMENTS_REQUEST, { uri, names });
+    return result?.fragments.map((f) => f.text) ?? [];
+  } catch {
+    return [];
+  }
+}
+
 export function activate(context: vscode.ExtensionContext): AppServicesLocalApi {
   const activateStartedAt = performance.now();
   const output = vscode.window.createOutputChannel('App Services Local', { log: true });
@@ -46,7 +56,7 @@ export function activate(context: vscode.ExtensionContext): AppServicesLocalApi 
 
   let loaded: FeaturesModule.Features | undefined;
   const features = (): FeaturesModule.Features => {
-    loaded ??= loadBundle<typeof FeaturesModule>('features.js').createFeatures(context, runtimeLog, runtimeItem);
+    loaded ??= loadBundle<typeof FeaturesModule>('features.js').createFeatures(context, runtimeLog, runtimeItem, fragmentsFromServer);
     return loaded;
   };
 

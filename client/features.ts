@@ -8,7 +8,7 @@ import { AppModels } from './appModels';
 import { commands } from './commands';
 import { AppExplorer, type ExplorerNode } from './explorer';
 import type { HistoryEntry } from './history';
-import { QueryRunner, RESULT_SCHEME, messageOf } from './runner';
+import { QueryRunner, RESULT_SCHEME, messageOf, type FragmentSource } from './runner';
 import { RuntimeController } from './runtimeController';
 import { PARTITION_SCHEME, PartitionSimulator } from './partitionSimulator';
 
@@ -23,10 +23,11 @@ export interface Features {
   handlers: Record<string, (...args: never[]) => unknown>;
 }
 
-export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vscode.LogOutputChannel, statusItem: vscode.StatusBarItem): Features {
+export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vscode.LogOutputChannel, statusItem: vscode.StatusBarItem,
+  fragmentsFor?: FragmentSource): Features {
   const apps = new AppModels();
   const runtime = new RuntimeController(context, runtimeLog, statusItem);
-  const runner = new QueryRunner(context, runtime, apps);
+  const runner = new QueryRunner(context, runtime, apps, fragmentsFor);
   const explorer = new AppExplorer(runtime, apps, runner);
   const partitions = new PartitionSimulator(runtime);
   context.subscriptions.push(

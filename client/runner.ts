@@ -10,7 +10,7 @@ import {
 } from '../core/graphql/embedded';
 import { RunnerError, describeIdentity, identityKey, mintCustomJwt, type CredentialHeaders, type Identity } from '../core/runner/identities';
 import { listUsers } from '../core/runner/local';
-import { operationText } from '../core/runner/operation';
+import { missingFragments, operationText } from '../core/runner/operation';
 import { curlFor, runGraphql, type GraphqlRequest, type RunResult } from '../core/runner/run';
 import { parseVariableInput, variablesFileFor, variablesFromFile, variablesObject } from '../core/runner/variables';
 import { customJwtSettings, type AppModels } from './appModels';
@@ -82,6 +82,9 @@ class IdentityStore {
 
 interface Located { editor?: vscode.TextEditor; document: vscode.TextDocument; embedded: EmbeddedGraphqlDocument; operation?: GraphqlOperation }
 
+/** Fragment texts by name for a document, from the other files of its app; none when unknown. */
+export type FragmentSource = (documentUri: string, names: string[]) => Promise<string[]>;
+
 export class QueryRunner implements vscode.CodeLensProvider, vscode.TreeDataProvider<HistoryEntry>, vscode.Disposable {
   readonly results = new ResultDocuments();
   private readonly identities: IdentityStore;
@@ -101,6 +104,8 @@ export class QueryRunner implements vscode.CodeLensProvider, vscode.TreeDataProv
     private readonly context: vscode.ExtensionContext,
     private readonly runtime: RuntimeController,
     private readonly apps: AppModels,
+    /** The texts of named fragments defined in the workspace's other files (the language server keeps them). */
+    private readonly fragmentsFor: FragmentSource = async () => [],
   ) {
     this.identities = new IdentityStore(context);
     this.history = historyFromState(context.workspaceState.get(HISTORY_KEY));
@@ -176,7 +181,10 @@ export class QueryRunner implements vscode.CodeLensProvider, vscode.TreeDataProv
     if (!identity) return undefined;
     const variables = await this.variablesFor(located.document, located.operation, target.appDir);
     if (variables === null) return undefined;
-    const request: GraphqlRequest = { query: operationText(located.embedded, located.operation), operationName: located.operation.name, ...(variables ? { variables } : {}) };
+    const missing = missingFragments(located.embedded, located.operation);
+    const otherFiles = missing.length ? await this.fragmentsFor(located.document.uri.toString(), missing) : [];
+    const query = operationText(located.embedded, located.operation, otherFiles);
+    const request: GraphqlRequest = { query, operationName: located.operation.name, ...(variables ? { variables } : {}) };
     return this.execute(request, identity, located.operation.kind, located);
   }
 

@@ -47,3 +47,14 @@ export interface GraphqlSchemaParams { root: string }
 
 /** `sdl` is absent when the server has no app at that root. */
 export interface GraphqlSchemaResult { sdl?: string }
+
+/**
+ * Client → server: the fragments an operation spreads that its own file does not define, from the other
+ * files checked against the same app (for the query runner), with the fragments those spread in turn.
+ */
+export const GRAPHQL_FRAGMENTS_REQUEST = 'asl/graphqlFragments';
+
+export interface GraphqlFragmentsParams { uri: string; names: string[] }
+
+/** Each fragment's definition as written in its file; a name no file defines is absent. */
+export interface GraphqlFragmentsResult { fragments: Array<{ name: string; file: string; text: string }> }

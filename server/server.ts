@@ -6,8 +6,8 @@ import {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { AppFileSystem } from '../core/fs';
 import {
-  GRAPHQL_APP_REQUEST, GRAPHQL_SCHEMA_REQUEST, STATUS_NOTIFICATION,
-  type GraphqlAppParams, type GraphqlSchemaParams, type GraphqlSchemaResult, type StatusParams,
+  GRAPHQL_APP_REQUEST, GRAPHQL_FRAGMENTS_REQUEST, GRAPHQL_SCHEMA_REQUEST, STATUS_NOTIFICATION,
+  type GraphqlAppParams, type GraphqlFragmentsParams, type GraphqlSchemaParams, type GraphqlSchemaResult, type StatusParams,
 } from '../core/protocol';
 import { pathToUri, toLspDiagnostic, uriToPath } from './convert';
 import { LanguageFeatures } from './features';
@@ -200,6 +200,7 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
   connection.onDefinition((params) => features.definition(params));
   connection.onDocumentSymbol((params) => features.documentSymbols(params));
   connection.onRequest(GRAPHQL_APP_REQUEST, (params: GraphqlAppParams) => features.graphqlApp(params.uri));
+  connection.onRequest(GRAPHQL_FRAGMENTS_REQUEST, (params: GraphqlFragmentsParams) => features.graphqlFragments(params));
   connection.onRequest(GRAPHQL_SCHEMA_REQUEST, (params: GraphqlSchemaParams): GraphqlSchemaResult => {
     const app = workspace.allApps().find((a) => a.model.rootDir === params.root);
     return app ? { sdl: app.cache.generatedSchema(app.model).sdl } : {};

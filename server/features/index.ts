@@ -5,8 +5,9 @@ import type {
   CodeAction, CodeActionParams, CompletionList, CompletionParams, DefinitionParams, Diagnostic, DocumentSymbol, DocumentSymbolParams,
   Hover, HoverParams, Location,
 } from 'vscode-languageserver';
+import { visit } from 'graphql';
 import { isObject, JsonFile, TextFile } from '../../core/json';
-import type { GraphqlAppReason, GraphqlAppResult, GraphqlSettings } from '../../core/protocol';
+import type { GraphqlAppReason, GraphqlAppResult, GraphqlFragmentsParams, GraphqlFragmentsResult, GraphqlSettings } from '../../core/protocol';
 import { uriToPath } from '../convert';
 import type { LoadedApp } from '../workspace';
 import { codeActions } from './codeActions';
@@ -87,6 +88,15 @@ export class LanguageFeatures {
     };
   }
 
+  /** The named fragments (and those they spread) from the other files of the document's app, for the query runner. */
+  graphqlFragments(params: GraphqlFragmentsParams): GraphqlFragmentsResult {
+    if (typeof params?.uri !== 'string' || !Array.isArray(params.names)) return { fragments: [] };
+    return this.guardGraphql('GraphQL fragments', params.uri, { fragments: [] }, ({ documents, fragments }) => {
+      const own = new Set(documents.flatMap((d) => d.fragments.map((f) => f.name)));
+      return { fragments: fragmentsSpread(fragments(), params.names.filter((name): name is string => typeof name === 'string'), own) };
+    });
+  }
+
   forgetDocument(uri: string): void {
     this.graphqlDocuments.forget(uri);
     this.parsed.delete(uri);
@@ -162,4 +172,23 @@ export class LanguageFeatures {
     this.parsed.set(uri, file);
     return { app, file };
   }
+}
+
+/** The named fragments and, transitively, those they spread that `defined` does not hold; the first of a name wins. */
+function fragmentsSpread(available: WorkspaceFragment[], names: string[], defined: Set<string>): GraphqlFragmentsResult['fragments'] {
+  const byName = new Map<string, WorkspaceFragment>();
+  for (const fragment of available) if (!byName.has(fragment.node.name.value)) byName.set(fragment.node.name.value, fragment);
+  const out: GraphqlFragmentsResult['fragments'] = [];
+  const seen = new Set(defined);
+  const pending = [...names];
+  while (pending.length) {
+    const name = pending.shift()!;
+    const fragment = byName.get(name);
+    if (seen.has(name) || !fragment?.node.loc) continue;
+    seen.add(name);
+    const { loc } = fragment.node;
+    out.push({ name, file: fragment.file, text: loc.source.body.slice(loc.start, loc.end) });
+    visit(fragment.node, { FragmentSpread(spread) { pending.push(spread.name.value); } });
+  }
+  return out;
 }

@@ -13,7 +13,7 @@ import { SessionPool, RunnerError, mintCustomJwt, describeIdentity, type Identit
 import { curlFor, errorsOf, runGraphql } from '../../core/runner/run';
 import { browseDocuments, callFunction, collectionCounts, createUser, deleteUser, listUsers } from '../../core/runner/local';
 import { parseVariableInput, variablesFileFor, variablesFromFile } from '../../core/runner/variables';
-import { operationText } from '../../core/runner/operation';
+import { missingFragments, operationText } from '../../core/runner/operation';
 import { sampleOperation } from '../../core/runner/samples';
 import { findGraphqlDocuments } from '../../core/graphql/embedded';
 import { parse, validate, type GraphQLSchema } from 'graphql';
@@ -277,6 +277,18 @@ describe('the text sent for one operation', () => {
     assert.doesNotMatch(sent, /Mistake|nme|Unused/);
     assert.match(sent, /query Good \{\n {2}tasks \{ \.\.\.Parts \}\n\}/);
     assert.match(sent, /fragment Parts on Task \{ _id \.\.\.More \}\nfragment More on Task \{ name \}/);
+    assert.deepEqual(validate(generateSchemaForExample!, parse(sent)), []);
+  });
+
+  test('fragments defined in other files: named as missing (through the document\'s own fragments too), then sent after the document', () => {
+    const local = 'query Board {\n  tasks { ...Card }\n}\nfragment Card on Task { _id ...Shared }\nfragment Unused on Task { ...AlsoElsewhere }\n';
+    const [document] = findGraphqlDocuments('board.graphql', local);
+    const board = document!.operations[0];
+    assert.deepEqual(missingFragments(document!, board), ['Shared']);
+    const sent = operationText(document!, board, ['fragment Shared on Task { name ...Deeper }', 'fragment Deeper on Task { status }']);
+    assert.equal(sent.split('\n').slice(0, 4).join('\n'), local.split('\n').slice(0, 4).join('\n'));
+    assert.match(sent, /\nfragment Shared on Task \{ name \.\.\.Deeper \}\nfragment Deeper on Task \{ status \}$/);
+    assert.doesNotMatch(sent, /Unused|AlsoElsewhere/);
     assert.deepEqual(validate(generateSchemaForExample!, parse(sent)), []);
   });
 });

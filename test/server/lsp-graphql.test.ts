@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { CompletionItem, CompletionList, DocumentSymbol, Hover, Location, PublishDiagnosticsParams } from 'vscode-languageserver';
-import { GRAPHQL_APP_REQUEST, type GraphqlAppResult } from '../../core/protocol';
+import { GRAPHQL_APP_REQUEST, GRAPHQL_FRAGMENTS_REQUEST, type GraphqlAppResult, type GraphqlFragmentsResult } from '../../core/protocol';
 import { REPO_ROOT, writeApp } from '../helpers/disk';
 import { LspClient } from '../helpers/lsp';
 
@@ -327,7 +327,7 @@ describe('GraphQL fragments defined in other files', () => {
     writeApp(filmApp, path.join(workspace, 'cinema'));
     // On disk only, never opened: found by the server's search of the workspace.
     fs.mkdirSync(library('fragments'), { recursive: true });
-    fs.writeFileSync(library('fragments/book.graphql'), '# shared\nfragment BookFields on Book { _id isbn }\n');
+    fs.writeFileSync(library('fragments/book.graphql'), '# shared\nfragment BookFields on Book { _id isbn ...Titled }\nfragment Titled on Book { title }\n');
     fs.writeFileSync(path.join(workspace, 'cinema/film.graphql'), 'fragment FilmFields on Film { director }\n');
     fs.mkdirSync(library('node_modules/pkg'), { recursive: true });
     fs.writeFileSync(library('node_modules/pkg/dep.graphql'), 'fragment DependencyFields on Book { title }\n');
@@ -349,6 +349,17 @@ describe('GraphQL fragments defined in other files', () => {
     const labels = (Array.isArray(list) ? list : list.items).map((i) => i.label);
     assert.ok(labels.includes('BookFields'), JSON.stringify(labels));
     assert.ok(!labels.includes('FilmFields') && !labels.includes('DependencyFields'), JSON.stringify(labels));
+  });
+
+  test('the query runner asks for the fragments its operation spreads from other files, and gets them with those they spread', async () => {
+    await editor.open(query(), '{ books { ...BookFields ...FilmFields } }\nfragment Local on Book { _id }\n');
+    const result = await client.connection.sendRequest<GraphqlFragmentsResult>(GRAPHQL_FRAGMENTS_REQUEST, { uri: pathToFileURL(query()).href, names: ['BookFields', 'FilmFields', 'Local'] });
+    assert.deepEqual(result.fragments, [
+      { name: 'BookFields', file: library('fragments/book.graphql'), text: 'fragment BookFields on Book { _id isbn ...Titled }' },
+      { name: 'Titled', file: library('fragments/book.graphql'), text: 'fragment Titled on Book { title }' },
+    ]);
+    const hostile = await client.connection.sendRequest<GraphqlFragmentsResult>(GRAPHQL_FRAGMENTS_REQUEST, { uri: pathToFileURL(query()).href, names: 'BookFields' });
+    assert.deepEqual(hostile, { fragments: [] });
   });
 
   test('fragments of another app, or under node_modules, are not used', async () => {
