@@ -151,7 +151,7 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
 
   connection.onInitialized(safely('initial scan', async () => {
     if (watchRegistration) {
-      await connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.json' }, { globPattern: '**/*.js' }, { globPattern: '**/*.{graphql,gql}' }] });
+      await connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.json' }, { globPattern: '**/*.js' }, { globPattern: '**/*.graphql' }, { globPattern: '**/*.gql' }] });
     }
     if (configurationEvents) await connection.client.register(DidChangeConfigurationNotification.type, { section: 'appServicesLocal' });
     if (workspaceFolderEvents) {

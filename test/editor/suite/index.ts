@@ -250,6 +250,31 @@ export async function run(): Promise<void> {
     assert.equal(config.getText(range), '"renameTask"');
   });
 
+  await check('Write GraphQL Schema for Other Tools writes schema.graphql and graphql.config.yml, and keeps the schema current', async () => {
+    const root = vscode.workspace.workspaceFolders![0].uri.fsPath;
+    const schemaFile = path.join(root, 'schema.graphql');
+    const configFile = path.join(root, 'graphql.config.yml');
+    const taskSchema = path.join(root, 'data_sources/mongodb-atlas/tracker/Task/schema.json');
+    const original = fs.readFileSync(taskSchema, 'utf8');
+    try {
+      await vscode.commands.executeCommand(commands.writeGraphqlSchema.id);
+      const sdl = await waitFor('schema.graphql', () => fs.existsSync(schemaFile) && fs.readFileSync(schemaFile, 'utf8'));
+      assert.match(sdl, /^# Written by App Services Local/);
+      assert.match(sdl, /\ntype Task \{[^}]*\n {2}name: String/);
+      assert.match(sdl, /renameTask\(input: RenameTaskInput\): Task/);
+      assert.match(fs.readFileSync(configFile, 'utf8'), /^schema: "\.\/schema\.graphql"$/m);
+      // A property added to the collection schema on disk reaches the written SDL while the editor runs.
+      const schema = JSON.parse(original) as { properties: Record<string, unknown> };
+      schema.properties.editorCheckNote = { bsonType: 'string' };
+      fs.writeFileSync(taskSchema, JSON.stringify(schema, null, 2));
+      await waitFor('editorCheckNote in schema.graphql', () => fs.readFileSync(schemaFile, 'utf8').includes('editorCheckNote: String'));
+    } finally {
+      fs.writeFileSync(taskSchema, original);
+      fs.rmSync(configFile, { force: true });
+      fs.rmSync(schemaFile, { force: true });
+    }
+  });
+
   const failed = results.filter((r) => !r.ok).length;
   const resultFile = process.env.ASL_EDITOR_RESULT;
   if (resultFile) {

@@ -124,6 +124,26 @@ export async function runtimeChecks(check: Check, api: AppServicesLocalApi, figu
     await shot('4-result-hidden-by-rules');
   });
 
+  await check('an operation spreading a fragment of another file runs with that fragment', async () => {
+    await runner.useIdentity(ada);
+    fs.mkdirSync(path.join(folder.uri.fsPath, 'fragments'), { recursive: true });
+    fs.writeFileSync(path.join(folder.uri.fsPath, 'fragments/task-card.graphql'), 'fragment TaskCard on Task { name ...TaskState }\nfragment TaskState on Task { status }\n');
+    fs.writeFileSync(path.join(folder.uri.fsPath, 'cards.graphql'), 'query Cards {\n  tasks { ...TaskCard }\n}\n');
+    const cards = await vscode.workspace.openTextDocument(file('cards.graphql'));
+    // The language server learns of the new fragment file from the file watcher: its definition is found then.
+    await waitFor('the definition of TaskCard in fragments/task-card.graphql', async () => {
+      const found = await vscode.commands.executeCommand<Array<vscode.Location | vscode.LocationLink>>('vscode.executeDefinitionProvider', cards.uri, new vscode.Position(1, 14));
+      const target = found?.[0] && ('targetUri' in found[0] ? found[0].targetUri : found[0].uri);
+      return target?.path.endsWith('/fragments/task-card.graphql');
+    });
+    const result = await runLens('cards.graphql', 'Cards');
+    assert.equal(result?.status, 200);
+    assert.deepEqual(result?.errors, []);
+    const text = resultText();
+    assert.match(text, /"name": "Write the docs"/);
+    assert.match(text, /"status": "open"/);
+  });
+
   await check('a query with a mistake puts an error diagnostic on the query', async () => {
     await runner.useIdentity(ada);
     const result = await runLens('checks.graphql', 'Mistake');
