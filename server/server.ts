@@ -10,6 +10,7 @@ import {
   type GraphqlAppParams, type GraphqlFragmentsParams, type GraphqlSchemaParams, type GraphqlSchemaResult, type StatusParams,
 } from '../core/protocol';
 import { pathToUri, toLspDiagnostic, uriToPath } from './convert';
+import { graphqlHostOf } from '../core/graphql/embedded';
 import { LanguageFeatures } from './features';
 import { WorkspaceFragments } from './features/graphqlFragments';
 import { AppWorkspace } from './workspace';
@@ -114,6 +115,8 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
   }
 
   function scheduleReload(file: string): void {
+    // A .graphql/.gql document is never read into an app's model: its edits need no reload.
+    if (graphqlHostOf(file) === 'graphql') return;
     const root = workspace.appRootOf(file) ?? file;
     const pending = pendingReloads.get(root);
     if (pending !== undefined) runtime.clearTimeout(pending);

@@ -26,7 +26,8 @@ const MAX_FILE_BYTES = 1024 * 1024;
 export class WorkspaceFragments {
   private onDisk = new Map<string, string>();
   private readonly open = new Map<string, string>();
-  private readonly documents = new GraphqlDocuments();
+  /** The GraphQL documents of every file read, kept for its last text: shared with the language features, so an edit is parsed once. */
+  readonly documents = new GraphqlDocuments();
 
   constructor(private readonly fs: AppFileSystem) {}
 

@@ -33,7 +33,7 @@ export type GraphqlAppLookup = (absPath: string, preferred?: string) => { app: L
 export class LanguageFeatures {
   private settings: FeatureSettings = { schemaDocumentation: true };
   private graphqlSettings: GraphqlSettings = { enable: true };
-  private readonly graphqlDocuments = new GraphqlDocuments();
+  private readonly graphqlDocuments: GraphqlDocuments;
   /** The last parsed text per document, so hover after completion on the same version does not parse again. */
   private readonly parsed = new Map<string, JsonFile | TextFile>();
 
@@ -50,7 +50,9 @@ export class LanguageFeatures {
     private readonly appChoices: () => LoadedApp[] = () => [],
     /** Fragments of the workspace's other files, when the server keeps them. */
     private readonly workspaceFragments?: WorkspaceFragments,
-  ) {}
+  ) {
+    this.graphqlDocuments = workspaceFragments?.documents ?? new GraphqlDocuments();
+  }
 
   /** Reads `initializationOptions.schemaDocumentation` (boolean) and `initializationOptions.graphql` (GraphqlSettings). */
   configure(initializationOptions: unknown): void {
@@ -98,7 +100,8 @@ export class LanguageFeatures {
   }
 
   forgetDocument(uri: string): void {
-    this.graphqlDocuments.forget(uri);
+    const absPath = uriToPath(uri);
+    if (absPath) this.graphqlDocuments.forget(absPath);
     this.parsed.delete(uri);
   }
 
@@ -133,7 +136,7 @@ export class LanguageFeatures {
       const absPath = uriToPath(uri)!;
       const text = this.openText(uri);
       if (text === undefined) return empty;
-      const documents = this.graphqlDocuments.of(uri, text);
+      const documents = this.graphqlDocuments.of(absPath, text);
       if (!documents.length) return empty;
       const app = this.graphqlAppOf(absPath, this.graphqlSettings.app);
       // Fragments of the other files whose GraphQL is checked against the same app.
