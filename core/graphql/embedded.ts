@@ -194,9 +194,14 @@ function buildDocument(origin: GraphqlDocumentOrigin, fileText: string, start: n
   return document;
 }
 
-/** Parsed definitions by their text, shared by every document: an edit re-parses only the definitions it changed. */
+/**
+ * Parsed definitions by their text, shared by every document: an edit re-parses only the definitions it changed.
+ * Bounded by entries and by characters (a long definition typed key by key leaves a copy per key).
+ */
 const definitionCache = new Map<string, DefinitionNode | null>();
 const DEFINITION_CACHE_LIMIT = 4000;
+const DEFINITION_CACHE_CHARACTERS = 8 * 1024 * 1024;
+let definitionCacheCharacters = 0;
 
 /** The one definition a text holds, or undefined when it does not parse as exactly one. */
 function parseDefinition(text: string): DefinitionNode | undefined {
@@ -214,8 +219,14 @@ function parseDefinition(text: string): DefinitionNode | undefined {
     const definitions = parse(own).definitions;
     if (definitions.length === 1) node = definitions[0];
   } catch { /* not one definition */ }
-  if (definitionCache.size >= DEFINITION_CACHE_LIMIT) definitionCache.delete(definitionCache.keys().next().value!);
+  if (own.length > DEFINITION_CACHE_CHARACTERS / 16) return node ?? undefined;
+  while (definitionCache.size && (definitionCache.size >= DEFINITION_CACHE_LIMIT || definitionCacheCharacters + own.length > DEFINITION_CACHE_CHARACTERS)) {
+    const oldest = definitionCache.keys().next().value!;
+    definitionCache.delete(oldest);
+    definitionCacheCharacters -= oldest.length;
+  }
   definitionCache.set(own, node);
+  definitionCacheCharacters += own.length;
   return node ?? undefined;
 }
 

@@ -84,14 +84,19 @@ function syntaxProblem(text: string, offset: number, message: string): FoundProb
   return { message, severity: DiagnosticSeverity.Error, range: { start, end: { line: start.line, character: start.character + length } } };
 }
 
-/** Per schema: problems of a definition (with its fragments), positions relative to the definition's start. */
-const validationCache = new WeakMap<GraphQLSchema, Map<string, FoundProblem[]>>();
+/**
+ * Per schema: problems of a definition (with its fragments), positions relative to the definition's start.
+ * Emptied when it holds too many entries or too many characters of keys.
+ */
+const validationCache = new WeakMap<GraphQLSchema, { entries: Map<string, FoundProblem[]>; characters: number }>();
 const VALIDATION_CACHE_LIMIT = 20000;
+const VALIDATION_CACHE_CHARACTERS = 16 * 1024 * 1024;
 
 function validateDefinitions(schema: GraphQLSchema, definitions: GraphqlDefinition[], external: FragmentDefinitionNode[]): FoundProblem[] {
   let cache = validationCache.get(schema);
-  if (!cache) validationCache.set(schema, (cache = new Map()));
-  if (cache.size > VALIDATION_CACHE_LIMIT) cache.clear();
+  if (!cache || cache.entries.size > VALIDATION_CACHE_LIMIT || cache.characters > VALIDATION_CACHE_CHARACTERS) {
+    validationCache.set(schema, (cache = { entries: new Map(), characters: 0 }));
+  }
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const f of external) fragments.set(f.name.value, f);
   for (const { node } of definitions) if (isFragment(node)) fragments.set(node.name.value, node);
@@ -101,8 +106,11 @@ function validateDefinitions(schema: GraphQLSchema, definitions: GraphqlDefiniti
     if (!isExecutable(def) || !def.loc) continue;
     const parts: ExecutableDefinitionNode[] = [def, ...spreadFragments(def, fragments)];
     const key = parts.map((p) => p.loc ? p.loc.source.body.slice(p.loc.start, p.loc.end) : '').join('\u0000');
-    let relative = cache.get(key);
-    if (!relative) cache.set(key, (relative = validateDocument(schema, { kind: Kind.DOCUMENT, definitions: parts }, def.loc)));
+    let relative = cache.entries.get(key);
+    if (!relative) {
+      cache.entries.set(key, (relative = validateDocument(schema, { kind: Kind.DOCUMENT, definitions: parts }, def.loc)));
+      cache.characters += key.length;
+    }
     const origin = definitionPositionToDocument(definition, def.loc.startToken.line, def.loc.startToken.column);
     for (const d of relative) out.push({ ...d, range: shiftRange(d.range, origin) });
   }
