@@ -126,15 +126,16 @@ export async function runtimeChecks(check: Check, api: AppServicesLocalApi, figu
 
   await check('an operation spreading a fragment of another file runs with that fragment', async () => {
     await runner.useIdentity(ada);
-    fs.mkdirSync(path.join(folder.uri.fsPath, 'fragments'), { recursive: true });
-    fs.writeFileSync(path.join(folder.uri.fsPath, 'fragments/task-card.graphql'), 'fragment TaskCard on Task { name ...TaskState }\nfragment TaskState on Task { status }\n');
+    // In a folder the editor has watched from the start: a file created at once inside a brand-new folder can
+    // be missed by VS Code's watcher (it failed that way in 1 of 2 runs here).
+    fs.writeFileSync(path.join(folder.uri.fsPath, 'task-card.graphql'), 'fragment TaskCard on Task { name ...TaskState }\nfragment TaskState on Task { status }\n');
     fs.writeFileSync(path.join(folder.uri.fsPath, 'cards.graphql'), 'query Cards {\n  tasks { ...TaskCard }\n}\n');
     const cards = await vscode.workspace.openTextDocument(file('cards.graphql'));
     // The language server learns of the new fragment file from the file watcher: its definition is found then.
-    await waitFor('the definition of TaskCard in fragments/task-card.graphql', async () => {
+    await waitFor('the definition of TaskCard in task-card.graphql', async () => {
       const found = await vscode.commands.executeCommand<Array<vscode.Location | vscode.LocationLink>>('vscode.executeDefinitionProvider', cards.uri, new vscode.Position(1, 14));
       const target = found?.[0] && ('targetUri' in found[0] ? found[0].targetUri : found[0].uri);
-      return target?.path.endsWith('/fragments/task-card.graphql');
+      return target?.path.endsWith('/task-card.graphql');
     });
     const result = await runLens('cards.graphql', 'Cards');
     assert.equal(result?.status, 200);
