@@ -84,4 +84,9 @@ export interface ChangesetEntry {
   /** DOWNLOAD only: the size of the changeset as originally uploaded. */
   originalChangesetSize?: number;
   instructions: Instruction[];
+  /**
+   * The changeset's bytes as received. When encoding a message, these go on the wire as they are (and
+   * `instructions` is not re-encoded), so a stored changeset is forwarded without a round trip.
+   */
+  bytes?: Uint8Array;
 }
