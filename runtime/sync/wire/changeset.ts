@@ -71,7 +71,9 @@ class ChangesetReader {
   private pos = 0;
   private readonly view: DataView;
   readonly strings: string[] = [];
+  readonly table: StringTableEntry[] = [];
   private readonly seen = new Set<string>();
+  private instructionCount = 0;
 
   constructor(
     private readonly bytes: Uint8Array,
@@ -200,6 +202,7 @@ class ChangesetReader {
     if (this.seen.has(value)) this.fail(`string ${JSON.stringify(value)} interned twice`);
     this.seen.add(value);
     this.strings.push(value);
+    this.table.push({ value, beforeInstruction: this.instructionCount });
   }
 
   interned(what: string): string {
@@ -259,9 +262,6 @@ class ChangesetReader {
     const nanoseconds = this.i64('timestamp nanoseconds');
     if (nanoseconds <= -NANOS_PER_SECOND || nanoseconds >= NANOS_PER_SECOND) {
       this.fail(`timestamp nanoseconds ${nanoseconds} out of range`);
-    }
-    if ((seconds > 0n && nanoseconds < 0n) || (seconds < 0n && nanoseconds > 0n)) {
-      this.fail('timestamp seconds and nanoseconds differ in sign');
     }
     return { type: 'timestamp', seconds, nanoseconds: Number(nanoseconds) };
   }
@@ -457,22 +457,32 @@ class ChangesetReader {
       }
       if (instructions.length >= this.limits.maxInstructions) this.fail(`more than ${this.limits.maxInstructions} instructions`);
       instructions.push(this.instruction(code));
+      this.instructionCount = instructions.length;
     }
     return instructions;
   }
 }
 
+/** An interned string and where it stood: before the instruction of that index (the count when after all). */
+export interface StringTableEntry {
+  value: string;
+  beforeInstruction: number;
+}
+
 export interface ParsedChangeset {
   instructions: Instruction[];
-  /** Every interned string in table order, also those no instruction uses (realm interns "" for AddColumn). */
-  internedStrings: string[];
+  /**
+   * The string table in order with the place of each InternString, including strings no instruction uses
+   * (realm's client interns the class name of an embedded object it creates, and "" for each non-link column).
+   */
+  strings: StringTableEntry[];
 }
 
 /** Parses a changeset; also returns its string table, which re-encoding byte for byte needs. */
 export function parseChangesetWithStrings(bytes: Uint8Array, limits?: Partial<ChangesetLimits>): ParsedChangeset {
   const reader = new ChangesetReader(bytes, { ...DEFAULT_CHANGESET_LIMITS, ...limits });
   const instructions = reader.readAll();
-  return { instructions, internedStrings: reader.strings };
+  return { instructions, strings: reader.table };
 }
 
 /** Parses a changeset. Throws a WireError (code 212, bad changeset) on malformed or over-limit input. */
@@ -807,11 +817,11 @@ function writeInstruction(writer: ChangesetWriter, instruction: Instruction): vo
 
 export interface EncodeChangesetOptions {
   /**
-   * The string table to write up front, in order (what realm's server does when it re-encodes a parsed
-   * changeset). Without it, each string is interned just before the first instruction using it, as realm's
-   * client does.
+   * Strings to intern at given places (from `parseChangesetWithStrings`, to re-encode byte for byte; realm's
+   * server writes its whole table before the first instruction). A string an instruction needs earlier is
+   * interned where it is first needed, as realm's client does with every string.
    */
-  internedStrings?: readonly string[];
+  strings?: readonly StringTableEntry[];
 }
 
 /** Encodes instructions as a changeset. Throws a plain Error for values no valid changeset holds. */
@@ -819,10 +829,13 @@ export function encodeChangeset(instructions: readonly Instruction[], options: E
   const writer = new ChangesetWriter();
   // realm's server writes an empty changeset as no bytes at all, string table included.
   if (instructions.length === 0) return writer.result();
-  for (const value of options.internedStrings ?? []) writer.intern(value);
-  for (const instruction of instructions) {
+  const planned = options.strings ?? [];
+  let next = 0;
+  instructions.forEach((instruction, index) => {
+    for (; next < planned.length && planned[next].beforeInstruction <= index; next++) writer.intern(planned[next].value);
     internInstruction(writer, instruction);
     writeInstruction(writer, instruction);
-  }
+  });
+  for (; next < planned.length; next++) writer.intern(planned[next].value);
   return writer.result();
 }

@@ -612,7 +612,8 @@ function packBody(body: Uint8Array, compress: boolean | undefined): { fields: [b
   if (compress === false || (compress === undefined && body.length <= COMPRESS_OVER)) {
     return { fields: [false, body.length, 0], bytes: body };
   }
-  const deflated = deflateSync(body);
+  // Level 1, as realm's own compressor: a server compresses often, and speed matters more than size here.
+  const deflated = deflateSync(body, { level: 1 });
   if (compress === undefined && deflated.length >= body.length) return { fields: [false, body.length, 0], bytes: body };
   return { fields: [true, body.length, deflated.length], bytes: deflated };
 }
