@@ -115,7 +115,8 @@ function sizeOf(value: unknown): unknown {
 function withQuantifier(value: unknown, quantifier: Quantifier | undefined): unknown {
   if (!quantifier) return value;
   if (value instanceof Many) return new Many(value.values, quantifier);
-  return new Many(value === null ? [] : [value], quantifier);
+  // A missing or null field is one null value, with or without ANY/ALL/NONE, as MongoDB sees it.
+  return new Many([value], quantifier);
 }
 
 function compileExpr(expr: Expr, scope: Scope): Compiled {

@@ -117,7 +117,10 @@ class Translator {
       else throw new Untranslatable(`${op} with the property on the right has no exact MongoDB filter`, p.span);
       [left, right] = [right, left];
     }
-    if (left.kind !== 'path') throw new Untranslatable('a comparison without a property has no MongoDB filter', p.span);
+    if (left.kind !== 'path') {
+      this.operand(left);
+      throw new Untranslatable('a comparison without a property has no MongoDB filter', p.span);
+    }
     if (left.quantifier === 'all') throw new Untranslatable('ALL has no exact MongoDB filter', left.span);
     const name = this.fieldName(left);
     const dotted = left.segments.length > 1;

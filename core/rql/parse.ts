@@ -131,7 +131,7 @@ function tokenize(text: string): Token[] {
     let token: Token = { kind: best.kind, text: raw, start: pos, end: pos + best.length };
     if (best.kind === 'ident') {
       const upper = raw.toUpperCase();
-      if (CASED_KEYWORDS[raw]) token = { ...token, kind: 'keyword', text: CASED_KEYWORDS[raw]! };
+      if (Object.hasOwn(CASED_KEYWORDS, raw)) token = { ...token, kind: 'keyword', text: CASED_KEYWORDS[raw]! };
       else if (CASELESS_KEYWORDS.has(upper)) token = { ...token, kind: 'keyword', text: upper };
     } else if (best.kind === 'at' && !AT_WORDS.has(raw)) {
       throw new RqlSyntaxError(`unknown operator ${raw}; expected @size, @count, @max, @min, @sum, @avg, @type, @keys or @values`, pos, raw.length, text);
