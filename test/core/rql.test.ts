@@ -8,6 +8,9 @@ import {
 } from '../../core/rql';
 import { compiledQuery } from '../../runtime/store/query-cache';
 import { toComparable, toStorable } from '../../runtime/store/bson-values';
+import { checkApp } from '../../core/check';
+import { loadApp } from '../../core/load';
+import { APP_ROOT, appFs, baseApp } from '../helpers/app';
 
 const OID_A = '5f1f0a1b2c3d4e5f60718293';
 const OID_B = '5f1f0a1b2c3d4e5f60718294';
@@ -414,5 +417,42 @@ describe('RQL property: matches agrees with the store running the translated fil
       }
     }), { numRuns: 2500 });
     assert.ok(translated > 1200, `only ${translated} of 2500 queries translated`);
+  });
+});
+
+describe('editor: flexible sync queryable fields against the synced schemas', () => {
+  test('fields and collections no synced schema has are warned at their entry; the indexed field is checked', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = {
+      type: 'flexible', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: 'todo',
+      queryable_fields_names: ['_id', 'name', 'nmae', 'owner_id'],
+      indexed_queryable_fields_names: ['assignee'],
+      collection_queryable_fields_names: { Task: ['assignee', 'bogus'], Tsk: ['x'] },
+    };
+    const diagnostics = checkApp(await loadApp(appFs(files), APP_ROOT)).filter((d) => d.code.startsWith('sync/'));
+    const text = JSON.stringify(files['sync/config.json'], null, 2);
+    const at = (d: { range: { start: { line: number; character: number }; end: { line: number; character: number } } }) => {
+      const lines = text.split('\n');
+      return lines[d.range.start.line]!.slice(d.range.start.character, d.range.end.line === d.range.start.line ? d.range.end.character : undefined);
+    };
+    const summary = diagnostics.map((d) => [d.code, d.severity, at(d), d.message]);
+    assert.deepEqual(summary, [
+      ['sync/queryable-field-not-in-schema', 'warning', '"nmae"', 'No synced collection schema has a "nmae" property (synced: Task, User), so subscriptions on it match nothing; did you mean "name"?'],
+      ['sync/queryable-field-not-in-schema', 'warning', '"owner_id"', 'No synced collection schema has a "owner_id" property (synced: Task, User), so subscriptions on it match nothing'],
+      ['sync/collection-queryable-field-not-in-schema', 'warning', '"bogus"', 'The schema of todo.Task has no "bogus" property, so subscriptions on it match nothing'],
+      ['sync/queryable-collection-unknown', 'warning', '"Tsk"', 'No synced collection is named "Tsk" (synced: Task, User); did you mean "Task"?'],
+      ['sync/indexed-field-not-queryable', 'error', '"assignee"', 'The indexed queryable field "assignee" must also be listed in "queryable_fields_names"'],
+      ['sync/indexed-field-not-in-schema', 'warning', '"assignee"', 'The indexed queryable field "assignee" must be in every synced collection; todo.User has no "assignee" property'],
+    ].sort((a, b) => diagnostics.findIndex((d) => d.message === a[3]) - diagnostics.findIndex((d) => d.message === b[3])));
+    assert.equal(diagnostics.length, 6);
+  });
+
+  test('a consistent flexible configuration has no sync diagnostics', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = {
+      type: 'flexible', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: 'todo',
+      queryable_fields_names: ['_id', 'name'], indexed_queryable_fields_names: ['name'], collection_queryable_fields_names: { Task: ['assignee'] },
+    };
+    assert.deepEqual(checkApp(await loadApp(appFs(files), APP_ROOT)).filter((d) => d.code.startsWith('sync/')), []);
   });
 });
