@@ -329,7 +329,8 @@ export class RealmSyncEngine {
       if (!inPartition(entry.after)) {
         return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: SET instruction had incorrect partition value for key "${settings.key}" { expectedPartition: ${partitionText(uploader.partition)}, foundPartition: ${EJSON.stringify((entry.after[settings.key] ?? null) as never, { relaxed: false })} }`) };
       }
-      const violation = entry.collection.validate?.(entry.after);
+      // A Realm optional property set to null is an absent value to the collection schema.
+      const violation = entry.collection.validate?.(withoutNulls(entry.after));
       if (violation) return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${entry.collection.type} ${EJSON.stringify(entry.id as never)} does not match its schema: ${violation.message}`) };
     }
     await uploadWrites.run(partition, async () => {
@@ -389,6 +390,18 @@ function partitionValueFor(partition: unknown, collection: SyncedCollection, set
   if (settings.type !== 'long' || typeof partition !== 'number') return partition;
   const property = (collection.schema.properties as Record<string, { bsonType?: unknown }> | undefined)?.[settings.key];
   return property?.bsonType === 'int' ? partition : Long.fromNumber(partition);
+}
+
+/** The document without its null-valued fields (at every depth of embedded objects). */
+function withoutNulls(doc: Document): Document {
+  const out: Document = {};
+  for (const [k, v] of Object.entries(doc)) {
+    if (v === null) continue;
+    out[k] = v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype ? withoutNulls(v as Document)
+      : Array.isArray(v) ? v.map((e) => (e !== null && typeof e === 'object' && Object.getPrototypeOf(e) === Object.prototype ? withoutNulls(e as Document) : e))
+        : v;
+  }
+  return out;
 }
 
 /** Copies the containers of a document (bson values are immutable and shared). */
