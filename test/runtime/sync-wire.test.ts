@@ -3,11 +3,15 @@
 // instruction, payload and message type, and hostile input.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import { Decimal128, ObjectId, UUID } from 'bson';
 import fc from 'fast-check';
+import { WebSocket, WebSocketServer } from 'ws';
 import {
   encodeChangeset,
   parseChangeset,
@@ -25,6 +29,8 @@ import {
   type ServerMessage,
 } from '../../runtime/sync/wire/messages';
 import { negotiate } from '../../runtime/sync/wire/negotiate';
+import { serveDist } from '../dist/fixtures/serve';
+import { probeAvailable, runProbe, startReferenceServer } from '../helpers/realm-probe';
 
 const PARTITION = { protocolVersion: 14, flexible: false };
 const FLEXIBLE = { protocolVersion: 14, flexible: true };
@@ -664,5 +670,92 @@ describe('protocol errors', () => {
     assert.ok(isSessionLevelError(200) && !isSessionLevelError(199) && !isSessionLevelError(300));
     const error = new WireError(212, 'x');
     assert.ok(error instanceof Error && error.sessionLevel && error.name === 'WireError');
+  });
+});
+
+/**
+ * A WebSocket proxy that decodes every frame with the codec and sends on what the codec encodes again, the
+ * changesets re-encoded from their instructions (their received bytes dropped).
+ */
+async function startRecodingProxy(upstreamUrl: string) {
+  const seen = { client: new Map<string, number>(), server: new Map<string, number>(), changesets: 0, errors: [] as string[] };
+  const wss = new WebSocketServer({ noServer: true, handleProtocols: (_, request) => (request as http.IncomingMessage & { chosen?: string }).chosen ?? false });
+  const server = http.createServer((_, res) => res.writeHead(404).end());
+  server.on('upgrade', (request: http.IncomingMessage & { chosen?: string }, socket, head) => {
+    const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    const chosen = negotiate(offered);
+    if (!chosen) return socket.destroy();
+    const query = request.url!.includes('?') ? request.url!.slice(request.url!.indexOf('?')) : '';
+    const upstream = new WebSocket(upstreamUrl + query, [chosen.protocol]);
+    upstream.on('error', () => socket.destroy());
+    upstream.on('open', () => {
+      request.chosen = chosen.protocol;
+      wss.handleUpgrade(request, socket, head, (client) => {
+        const options = { protocolVersion: chosen.version, flexible: chosen.flexible };
+        const recode = (from: 'client' | 'server', data: Buffer) => {
+          try {
+            const message = from === 'client' ? parseClientMessage(data, options) : parseServerMessage(data, options);
+            seen[from].set(message.type, (seen[from].get(message.type) ?? 0) + 1);
+            if ('changesets' in message) {
+              for (const entry of message.changesets) delete entry.bytes;
+              seen.changesets += message.changesets.length;
+            }
+            return from === 'client'
+              ? encodeClientMessage(message as ClientMessage, chosen.version)
+              : encodeServerMessage(message as ServerMessage, chosen.version);
+          } catch (error) {
+            seen.errors.push(`${from}: ${(error as Error).message}`);
+            client.close();
+            upstream.close();
+            return undefined;
+          }
+        };
+        client.on('message', (data: Buffer) => {
+          const out = recode('client', data);
+          if (out) upstream.send(out);
+        });
+        upstream.on('message', (data: Buffer) => {
+          const out = recode('server', data);
+          if (out && client.readyState === WebSocket.OPEN) client.send(out);
+        });
+        client.on('close', () => upstream.close());
+        upstream.on('close', () => client.close());
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    seen,
+    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/realm-sync`,
+    close: () => new Promise<void>((resolve) => { for (const c of wss.clients) c.terminate(); server.close(() => resolve()); }),
+  };
+}
+
+describe('live: realm-core 14 on both ends of the codec', { skip: probeAvailable ? false : 'realm-sync-probe (../shared/realm-sync) is not available on this machine' }, () => {
+  it('realm\'s client and realm\'s server sync through frames the codec decoded and encoded again', async (t) => {
+    const scenario = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 'fixtures/sync-wire/scenario.json'), 'utf8'));
+    const served = await serveDist();
+    t.after(() => served.close());
+    const reference = await startReferenceServer();
+    t.after(() => reference.close());
+    const proxy = await startRecodingProxy(reference.url);
+    t.after(() => proxy.close());
+    const dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-sync-wire-'));
+    t.after(() => fs.rmSync(dataRoot, { recursive: true, force: true }));
+    const base = { baseUrl: served.url, appId: served.appId, partition: scenario.partition, schema: scenario.schema, syncRoute: proxy.url, timeoutMs: 20000 };
+
+    const writer = await runProbe({ ...base, credentials: { type: 'emailPassword', email: 'wire-writer@example.com', password: 'wire-Passw0rd', register: true }, dataDir: path.join(dataRoot, 'writer'), steps: scenario.writerSteps });
+    assert.equal(writer.result.status, 'ok', JSON.stringify(writer.result));
+    const reader = await runProbe({ ...base, credentials: { type: 'emailPassword', email: 'wire-reader@example.com', password: 'wire-Passw0rd', register: true }, dataDir: path.join(dataRoot, 'reader'), steps: scenario.readerSteps });
+    assert.equal(reader.result.status, 'ok', JSON.stringify(reader.result));
+
+    assert.deepEqual(proxy.seen.errors, []);
+    for (const type of ['AllTypes', 'Person', 'Counter', 'Gadget']) assert.deepEqual(reader.objects(type), writer.objects(type), type);
+    const [everything] = reader.objects('AllTypes');
+    assert.equal(everything.string, 'changed');
+    assert.deepEqual(everything.intList, [3, 1, 2]);
+    assert.deepEqual(reader.objects('Person'), [], 'both link targets deleted');
+    assert.ok((proxy.seen.client.get('upload') ?? 0) >= 8 && (proxy.seen.server.get('download') ?? 0) >= 8, JSON.stringify([...proxy.seen.client, ...proxy.seen.server]));
+    assert.ok(proxy.seen.changesets >= 12);
   });
 });
