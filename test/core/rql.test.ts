@@ -6,6 +6,7 @@ import {
   MAX_QUERY_DEPTH, RqlArgumentError, RqlSyntaxError, applyDescriptors, checkSubscriptionQuery, matches, parseRql,
   queriedFields, toMongoFilter, tryParseRql, unsupportedInSubscriptions, type RqlQuery,
 } from '../../core/rql';
+import { embeddedRqlProblems, findEmbeddedRql } from '../../core/rql/embedded';
 import { compiledQuery } from '../../runtime/store/query-cache';
 import { toComparable, toStorable } from '../../runtime/store/bson-values';
 import { checkApp } from '../../core/check';
@@ -454,5 +455,25 @@ describe('editor: flexible sync queryable fields against the synced schemas', ()
       queryable_fields_names: ['_id', 'name'], indexed_queryable_fields_names: ['name'], collection_queryable_fields_names: { Task: ['assignee'] },
     };
     assert.deepEqual(checkApp(await loadApp(appFs(files), APP_ROOT)).filter((d) => d.code.startsWith('sync/')), []);
+  });
+});
+
+describe('RQL in JS/TS source', () => {
+  test('queries of .filtered("…") calls with every quote, escapes mapped back to source columns', () => {
+    const source = [
+      'const a = tasks.filtered("name == \\"x\\" AND done == false");',
+      "const b = tasks.filtered( 'owner_id == $0', id);",
+      'const c = tasks.filtered(`priority > 2`);',
+      'const d = tasks.filtered(`name == ${x}`);',
+      'const e = tasks.filtered(query);',
+    ].join('\n');
+    assert.deepEqual(findEmbeddedRql(source).map((e) => e.query), ['name == "x" AND done == false', 'owner_id == $0', 'priority > 2']);
+    const broken = 'realm.objects("Task").filtered("name == \\"x\\" AND ~");';
+    const [problem] = embeddedRqlProblems(broken);
+    assert.ok(problem);
+    assert.equal(broken.slice(problem.start, problem.end), '~');
+    assert.match(problem.message, /invalid character "~"/);
+    assert.deepEqual(embeddedRqlProblems('x.filtered("")').map((p) => p.message), ['Realm Query Language: the query is empty; use TRUEPREDICATE to match every object']);
+    assert.deepEqual(embeddedRqlProblems(source), []);
   });
 });
