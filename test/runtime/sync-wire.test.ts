@@ -575,6 +575,17 @@ describe('message parser on hostile input', () => {
     });
   }
 
+  it('limits over a whole message: changesets, and instructions summed over its changesets', () => {
+    const upload = (changesets: ChangesetEntry[]) => encodeClientMessage({ type: 'upload', session: 1, progressClientVersion: 9n, progressServerVersion: 0n, lockedServerVersion: 0n, changesets }, 14);
+    const three = upload([entry(1n, []), entry(2n, []), entry(3n, [])]);
+    expectWireError(() => parseClientMessage(three, { ...PARTITION, limits: { maxChangesets: 2 } }), 104, /more than 2 changesets/);
+    assert.equal((parseClientMessage(three, { ...PARTITION, limits: { maxChangesets: 3 } }) as { changesets: unknown[] }).changesets.length, 3);
+    const erase: Instruction = { type: 'EraseTable', table: 'T' };
+    const six = upload([entry(1n, [erase, erase, erase]), entry(2n, [erase, erase, erase])]);
+    expectWireError(() => parseClientMessage(six, { ...PARTITION, limits: { changeset: { maxInstructions: 5 } } }), 212, /changeset 2 .*more than 2 instructions/);
+    assert.ok(parseClientMessage(six, { ...PARTITION, limits: { changeset: { maxInstructions: 6 } } }));
+  });
+
   it('a compressed body inflating past its declared size stops at the declared size', () => {
     const bomb = deflateSync(Buffer.alloc(10_000_000));
     const frame = new Uint8Array([...ascii(`upload 1 1 1000 ${bomb.length} 1 0 0\n`), ...bomb]);
