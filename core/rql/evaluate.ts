@@ -131,8 +131,10 @@ function compileExpr(expr: Expr, scope: Scope): Compiled {
       return () => value;
     }
     case 'list': {
-      const items = expr.items.map((item) => compileExpr(item, scope));
-      return (doc, vars) => new Many(items.map((item) => item(doc, vars)), expr.quantifier);
+      // Items are constants and arguments, so the list is built once.
+      const items = expr.items.map((item) => compileExpr(item, scope)(undefined, []));
+      const value = new Many(items.flatMap((item) => (item instanceof Many ? item.values : [item])), expr.quantifier);
+      return () => value;
     }
     case 'path': {
       if (expr.postOp) {
@@ -248,9 +250,17 @@ function stringTest(op: CompareOp, caseInsensitive: boolean): Test {
       : op === 'ENDSWITH' ? (s, p) => s.endsWith(p)
         : op === 'CONTAINS' ? (s, p) => s.includes(p)
           : likeMatches;
+  // The pattern is nearly always one constant: it is folded once, not per document.
+  let lastPattern: string | undefined;
+  let lastFolded = '';
   return (l, r) => {
     const s = stringOf(l), p = stringOf(r);
-    return s !== undefined && p !== undefined && check(fold(s), fold(p));
+    if (s === undefined || p === undefined) return false;
+    if (p !== lastPattern) {
+      lastPattern = p;
+      lastFolded = fold(p);
+    }
+    return check(fold(s), lastFolded);
   };
 }
 
@@ -270,14 +280,24 @@ function relational(op: '<' | '<=' | '>' | '>='): Test {
 function testFor(op: CompareOp, caseInsensitive: boolean): Test {
   switch (op) {
     case '==': case 'IN':
-      return caseInsensitive ? (l, r) => compareValues(l, r, true) === 0 : (l, r) => l === r || compareValues(l, r) === 0;
+      return caseInsensitive ? (l, r) => compareValues(l, r, true) === 0 : equals;
     case '!=':
-      return caseInsensitive ? (l, r) => compareValues(l, r, true) !== 0 : (l, r) => l !== r && compareValues(l, r) !== 0;
+      return caseInsensitive ? (l, r) => compareValues(l, r, true) !== 0 : (l, r) => !equals(l, r);
     case '<': case '<=': case '>': case '>=':
       return relational(op);
     default:
       return stringTest(op, caseInsensitive);
   }
+}
+
+/** Equality without the general comparison for the common cases: two strings, two doubles. */
+function equals(l: unknown, r: unknown): boolean {
+  if (l === r) return true;
+  const tl = typeof l, tr = typeof r;
+  if (tl === 'string' && tr === 'string') return false;
+  // NaN equals NaN.
+  if (tl === 'number' && tr === 'number') return l !== l && r !== r;
+  return compareValues(l, r) === 0;
 }
 
 function quantify(values: unknown[], quantifier: Quantifier, holds: (v: unknown) => boolean): boolean {
@@ -344,9 +364,20 @@ function simpleComparison(predicate: Predicate & { kind: 'compare' }, scope: Sco
   if (left.kind !== 'path' || left.quantifier || left.postOp || left.segments.length !== 1) return undefined;
   const segment = left.segments[0]!;
   if (segment.index || segment.name[0] === '@' || scope.variables.includes(segment.name)) return undefined;
+  const name = segment.name;
+  const members = (predicate.op === 'IN' || predicate.op === '==') && !predicate.caseInsensitive ? stringSet(right, scope) : undefined;
+  if (members) {
+    return (doc) => {
+      const value = isDocument(doc) && Object.hasOwn(doc, name) ? doc[name] : undefined;
+      if (typeof value === 'string') return members.has(value);
+      if (Array.isArray(value)) {
+        for (const element of value) if (typeof element === 'string' && members.has(element)) return true;
+      }
+      return false;
+    };
+  }
   if (right.kind !== 'constant' && !(right.kind === 'argument' && !right.quantifier && !Array.isArray(argument(scope, right.index)))) return undefined;
   const constant = right.kind === 'constant' ? literalValue(right.literal) : argument(scope, right.index) ?? null;
-  const name = segment.name;
   return (doc) => {
     const value = isDocument(doc) && Object.hasOwn(doc, name) ? doc[name] : undefined;
     if (Array.isArray(value)) {
@@ -355,6 +386,17 @@ function simpleComparison(predicate: Predicate & { kind: 'compare' }, scope: Sco
     }
     return test(value ?? null, constant);
   };
+}
+
+/** The strings of a list (literal or argument) holding only strings, the form of `owner_id IN {…}`. */
+function stringSet(expr: Expr, scope: Scope): Set<string> | undefined {
+  let values: unknown[];
+  if (expr.kind === 'list' && (!expr.quantifier || expr.quantifier === 'any')) {
+    values = expr.items.map((item) => (item.kind === 'constant' ? literalValue(item.literal) : item.kind === 'argument' && !item.quantifier ? argument(scope, item.index) : undefined));
+  } else if (expr.kind === 'argument' && (!expr.quantifier || expr.quantifier === 'any') && Array.isArray(argument(scope, expr.index))) {
+    values = argument(scope, expr.index) as unknown[];
+  } else return undefined;
+  return values.every((v): v is string => typeof v === 'string') ? new Set(values) : undefined;
 }
 
 const compiledWithoutArguments = new WeakMap<object, DocumentMatcher>();
