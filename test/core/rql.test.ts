@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Decimal128, Int32, Long, ObjectId, UUID, Binary } from 'bson';
 import {
-  MAX_QUERY_DEPTH, RqlArgumentError, RqlSyntaxError, applyDescriptors, checkSubscriptionQuery, matches, parseRql,
+  MAX_QUERY_DEPTH, RqlArgumentError, compileSubscription, RqlSyntaxError, applyDescriptors, checkSubscriptionQuery, matches, parseRql,
   queriedFields, toMongoFilter, tryParseRql, unsupportedInSubscriptions, type RqlQuery,
 } from '../../core/rql';
 import { embeddedRqlProblems, findEmbeddedRql } from '../../core/rql/embedded';
@@ -475,5 +475,35 @@ describe('RQL in JS/TS source', () => {
     assert.match(problem.message, /invalid character "~"/);
     assert.deepEqual(embeddedRqlProblems('x.filtered("")').map((p) => p.message), ['Realm Query Language: the query is empty; use TRUEPREDICATE to match every object']);
     assert.deepEqual(embeddedRqlProblems(source), []);
+  });
+});
+
+describe('RQL subscriptions for the sync server', () => {
+  const settings = { queryable_fields_names: ['owner_id', 'isComplete'], collection_queryable_fields_names: { tasks: ['priority'] } };
+
+  test('an accepted subscription matches documents and carries its store filter', () => {
+    const result = compileSubscription('Task', 'owner_id == "abc" and isComplete == false', settings);
+    assert.ok(result.ok);
+    if (!result.ok) return;
+    assert.equal(result.subscription.matches(task), true);
+    assert.equal(result.subscription.matches({ ...task, owner_id: 'x' }), false);
+    assert.deepEqual(result.subscription.filter, { $and: [{ owner_id: 'abc' }, { isComplete: false }] });
+  });
+
+  test('per-collection fields apply under the collection name too', () => {
+    assert.equal(compileSubscription('Task', 'priority > 1', settings, 'tasks').ok, true);
+    assert.equal(compileSubscription('Task', 'priority > 1', settings).ok, false);
+  });
+
+  test('refusals: syntax, fields that are not queryable, unsupported operators, arguments', () => {
+    const refusal = (text: string) => {
+      const result = compileSubscription('Task', text, settings);
+      assert.equal(result.ok, false);
+      return result.ok ? '' : result.message;
+    };
+    assert.equal(refusal('owner_id == '), 'invalid query for table "Task": expected a property, a value or an argument, found the end of the query (line 1, column 13)');
+    assert.equal(refusal('summary == "x" AND owner_id == "a"'), 'unsupported query for table "Task": key "summary" is not a queryable field');
+    assert.equal(refusal('owner_id == "a" LIMIT(2)'), 'flexible sync does not support LIMIT in subscriptions');
+    assert.match(refusal('owner_id == $0'), /cannot read arguments/);
   });
 });
