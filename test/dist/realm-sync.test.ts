@@ -82,6 +82,28 @@ describe('Realm sync protocol against dist/cli.js serve', { skip, timeout: 240_0
     assertOk(await watcher.done, 'watch');
   });
 
+  test('the runtime lists live sessions (user, partition, protocol version) on its local admin route', async () => {
+    const watcher = startProbe(script({ credentials: ada, partition: adaId, steps: [{ waitDownload: true }, { watchMs: 3000 }] }));
+    await watcher.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
+    const out = served.stdout();
+    const login = await fetch(`${served.url}/api/admin/v3.0/auth/providers/mongodb-cloud/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: /admin public key: (\S+)/.exec(out)![1], apiKey: /admin private key: (\S+)/.exec(out)![1] }),
+    });
+    const { access_token: adminToken } = await login.json() as { access_token: string };
+    const status = await fetch(`${served.url}/api/admin/v3.0/local/app/${served.appId}/sync/status`, { headers: { authorization: `Bearer ${adminToken}` } });
+    const body = await status.json() as { status: string; liveSessions: Record<string, unknown>[] };
+    assert.equal(body.status, 'enabled');
+    const live = body.liveSessions.find((s) => s.userId === adaId);
+    assert.ok(live, JSON.stringify(body));
+    assert.equal(live.partition, JSON.stringify(adaId));
+    assert.equal(live.protocolVersion, 14);
+    assert.equal(live.state, 'identified');
+    const asUser = await fetch(`${served.url}/api/admin/v3.0/local/app/${served.appId}/sync/sessions`, { headers: { authorization: `Bearer ${(await (await fetch(`${served.app}/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: ada.email, password: ada.password }) })).json() as { access_token: string }).access_token}` } });
+    assert.equal(asUser.status, 401, 'a user token does not open the sessions list');
+    assertOk(await watcher.done, 'watch');
+  });
+
   test('a partition of the wrong type is ErrorIllegalDatabasePath; another user\'s partition is permission denied', async () => {
     const wrongType = await runProbe(script({ credentials: ada, partition: { $oid: '65a000000000000000000099' } }), ['--cancel-waits-on-error', '--reconnect', 'testing']);
     const illegal = wrongType.events('protocol_error')[0];
