@@ -162,8 +162,10 @@ describe('RQL parser', () => {
     assert.deepEqual(literal('2.5f'), { type: 'number', text: '2.5', value: 2.5 });
     assert.deepEqual(literal('0x1F'), { type: 'number', text: '0x1F', value: 31, integer: 31n });
     assert.deepEqual(literal('-inf'), { type: 'number', text: '-inf', value: -Infinity });
-    assert.deepEqual(literal('"a\\"b\\n\\u0041"'), { type: 'string', value: 'a"b\nA' });
-    assert.deepEqual(literal("'it\\'s'"), { type: 'string', value: "it's" });
+    // Escapes only keep the closing quote from ending the string; the value is the text as written (realm-core's rule).
+    assert.deepEqual(literal('"a\\"b\\n\\u0041"'), { type: 'string', value: 'a\\"b\\n\\u0041' });
+    assert.deepEqual(literal("'it\\'s'"), { type: 'string', value: "it\\'s" });
+    assert.deepEqual(literal(`'say "hi"'`), { type: 'string', value: 'say "hi"' });
     assert.deepEqual(literal('TRUE'), { type: 'boolean', value: true });
     assert.deepEqual(literal('nil'), { type: 'null' });
     assert.deepEqual(literal('T-5:0'), { type: 'timestamp', seconds: -5n, nanoseconds: 0 });
@@ -381,13 +383,14 @@ const documentArb = fc.record({
 }, { requiredKeys: [] });
 
 const constantText = fc.oneof(
-  strings.map((s) => JSON.stringify(s)), numbers.map(String), fc.constantFrom('true', 'false', 'null'),
+  // Single quotes hold the text as written, newlines included (no pool string has a quote or a backslash).
+  strings.map((s) => `'${s}'`), numbers.map(String), fc.constantFrom('true', 'false', 'null'),
   fc.constantFrom('T0:0', 'T1:0', 'T1:500000000', 'T2:0'), fc.constantFrom(...OIDS).map((h) => `oid(${h})`),
 );
 const field = fc.constantFrom('s', 'n', 'b', 'd', 'o', 'tags', 'e.x', 'e.y', 'missing');
 const comparison = fc.oneof(
   fc.tuple(fc.constantFrom('', 'ANY ', 'NONE ', 'ALL '), field, fc.constantFrom('==', '!=', '<', '<=', '>', '>=', '==[c]', '!=[c]'), constantText).map(([q, f, op, c]) => `${q}${f} ${op} ${c}`),
-  fc.tuple(fc.constantFrom('', 'NONE '), field, fc.constantFrom('BEGINSWITH', 'ENDSWITH', 'CONTAINS', 'LIKE', 'BEGINSWITH[c]', 'CONTAINS[c]', 'LIKE[c]'), fc.constantFrom('"a"', '"b"', '"A"', '""', '"a*"', '"*b"', '"?"', '"a?b"', '"*.*"', '"a.b"', '"\\n"')).map(([q, f, op, c]) => `${q}${f} ${op} ${c}`),
+  fc.tuple(fc.constantFrom('', 'NONE '), field, fc.constantFrom('BEGINSWITH', 'ENDSWITH', 'CONTAINS', 'LIKE', 'BEGINSWITH[c]', 'CONTAINS[c]', 'LIKE[c]'), fc.constantFrom('"a"', '"b"', '"A"', '""', '"a*"', '"*b"', '"?"', '"a?b"', '"*.*"', '"a.b"', "'\n'")).map(([q, f, op, c]) => `${q}${f} ${op} ${c}`),
   fc.tuple(field, fc.array(constantText, { maxLength: 3 })).map(([f, items]) => `${f} IN {${items.join(', ')}}`),
   fc.tuple(fc.constantFrom('', 'NONE '), field, numbers, numbers).map(([q, f, lo, hi]) => `${q}${f} BETWEEN {${Math.min(lo, hi)}, ${Math.max(lo, hi)}}`),
   fc.tuple(constantText, field).map(([c, f]) => `${c} IN ${f}`),
