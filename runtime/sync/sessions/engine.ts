@@ -332,6 +332,8 @@ export class RealmSyncEngine {
       // A Realm optional property set to null is an absent value to the collection schema.
       const violation = entry.collection.validate?.(withoutNulls(entry.after));
       if (violation) return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${entry.collection.type} ${EJSON.stringify(entry.id as never)} does not match its schema: ${violation.message}`) };
+      const crossing = await this.crossPartitionLink(entry.collection, entry.after, partition, inPartition);
+      if (crossing) return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${crossing}`) };
     }
     await uploadWrites.run(partition, async () => {
       for (const entry of touched.values()) {
@@ -343,6 +345,22 @@ export class RealmSyncEngine {
       }
     });
     return { ok: true };
+  }
+
+  /** A relationship of the document whose target lives in another partition: relationships never cross partitions. */
+  private async crossPartitionLink(collection: SyncedCollection, doc: Document, partition: string, inPartition: (doc: Document) => boolean): Promise<string | undefined> {
+    for (const rel of collection.relationships) {
+      const value = doc[rel.field];
+      if (value === undefined || value === null) continue;
+      const keys = Array.isArray(value) ? value : [value];
+      if (keys.length === 0) continue;
+      const targets = await this.options.store.collection(rel.database, rel.collection).find({ [rel.foreignKey]: { $in: keys } });
+      const outside = targets.find((target) => !inPartition(target));
+      if (outside) {
+        return `relationship "${rel.field}" of ${collection.type} ${EJSON.stringify(doc._id as never)} points to ${rel.collection} ${EJSON.stringify(outside._id as never)}, which is not in partition ${partition}: relationships cannot cross partitions`;
+      }
+    }
+    return undefined;
   }
 
   /** Takes a client's schema instructions: known tables are recorded as declared; new ones need development mode. */
