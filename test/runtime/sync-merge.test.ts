@@ -2,13 +2,20 @@
 // and the state every peer converges to (whichever upload reaches the server first); a property test
 // with 2–4 clients, random changesets and random sync orders; the transform's errors.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
 import { applyChangeset, dumpState, emptyState, type DumpValue } from '../../runtime/sync/merge/apply';
 import { mergeChangesets, transformUpload, TransformError } from '../../runtime/sync/merge/transform';
 import type { Instruction } from '../../runtime/sync/wire/instructions';
 import {
   add, clear, create, erase, insert, int, link, move, remove, SCHEMA, set, setErase, setInsert, str,
 } from '../helpers/sync-merge-build';
+import { serveDist, type ServedDist } from '../dist/fixtures/serve';
+import { probeAvailable, runProbe, startReferenceServer } from '../helpers/realm-probe';
+import { playScenario } from '../helpers/sync-merge-random';
 import { dumps, settle, SimClient, SimServer } from '../helpers/sync-merge-sim';
 
 const A = 2n;
@@ -328,6 +335,17 @@ describe('transformUpload', () => {
     });
   }
 
+  test('a move in a list of embedded objects vs a change inside an element: as realm-core 14.14 computes it', () => {
+    // realm-core's nested rule for ArrayMove adjusts the move's own source index from the inner path's
+    // index and leaves the inner path as it is; clients compute exactly this, so the server must too.
+    const ours = [{ instructions: [move(1, 'items', [0], 2, 3)], originTimestamp: 1n, originFileIdent: 2n }];
+    const theirs = [{ instructions: [set(1, 'items', str('x'), [0, 'text'])], originTimestamp: 2n, originFileIdent: 3n }];
+    const result = mergeChangesets(ours, theirs);
+    assert.ok(result.ok);
+    assert.deepEqual(result.theirs[0].instructions, theirs[0].instructions);
+    assert.deepEqual(result.ours[0].instructions, [move(1, 'items', [2], 2, 3)]);
+  });
+
   test('inconsistent list sizes and malformed paths are bad changesets', () => {
     const ours = [{ instructions: [insert(1, 'tags', [0], str('a'), 1)], originTimestamp: 1n, originFileIdent: 2n }];
     const disagreeing = mergeChangesets(ours, [{ instructions: [insert(1, 'tags', [0], str('b'), 3)], originTimestamp: 2n, originFileIdent: 3n }]);
@@ -337,5 +355,163 @@ describe('transformUpload', () => {
     assert.ok(!noIndex.ok && /without a list index/.test(noIndex.error.message));
     const negative = mergeChangesets(ours, [{ instructions: [set(1, 'tags', str('x'), [-1], 1)], originTimestamp: 2n, originFileIdent: 3n }]);
     assert.ok(!negative.ok && /Invalid list index/.test(negative.error.message));
+  });
+});
+
+describe('convergence: 2–4 clients, random concurrent changesets, random sync order', () => {
+  test('every client and the server end in the same state', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 2, max: 4 }), fc.array(fc.noBias(fc.nat({ max: 1_000_000 })), { minLength: 200, maxLength: 800 }), (clientCount, choices) => {
+        const { server, clients } = playScenario(clientCount, choices);
+        const result = dumps(server, clients);
+        result.clients.forEach((state, i) => assert.deepEqual(state, result.server, `client ${i} and the server`));
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+
+// realm-core's reference server against the merge on the same scenario: two devices write offline
+// (A first, then B, so B's writes carry the later timestamps), then A syncs, B syncs, A syncs again. The
+// probe writes are mirrored by the instructions realm-core's client makes for them: a create sets each
+// given field after CreateObject and fills a new list by insertions; an update of a list clears it first.
+const PROBE_SCHEMA = [{ name: 'Task', primaryKey: '_id', properties: { _id: 'int', _partition: 'string?', name: 'string?', count: 'int', tags: 'string[]' } }];
+const PROBE_TABLE: Instruction[] = [
+  { type: 'AddTable', table: 'Task', spec: { kind: 'topLevel', pkField: '_id', pkType: 'int', pkNullable: false, asymmetric: false } },
+  { type: 'AddColumn', table: 'Task', field: '_partition', valueType: 'string', keyType: 'null', nullable: true, collectionType: 'single' },
+  { type: 'AddColumn', table: 'Task', field: 'name', valueType: 'string', keyType: 'null', nullable: true, collectionType: 'single' },
+  { type: 'AddColumn', table: 'Task', field: 'count', valueType: 'int', keyType: 'null', nullable: false, collectionType: 'single' },
+  { type: 'AddColumn', table: 'Task', field: 'tags', valueType: 'string', keyType: 'null', nullable: false, collectionType: 'list' },
+];
+
+type ProbeWrite = { op: 'create' | 'update' | 'delete'; id: number; value?: { name?: string; count?: number; tags?: string[] } };
+
+/** The instructions realm-core's client records for a probe write on `partition`, given the list sizes before it. */
+function instructionsOf(write: ProbeWrite, partition: string): Instruction[] {
+  if (write.op === 'delete') return [erase(write.id)];
+  const out: Instruction[] = write.op === 'create' ? [create(write.id), set(write.id, '_partition', str(partition))] : [];
+  const value = write.value ?? {};
+  if (value.name !== undefined) out.push(set(write.id, 'name', str(value.name)));
+  if (value.count !== undefined) out.push(set(write.id, 'count', int(value.count)));
+  if (value.tags) {
+    if (write.op === 'update') out.push(clear(write.id, 'tags', 'list'));
+    value.tags.forEach((tag, i) => out.push(insert(write.id, 'tags', [i], str(tag), i)));
+  }
+  return out;
+}
+
+/** The model's objects in the probe's `object` line form. */
+function probeObjects(state: ReturnType<typeof emptyState>): Record<string, unknown>[] {
+  const table = state.tables.get('Task');
+  if (!table) return [];
+  return [...table.objects.values()].map(({ pk: key, fields }) => {
+    const out: Record<string, unknown> = { _id: key.type === 'int' ? Number(key.value) : null };
+    for (const [name, value] of fields) {
+      if (value.kind === 'list') out[name] = value.items.map((item) => (item.kind === 'scalar' && item.value.type === 'string' ? item.value.value : null));
+      else if (value.kind === 'scalar') out[name] = value.value.type === 'null' ? null : value.value.type === 'int' ? Number(value.value.value) : value.value.type === 'string' ? value.value.value : null;
+    }
+    return out;
+  }).sort((x, y) => Number(x._id) - Number(y._id));
+}
+
+function probeWriteJson(write: ProbeWrite, partition: string): Record<string, unknown> {
+  if (write.op === 'delete') return { op: 'delete', type: 'Task', id: write.id };
+  if (write.op === 'update') return { op: 'update', type: 'Task', id: write.id, value: write.value };
+  return { op: 'create', type: 'Task', value: { _id: write.id, _partition: partition, ...write.value } };
+}
+
+interface ReferenceScenario { name: string; base: ProbeWrite[]; a: ProbeWrite[]; b: ProbeWrite[] }
+
+const referenceScenarios: ReferenceScenario[] = [
+  {
+    name: 'the same field: the later write wins',
+    base: [{ op: 'create', id: 1, value: { name: 'base', count: 1, tags: ['x'] } }],
+    a: [{ op: 'update', id: 1, value: { name: 'a' } }],
+    b: [{ op: 'update', id: 1, value: { name: 'b' } }],
+  },
+  {
+    name: 'different fields: both kept',
+    base: [{ op: 'create', id: 1, value: { name: 'base', count: 1 } }],
+    a: [{ op: 'update', id: 1, value: { name: 'a' } }],
+    b: [{ op: 'update', id: 1, value: { count: 5 } }],
+  },
+  {
+    name: 'delete vs a later update: deleted',
+    base: [{ op: 'create', id: 1, value: { name: 'base', count: 1 } }, { op: 'create', id: 2, value: { name: 'other' } }],
+    a: [{ op: 'delete', id: 1 }],
+    b: [{ op: 'update', id: 1, value: { name: 'b', count: 9 } }, { op: 'update', id: 2, value: { name: 'b2' } }],
+  },
+  {
+    name: 'list insertions at the same index of a new object: the earlier first',
+    base: [],
+    a: [{ op: 'create', id: 2, value: { tags: ['a1', 'a2'] } }],
+    b: [{ op: 'create', id: 2, value: { tags: ['b1'] } }],
+  },
+  {
+    name: 'a list replaced on both sides: the later replacement wins',
+    base: [{ op: 'create', id: 1, value: { tags: ['x', 'y'] } }],
+    a: [{ op: 'update', id: 1, value: { tags: ['x', 'a'] } }],
+    b: [{ op: 'update', id: 1, value: { name: 'b', tags: ['b', 'x', 'y'] } }],
+  },
+];
+
+describe("the same final objects as realm-core's own server (reference server, realm-sync-probe clients)", { skip: !probeAvailable && 'realm-sync-probe is not beside the project' }, () => {
+  let served: ServedDist;
+  let reference: { url: string; close(): Promise<void> };
+  const dataDirs: string[] = [];
+
+  before(async () => {
+    [served, reference] = await Promise.all([serveDist(), startReferenceServer()]);
+  });
+  after(async () => {
+    await Promise.all([served?.close(), reference?.close()]);
+    for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  referenceScenarios.forEach((scenario, index) => {
+    test(scenario.name, async () => {
+      const partition = `merge-${index}-${Date.now()}`;
+      const device = (who: 'a' | 'b') => {
+        const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `asl-merge-${who}-`));
+        dataDirs.push(dataDir);
+        const script = {
+          baseUrl: served.url, appId: served.appId, partition, schema: PROBE_SCHEMA, dataDir, syncRoute: reference.url, timeoutMs: 15000,
+          credentials: { type: 'emailPassword', email: `${who}-merge@example.com`, password: 'merge-Passw0rd', register: true },
+        };
+        return (extra: Record<string, unknown>) => runProbe({ ...script, ...extra });
+      };
+      const a = device('a');
+      const b = device('b');
+      const ok = (run: Awaited<ReturnType<typeof a>>) => {
+        assert.equal(run.result.status, 'ok', JSON.stringify(run.lines.slice(-5)));
+        return run;
+      };
+      ok(await a(scenario.base.length ? { writes: scenario.base.map((w) => probeWriteJson(w, partition)) } : {}));
+      ok(await b({}));
+      ok(await a({ offline: true, writes: scenario.a.map((w) => probeWriteJson(w, partition)) }));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      ok(await b({ offline: true, writes: scenario.b.map((w) => probeWriteJson(w, partition)) }));
+      ok(await a({}));
+      const finalB = ok(await b({}));
+      const finalA = ok(await a({}));
+
+      const server = new SimServer();
+      const clientA = new SimClient(A);
+      const clientB = new SimClient(B);
+      clientA.write([...PROBE_TABLE, ...scenario.base.flatMap((w) => instructionsOf(w, partition))], 100n);
+      settle(server, [clientA, clientB]);
+      clientA.write(scenario.a.flatMap((w) => instructionsOf(w, partition)), 200n);
+      clientB.write(scenario.b.flatMap((w) => instructionsOf(w, partition)), 300n);
+      settle(server, [clientA, clientB]);
+      settle(server, [clientA, clientB]);
+
+      const sortById = (objects: Record<string, unknown>[]) => [...objects].sort((x, y) => Number(x._id) - Number(y._id));
+      const expected = sortById(finalA.objects('Task'));
+      assert.deepEqual(sortById(finalB.objects('Task')), expected, 'the two devices agree on the reference server');
+      assert.deepEqual(probeObjects(server.state), expected, 'the merge reaches the objects the reference server reached');
+      assert.deepEqual(probeObjects(clientA.state), expected);
+      assert.deepEqual(probeObjects(clientB.state), expected);
+    });
   });
 });
