@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { applyChangeset, dumpState, emptyState, type DumpValue } from '../../runtime/sync/merge/apply';
+import { applyChangeset, cloneState, dumpState, emptyState, type DumpValue } from '../../runtime/sync/merge/apply';
 import { mergeChangesets, transformUpload, TransformError } from '../../runtime/sync/merge/transform';
 import type { Instruction } from '../../runtime/sync/wire/instructions';
 import {
@@ -15,7 +15,7 @@ import {
 } from '../helpers/sync-merge-build';
 import { serveDist, type ServedDist } from '../dist/fixtures/serve';
 import { probeAvailable, runProbe, startReferenceServer } from '../helpers/realm-probe';
-import { playScenario } from '../helpers/sync-merge-random';
+import { playScenario, randomWrite } from '../helpers/sync-merge-random';
 import { dumps, settle, SimClient, SimServer } from '../helpers/sync-merge-sim';
 
 const A = 2n;
@@ -371,6 +371,37 @@ describe('convergence: 2–4 clients, random concurrent changesets, random sync 
   });
 });
 
+
+describe('the merge by object', () => {
+  test('gives what the pass over every pair gives (an erased column elsewhere forces that pass)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.noBias(fc.nat({ max: 1_000_000 })), { minLength: 50, maxLength: 400 }), (choices) => {
+        let at = 0;
+        const choose = (n: number) => (at < choices.length ? choices[at++] % n : 0);
+        const base = emptyState();
+        applyChangeset(base, SCHEMA);
+        for (let i = 0; i < 6; i++) applyChangeset(base, randomWrite(base, choose));
+        const writesOn = (ident: bigint) => {
+          const state = cloneState(base);
+          return Array.from({ length: 1 + choose(4) }, (_, i) => {
+            const instructions = randomWrite(state, choose);
+            applyChangeset(state, instructions);
+            return { instructions, originTimestamp: BigInt(choose(3) + i), originFileIdent: ident };
+          });
+        };
+        const ours = writesOn(2n);
+        const theirs = writesOn(3n);
+        const elsewhere = { instructions: [{ type: 'EraseColumn', table: 'Elsewhere', field: 'gone' } as Instruction], originTimestamp: 0n, originFileIdent: 4n };
+        const byObject = mergeChangesets(ours, theirs);
+        const everyPair = mergeChangesets([...ours, elsewhere], theirs);
+        assert.ok(byObject.ok && everyPair.ok);
+        assert.deepEqual(byObject.theirs, everyPair.theirs);
+        assert.deepEqual(byObject.ours, everyPair.ours.slice(0, ours.length));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
 
 // realm-core's reference server against the merge on the same scenario: two devices write offline
 // (A first, then B, so B's writes carry the later timestamps), then A syncs, B syncs, A syncs again. The

@@ -56,7 +56,9 @@ export function mergeChangesets(ours: TimedChangeset[], theirs: TimedChangeset[]
   try {
     for (const changeset of [...major, ...minor]) changeset.slots.forEach((slot) => validate(slot.instr!));
     if (major.some((c) => c.slots.length > 0) && minor.some((c) => c.slots.length > 0)) {
-      for (const changeset of major) transformChangeset(changeset, minor);
+      const destructive = [...major, ...minor].some((c) => c.slots.some((slot) => slot.instr!.type === 'EraseTable' || slot.instr!.type === 'EraseColumn'));
+      if (destructive) for (const changeset of major) transformChangeset(changeset, minor);
+      else transformByObject(major, minor);
     }
   } catch (error) {
     if (error instanceof TransformError) return { ok: false, error };
@@ -148,6 +150,43 @@ function transformMajor(ours: WorkingChangeset, index: number, theirs: WorkingCh
     }
   }
   return majorIndex;
+}
+
+/**
+ * Without erased tables or columns, instructions only ever interact with instructions on the same object
+ * (schema instructions with schema instructions): each of ours meets only those of theirs, in the same
+ * order as the full pass (realm-core's changeset index does the same), which keeps large changesets on
+ * different objects from meeting each other.
+ */
+function transformByObject(ours: WorkingChangeset[], theirs: WorkingChangeset[]): void {
+  const groups = new Map<string, { changeset: WorkingChangeset; index: number }[]>();
+  for (const changeset of theirs) {
+    changeset.slots.forEach((slot, index) => {
+      const key = groupKey(slot.instr!);
+      const group = groups.get(key);
+      if (group) group.push({ changeset, index });
+      else groups.set(key, [{ changeset, index }]);
+    });
+  }
+  for (const changeset of ours) {
+    changeset.slots.forEach((slot, index) => {
+      const group = slot.instr && groups.get(groupKey(slot.instr));
+      if (!group) return;
+      for (const entry of group) {
+        if (!entry.changeset.slots[entry.index].instr) continue;
+        const major: Side = { changeset, index, discarded: false, prepended: [] };
+        mergeInstructions(major, { changeset: entry.changeset, index: entry.index, discarded: false, prepended: [] });
+        if (major.discarded) return;
+      }
+    });
+  }
+}
+
+function groupKey(instr: Instruction): string {
+  if (!('object' in instr)) return 'schema';
+  const pk = instr.object;
+  const value = pk.type === 'null' ? '' : pk.type === 'globalKey' ? `${pk.hi}:${pk.lo}` : pk.type === 'objectId' || pk.type === 'uuid' ? pk.value.toHexString() : String(pk.value);
+  return `${instr.table}\u0000${pk.type}\u0000${value}`;
 }
 
 function instrOf(side: Side): Instruction {
