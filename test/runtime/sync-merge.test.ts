@@ -285,6 +285,44 @@ describe('merge rules: two clients, concurrent changesets, converged state', () 
   }
 });
 
+describe('destructive schema changes', () => {
+  /** Both clients start from the schema and Task 1, write concurrently, A uploads first; returns the converged dump. */
+  function convergeSchema(a: Instruction[], b: Instruction[]) {
+    const server = new SimServer();
+    const clientA = new SimClient(A);
+    const clientB = new SimClient(B);
+    clientA.write([...SCHEMA, create(1), create(1, 'Person')], 1n);
+    settle(server, [clientA, clientB]);
+    clientA.write(a, 100n);
+    clientB.write(b, 200n);
+    settle(server, [clientA, clientB]);
+    const result = dumps(server, [clientA, clientB]);
+    assert.deepEqual(result.clients[0], result.server);
+    assert.deepEqual(result.clients[1], result.server);
+    return { state: result.server as ReturnType<typeof dumpState>, server };
+  }
+
+  test('EraseColumn drops a concurrent Update of that column', () => {
+    const { state } = convergeSchema([{ type: 'EraseColumn', table: 'Task', field: 'name' }], [set(1, 'name', str('b')), set(1, 'count', int(4))]);
+    assert.equal('name' in state.Task['int:1'], false);
+    assert.equal(state.Task['int:1'].count, 'int:4');
+  });
+
+  test('EraseTable drops what the other side did in that table', () => {
+    const { state } = convergeSchema([{ type: 'EraseTable', table: 'Person' }], [create(2, 'Person'), set(1, 'name', str('p'), [], 0, 'Person'), set(1, 'name', str('t'))]);
+    assert.equal(state.Person, undefined);
+    assert.equal(state.Task['int:1'].name, 'string:t');
+  });
+
+  test('a link column added towards a table the other side erased is erased with it', () => {
+    const friend: Instruction = { type: 'AddColumn', table: 'Task', field: 'friend', valueType: 'link', keyType: 'null', nullable: true, collectionType: 'single', linkTargetTable: 'Person' };
+    const { state, server } = convergeSchema([{ type: 'EraseColumn', table: 'Task', field: 'owner' }, { type: 'EraseTable', table: 'Person' }], [friend]);
+    assert.equal(state.Person, undefined);
+    assert.equal('friend' in state.Task['int:1'], false);
+    assert.equal(server.state.tables.get('Task')!.columns.has('friend'), false);
+  });
+});
+
 describe('transformUpload', () => {
   test('rebases an upload over what the server integrated since its base', () => {
     const base = [...SCHEMA, create(1), insert(1, 'tags', [0], str('x'), 0)];
