@@ -262,6 +262,13 @@ export class RealmSyncConnection {
     if (downloadVersion > 0 && downloadVersion < history.base) {
       return reset(222, 'ErrorClientFileExpired', `Client file has expired: it last synced at server version ${downloadVersion}, and the history before ${history.base} was compacted`);
     }
+    // An upload integrated just before a crash may be in the history without its client file record updated.
+    for (const entry of history.entries) {
+      if (entry.originFileIdent === file.ident && entry.clientVersion > file.uploadClientVersion) {
+        file.uploadClientVersion = entry.clientVersion;
+        file.uploadServerVersion = entry.baseVersion;
+      }
+    }
     session.clientFile = file;
     session.downloadServerVersion = downloadVersion;
     session.downloadClientVersion = Number(message.downloadClientVersion);

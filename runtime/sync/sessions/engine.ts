@@ -174,7 +174,7 @@ export class RealmSyncEngine {
         if (instructions.length === 0) return;
         const history = await this.history.partition(partition);
         await this.history.append(history, {
-          originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, timestamp: syncTimestamp(this.now()),
+          originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()),
           changeset: encodeChangeset(instructions), originalSize: 0,
         });
         this.notify(partition);
@@ -225,18 +225,26 @@ export class RealmSyncEngine {
       const history = await this.history.partition(id);
       const file = uploader.clientFile;
       let integrated = 0;
+      const stop = async (error: EngineError) => {
+        // What was integrated before the failing changeset stays integrated: remember it for the next session.
+        if (integrated > 0) {
+          await this.history.saveClientFile(file);
+          this.notify(id);
+        }
+        return { ok: false as const, error };
+      };
       for (const changeset of changesets) {
         if (changeset.clientVersion <= file.uploadClientVersion) continue;
         if (changeset.baseVersion > history.latest) {
-          return { ok: false as const, error: { code: 209, name: 'ErrorBadServerVersion', message: `Bad server version (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, but the server's latest is ${history.latest}`, action: 'client-reset' as const, tryAgain: false } };
+          return stop({ code: 209, name: 'ErrorBadServerVersion', message: `Bad server version (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, but the server's latest is ${history.latest}`, action: 'client-reset', tryAgain: false });
         }
         const transformed = this.transform(history, file, changeset, changeset.instructions);
-        if (!transformed.ok) return { ok: false as const, error: transformed.error };
+        if (!transformed.ok) return stop(transformed.error);
         const applied = await this.applyToStore(uploader, id, transformed.instructions);
-        if (!applied.ok) return applied;
+        if (!applied.ok) return stop(applied.error);
         // Appended even when empty: the entry tells this client's later downloads which of its versions were integrated.
         await this.history.append(history, {
-          originFileIdent: file.ident, clientVersion: changeset.clientVersion, timestamp: changeset.timestamp,
+          originFileIdent: file.ident, clientVersion: changeset.clientVersion, baseVersion: changeset.baseVersion, timestamp: changeset.timestamp,
           changeset: transformed.instructions.length > 0 ? encodeChangeset(transformed.instructions) : new Uint8Array(0), originalSize: changeset.size,
         });
         file.uploadClientVersion = changeset.clientVersion;
