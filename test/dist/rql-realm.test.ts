@@ -65,6 +65,9 @@ const QUERIES = [
   'owner_id > "abd"', 'owner_id < "ABD"', 'n + 1 > 3', 'n * d > 2', '(n - 1) * 2 == 2', 'd / 2 < 0',
   'address.city == "Oslo"', 'address.zip == nil', 'address.city BEGINSWITH "B"', 'items.qty > 5', 'ALL items.qty > 2', 'items.name == "a" AND items.qty == 1',
   'items.@count == 1', 'items.@sum.qty == 8', 'SUBQUERY(items, $x, $x.qty > 2 AND $x.name == "a").@count > 0',
+  's.@size == 12', 's.@size > 5', 'n == d', 'n > d', 'n IN {2, 3.0}', 'dec IN {1.1, 2}', 'dec == d', 'd == 1.5f', 's > "a"', 's < "Ü"', 's >= "hello"',
+  's LIKE "?nïcode*"', 's CONTAINS[c] "SS"', 's CONTAINS[c] "Ï"', 's ==[c] "ünïcode SS"', 'owner_id ==[c] "ÜBER"', 'when > T0:0', 'when < T1704164645:500000001', 'when >= 2024-01-02@03:04:05:500000000',
+  'n == 0x2', 'd > -inf', 'd < inf', 'n BETWEEN {-1, -1}', 'counts.@sum > n', 'counts.@count == n',
 ];
 
 /** realm-core's count for each query (the `actual` of its expect line), in order. */
