@@ -173,7 +173,10 @@ function transformByObject(ours: WorkingChangeset[], theirs: WorkingChangeset[])
       const group = slot.instr && groups.get(groupKey(slot.instr));
       if (!group) return;
       for (const entry of group) {
-        if (!entry.changeset.slots[entry.index].instr) continue;
+        const other = entry.changeset.slots[entry.index].instr;
+        if (!other) continue;
+        // Path instructions on different fields never interact (every rule between them needs the same field).
+        if ('field' in other && 'path' in other && 'path' in slot.instr! && other.field !== slot.instr!.field) continue;
         const major: Side = { changeset, index, discarded: false, prepended: [] };
         mergeInstructions(major, { changeset: entry.changeset, index: entry.index, discarded: false, prepended: [] });
         if (major.discarded) return;
@@ -391,12 +394,15 @@ function mergeNested(outerSide: Side, innerSide: Side): void {
 
 // --- same-level rules: `left` has the higher (or equal) instruction type ---
 
+/** Keeps the later of the two (by timestamp, then file ident). */
+function discardEarlier(leftSide: Side, rightSide: Side): void {
+  discard(earlier(timestampOf(leftSide), timestampOf(rightSide)) ? leftSide : rightSide);
+}
+
 function mergePair(leftSide: Side, rightSide: Side): void {
   const left = instrOf(leftSide);
   const right = instrOf(rightSide);
   const leftEarlier = earlier(timestampOf(leftSide), timestampOf(rightSide));
-  /** Keeps the later of the two (by timestamp, then file ident). */
-  const discardEarlier = () => (leftEarlier ? discard(leftSide) : discard(rightSide));
 
   switch (left.type) {
     case 'AddTable': {
@@ -436,7 +442,7 @@ function mergePair(leftSide: Side, rightSide: Side): void {
         if (right.value.type === 'objectValue') return discard(rightSide);
       }
       if (left.value.type === right.value.type && (left.value.type === 'list' || left.value.type === 'dictionary')) return;
-      if (leftDefault === rightDefault) discardEarlier();
+      if (leftDefault === rightDefault) discardEarlier(leftSide, rightSide);
       else if (leftDefault) discard(leftSide);
       else discard(rightSide);
       return;
@@ -492,12 +498,12 @@ function mergePair(leftSide: Side, rightSide: Side): void {
         // Setting the same kind of collection that is cleared: both pass.
         if (left.collectionType === 'list' && right.value.type === 'list') return;
         if (left.collectionType === 'dictionary' && right.value.type === 'dictionary') return;
-        discardEarlier();
+        discardEarlier(leftSide, rightSide);
       } else if (right.type === 'AddInteger') {
         discard(rightSide);
       } else if (right.type === 'Clear') {
         // The later clear is kept, so insertions after it survive.
-        discardEarlier();
+        discardEarlier(leftSide, rightSide);
       }
       return;
     }
@@ -509,7 +515,7 @@ function mergePair(leftSide: Side, rightSide: Side): void {
       }
       if ((right.type === 'SetInsert' || right.type === 'SetErase') && samePath(left, right) && samePayload(left.value, right.value)) {
         // Both are idempotent; the later one is kept so that order by timestamp holds when more arrive.
-        discardEarlier();
+        discardEarlier(leftSide, rightSide);
       }
       return;
     }
