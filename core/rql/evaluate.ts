@@ -234,8 +234,9 @@ function aggregate(op: 'max' | 'min' | 'sum' | 'avg', values: unknown[]): unknow
   return numbers.reduce<number>((s, v) => s + Number(v), 0);
 }
 
-/** `*` matches any run of characters, `?` one character (code point); linear in practice, never exponential. */
+/** `*` matches any run of characters, `?` one character (code point); never exponential. */
 export function likeMatches(text: string, pattern: string): boolean {
+  if (!pattern.includes('?')) return likeWithoutSingles(text, pattern);
   const t = Array.from(text), p = Array.from(pattern);
   let ti = 0, pi = 0, starP = -1, starT = 0;
   while (ti < t.length) {
@@ -252,6 +253,24 @@ export function likeMatches(text: string, pattern: string): boolean {
   }
   while (pi < p.length && p[pi] === '*') pi++;
   return pi === p.length;
+}
+
+/** Only `*`: the literal parts in order, each at its leftmost place, the first at the start, the last at the end. */
+function likeWithoutSingles(text: string, pattern: string): boolean {
+  const parts = pattern.split('*');
+  if (parts.length === 1) return text === pattern;
+  const first = parts[0]!, last = parts[parts.length - 1]!;
+  const end = text.length - last.length;
+  if (end < first.length || !text.startsWith(first) || !text.endsWith(last)) return false;
+  let position = first.length;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const part = parts[i]!;
+    if (part === '') continue;
+    const at = text.indexOf(part, position);
+    if (at < 0 || at + part.length > end) return false;
+    position = at + part.length;
+  }
+  return true;
 }
 
 function stringTest(op: CompareOp, caseInsensitive: boolean): Test {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Decimal128, Int32, Long, ObjectId, UUID, Binary } from 'bson';
 import {
-  MAX_QUERY_DEPTH, RqlArgumentError, compileSubscription, RqlSyntaxError, applyDescriptors, checkSubscriptionQuery, matches, parseRql,
+  MAX_QUERY_DEPTH, RqlArgumentError, compileSubscription, likeMatches, RqlSyntaxError, applyDescriptors, checkSubscriptionQuery, matches, parseRql,
   queriedFields, toMongoFilter, tryParseRql, unsupportedInSubscriptions, type RqlQuery,
 } from '../../core/rql';
 import { embeddedRqlProblems, findEmbeddedRql } from '../../core/rql/embedded';
@@ -512,5 +512,16 @@ describe('RQL subscriptions for the sync server', () => {
     assert.equal(refusal('summary == "x" AND owner_id == "a"'), 'unsupported query for table "Task": key "summary" is not a queryable field');
     assert.equal(refusal('owner_id == "a" LIMIT(2)'), 'flexible sync does not support LIMIT in subscriptions');
     assert.match(refusal('owner_id == $0'), /cannot read arguments/);
+  });
+});
+
+describe('LIKE', () => {
+  test('agrees with a regular expression on random texts and patterns', () => {
+    const alphabet = fc.constantFrom('a', 'b', 'ü', '😀', '*', '?', '.');
+    fc.assert(fc.property(fc.array(alphabet.filter((c) => c !== '*' && c !== '?'), { maxLength: 12 }), fc.array(alphabet, { maxLength: 8 }), (t, p) => {
+      const text = t.join(''), pattern = p.join('');
+      const regex = new RegExp(`^${p.map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.]/g, '\\.'))).join('')}$`, 'su');
+      assert.equal(likeMatches(text, pattern), regex.test(text), `${JSON.stringify(text)} LIKE ${JSON.stringify(pattern)}`);
+    }), { numRuns: 3000 });
   });
 });
