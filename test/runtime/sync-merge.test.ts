@@ -7,11 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { applyChangeset, cloneState, dumpState, emptyState, type DumpValue } from '../../runtime/sync/merge/apply';
+import { applyChangeset, cloneState, dumpState, emptyState, type DumpValue, type Value } from '../../runtime/sync/merge/apply';
 import { mergeChangesets, transformUpload, TransformError } from '../../runtime/sync/merge/transform';
 import type { Instruction } from '../../runtime/sync/wire/instructions';
 import {
-  add, clear, create, erase, insert, int, link, move, remove, SCHEMA, set, setErase, setInsert, str,
+  add, clear, create, erase, insert, int, link, move, pk, remove, SCHEMA, set, setErase, setInsert, str,
 } from '../helpers/sync-merge-build';
 import { serveDist, type ServedDist } from '../dist/fixtures/serve';
 import { probeAvailable, runProbe, startReferenceServer } from '../helpers/realm-probe';
@@ -445,43 +445,99 @@ describe('the merge by object', () => {
 // (A first, then B, so B's writes carry the later timestamps), then A syncs, B syncs, A syncs again. The
 // probe writes are mirrored by the instructions realm-core's client makes for them: a create sets each
 // given field after CreateObject and fills a new list by insertions; an update of a list clears it first.
-const PROBE_SCHEMA = [{ name: 'Task', primaryKey: '_id', properties: { _id: 'int', _partition: 'string?', name: 'string?', count: 'int', tags: 'string[]' } }];
-const PROBE_TABLE: Instruction[] = [
+const PROBE_SCHEMA = [
+  { name: 'Task', primaryKey: '_id', properties: { _id: 'int', _partition: 'string?', name: 'string?', count: 'int', tags: 'string[]', labels: 'string<>', attrs: 'string{}', checklist: 'Item[]' } },
+  { name: 'Item', embedded: true, properties: { text: 'string', done: 'bool' } },
+];
+const PROBE_TABLES: Instruction[] = [
+  { type: 'AddTable', table: 'Item', spec: { kind: 'embedded' } },
+  { type: 'AddColumn', table: 'Item', field: 'text', valueType: 'string', keyType: 'null', nullable: false, collectionType: 'single' },
+  { type: 'AddColumn', table: 'Item', field: 'done', valueType: 'bool', keyType: 'null', nullable: false, collectionType: 'single' },
   { type: 'AddTable', table: 'Task', spec: { kind: 'topLevel', pkField: '_id', pkType: 'int', pkNullable: false, asymmetric: false } },
   { type: 'AddColumn', table: 'Task', field: '_partition', valueType: 'string', keyType: 'null', nullable: true, collectionType: 'single' },
   { type: 'AddColumn', table: 'Task', field: 'name', valueType: 'string', keyType: 'null', nullable: true, collectionType: 'single' },
   { type: 'AddColumn', table: 'Task', field: 'count', valueType: 'int', keyType: 'null', nullable: false, collectionType: 'single' },
   { type: 'AddColumn', table: 'Task', field: 'tags', valueType: 'string', keyType: 'null', nullable: false, collectionType: 'list' },
+  { type: 'AddColumn', table: 'Task', field: 'labels', valueType: 'string', keyType: 'null', nullable: false, collectionType: 'set' },
+  { type: 'AddColumn', table: 'Task', field: 'attrs', valueType: 'string', keyType: 'string', nullable: false, collectionType: 'dictionary' },
+  { type: 'AddColumn', table: 'Task', field: 'checklist', valueType: 'link', keyType: 'null', nullable: false, collectionType: 'list', linkTargetTable: 'Item' },
 ];
 
-type ProbeWrite = { op: 'create' | 'update' | 'delete'; id: number; value?: { name?: string; count?: number; tags?: string[] } };
+interface ProbeTask {
+  name?: string; count?: number; tags?: string[]; labels?: string[]; attrs?: Record<string, string>; checklist?: { text: string; done: boolean }[];
+}
+type ProbeWrite = { op: 'create' | 'update' | 'delete'; id: number; value?: ProbeTask };
 
-/** The instructions realm-core's client records for a probe write on `partition`, given the list sizes before it. */
+/**
+ * The instructions realm-core's client records for a probe write on `partition`: a create sets each given
+ * field after CreateObject and fills new collections by insertions; an update clears a collection it
+ * replaces first.
+ */
 function instructionsOf(write: ProbeWrite, partition: string): Instruction[] {
   if (write.op === 'delete') return [erase(write.id)];
-  const out: Instruction[] = write.op === 'create' ? [create(write.id), set(write.id, '_partition', str(partition))] : [];
+  const id = write.id;
+  const out: Instruction[] = write.op === 'create' ? [create(id), set(id, '_partition', str(partition))] : [];
   const value = write.value ?? {};
-  if (value.name !== undefined) out.push(set(write.id, 'name', str(value.name)));
-  if (value.count !== undefined) out.push(set(write.id, 'count', int(value.count)));
+  const replacing = (field: string, kind: 'list' | 'set' | 'dictionary') => {
+    if (write.op === 'update') out.push(clear(id, field, kind));
+  };
+  if (value.name !== undefined) out.push(set(id, 'name', str(value.name)));
+  if (value.count !== undefined) out.push(set(id, 'count', int(value.count)));
   if (value.tags) {
-    if (write.op === 'update') out.push(clear(write.id, 'tags', 'list'));
-    value.tags.forEach((tag, i) => out.push(insert(write.id, 'tags', [i], str(tag), i)));
+    replacing('tags', 'list');
+    value.tags.forEach((tag, i) => out.push(insert(id, 'tags', [i], str(tag), i)));
+  }
+  if (value.labels) {
+    replacing('labels', 'set');
+    for (const label of value.labels) out.push({ type: 'SetInsert', table: 'Task', object: pk(id), field: 'labels', path: [], value: str(label) });
+  }
+  if (value.attrs) {
+    replacing('attrs', 'dictionary');
+    for (const [key, text] of Object.entries(value.attrs)) out.push(set(id, 'attrs', str(text), [key]));
+  }
+  if (value.checklist) {
+    replacing('checklist', 'list');
+    value.checklist.forEach((item, i) => {
+      out.push(insert(id, 'checklist', [i], { type: 'objectValue' }, i));
+      out.push(set(id, 'checklist', str(item.text), [i, 'text']), set(id, 'checklist', { type: 'bool', value: item.done }, [i, 'done']));
+    });
   }
   return out;
 }
 
-/** The model's objects in the probe's `object` line form. */
+/** A model value in the probe's `object` line form. */
+function probeValue(value: Value): unknown {
+  switch (value.kind) {
+    case 'scalar': {
+      const payload = value.value;
+      if (payload.type === 'int') return Number(payload.value);
+      if (payload.type === 'string' || payload.type === 'bool') return payload.value;
+      return null;
+    }
+    case 'list': return value.items.map(probeValue);
+    case 'set': return value.items.map((item) => probeValue({ kind: 'scalar', value: item })).sort();
+    case 'dictionary': return Object.fromEntries([...value.entries].map(([key, entry]) => [key, probeValue(entry)]));
+    case 'object': return Object.fromEntries([...value.fields].map(([name, field]) => [name, probeValue(field)]));
+  }
+}
+
+/** The model's Task objects in the probe's `object` line form. */
 function probeObjects(state: ReturnType<typeof emptyState>): Record<string, unknown>[] {
   const table = state.tables.get('Task');
   if (!table) return [];
-  return [...table.objects.values()].map(({ pk: key, fields }) => {
-    const out: Record<string, unknown> = { _id: key.type === 'int' ? Number(key.value) : null };
-    for (const [name, value] of fields) {
-      if (value.kind === 'list') out[name] = value.items.map((item) => (item.kind === 'scalar' && item.value.type === 'string' ? item.value.value : null));
-      else if (value.kind === 'scalar') out[name] = value.value.type === 'null' ? null : value.value.type === 'int' ? Number(value.value.value) : value.value.type === 'string' ? value.value.value : null;
-    }
-    return out;
-  }).sort((x, y) => Number(x._id) - Number(y._id));
+  return [...table.objects.values()]
+    .map(({ pk: key, fields }) => ({ _id: key.type === 'int' ? Number(key.value) : null, ...(probeValue({ kind: 'object', fields }) as object) }))
+    .sort((x, y) => Number(x._id) - Number(y._id));
+}
+
+/** The probe's objects with sets in a canonical order and keys sorted, as `probeObjects` gives them. */
+function canonicalProbeObjects(objects: Record<string, unknown>[]): unknown {
+  const canonical = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(canonical);
+    if (value && typeof value === 'object') return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+    return value;
+  };
+  return [...objects].sort((x, y) => Number(x._id) - Number(y._id)).map((object) => canonical({ ...object, labels: [...(object.labels as string[])].sort() }));
 }
 
 function probeWriteJson(write: ProbeWrite, partition: string): Record<string, unknown> {
@@ -522,6 +578,18 @@ const referenceScenarios: ReferenceScenario[] = [
     base: [{ op: 'create', id: 1, value: { tags: ['x', 'y'] } }],
     a: [{ op: 'update', id: 1, value: { tags: ['x', 'a'] } }],
     b: [{ op: 'update', id: 1, value: { name: 'b', tags: ['b', 'x', 'y'] } }],
+  },
+  {
+    name: 'a set, a dictionary and embedded objects filled on both sides of a new object',
+    base: [],
+    a: [{ op: 'create', id: 3, value: { labels: ['a', 'both'], attrs: { k: 'a', ka: 'a' }, checklist: [{ text: 'a1', done: false }] } }],
+    b: [{ op: 'create', id: 3, value: { labels: ['b', 'both'], attrs: { k: 'b' }, checklist: [{ text: 'b1', done: true }] } }],
+  },
+  {
+    name: 'embedded objects replaced on one side, the other edits the old ones: the later replacement wins',
+    base: [{ op: 'create', id: 1, value: { checklist: [{ text: 'x', done: false }, { text: 'y', done: false }] } }],
+    a: [{ op: 'update', id: 1, value: { checklist: [{ text: 'x', done: true }, { text: 'y', done: false }], attrs: { k: 'a' } } }],
+    b: [{ op: 'update', id: 1, value: { checklist: [{ text: 'z', done: false }], labels: ['b'] } }],
   },
 ];
 
@@ -568,19 +636,18 @@ describe("the same final objects as realm-core's own server (reference server, r
       const server = new SimServer();
       const clientA = new SimClient(A);
       const clientB = new SimClient(B);
-      clientA.write([...PROBE_TABLE, ...scenario.base.flatMap((w) => instructionsOf(w, partition))], 100n);
+      clientA.write([...PROBE_TABLES, ...scenario.base.flatMap((w) => instructionsOf(w, partition))], 100n);
       settle(server, [clientA, clientB]);
       clientA.write(scenario.a.flatMap((w) => instructionsOf(w, partition)), 200n);
       clientB.write(scenario.b.flatMap((w) => instructionsOf(w, partition)), 300n);
       settle(server, [clientA, clientB]);
       settle(server, [clientA, clientB]);
 
-      const sortById = (objects: Record<string, unknown>[]) => [...objects].sort((x, y) => Number(x._id) - Number(y._id));
-      const expected = sortById(finalA.objects('Task'));
-      assert.deepEqual(sortById(finalB.objects('Task')), expected, 'the two devices agree on the reference server');
-      assert.deepEqual(probeObjects(server.state), expected, 'the merge reaches the objects the reference server reached');
-      assert.deepEqual(probeObjects(clientA.state), expected);
-      assert.deepEqual(probeObjects(clientB.state), expected);
+      const expected = canonicalProbeObjects(finalA.objects('Task'));
+      assert.deepEqual(canonicalProbeObjects(finalB.objects('Task')), expected, 'the two devices agree on the reference server');
+      assert.deepEqual(canonicalProbeObjects(probeObjects(server.state)), expected, 'the merge reaches the objects the reference server reached');
+      assert.deepEqual(canonicalProbeObjects(probeObjects(clientA.state)), expected);
+      assert.deepEqual(canonicalProbeObjects(probeObjects(clientB.state)), expected);
     });
   });
 });
