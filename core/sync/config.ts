@@ -27,7 +27,18 @@ export interface SyncSettings {
   clientMaxOfflineDays?: number;
   isRecoveryModeDisabled: boolean;
   lastDisabled?: number;
+  /** Flexible sync: the queryable fields as the file names them (what `compileSubscription` checks against). */
+  queryable?: QueryableFields;
 }
+
+/** Flexible sync's queryable fields, in the file form's names. */
+export interface QueryableFields {
+  queryable_fields_names?: string[];
+  indexed_queryable_fields_names?: string[];
+  collection_queryable_fields_names?: Record<string, string[]>;
+}
+
+const QUERYABLE_KEYS = ['queryable_fields_names', 'indexed_queryable_fields_names'] as const;
 
 export type ParsedSettings = { ok: true; settings: SyncSettings } | { ok: false; message: string };
 
@@ -56,6 +67,20 @@ function parse(value: unknown, where: string, fileForm: boolean): ParsedSettings
     if (value[field] !== undefined && typeof value[field] !== 'string') return { ok: false, message: `${where}.${field} must be a string` };
   }
   if (value.client_max_offline_days !== undefined && typeof value.client_max_offline_days !== 'number') return { ok: false, message: `${where}.client_max_offline_days must be a number of days` };
+  const queryable: QueryableFields = {};
+  for (const field of QUERYABLE_KEYS) {
+    const names = value[field];
+    if (names === undefined) continue;
+    if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) return { ok: false, message: `${where}.${field} must be an array of field names` };
+    queryable[field] = names as string[];
+  }
+  if (value.collection_queryable_fields_names !== undefined) {
+    const byCollection = value.collection_queryable_fields_names;
+    if (!isPlainObject(byCollection) || !Object.values(byCollection).every((v) => Array.isArray(v) && v.every((n) => typeof n === 'string'))) {
+      return { ok: false, message: `${where}.collection_queryable_fields_names must map collection names to arrays of field names` };
+    }
+    queryable.collection_queryable_fields_names = byCollection as Record<string, string[]>;
+  }
   let partition: PartitionSettings | undefined;
   if (value.partition !== undefined) {
     const p = value.partition;
@@ -79,6 +104,7 @@ function parse(value: unknown, where: string, fileForm: boolean): ParsedSettings
     ...(typeof value.client_max_offline_days === 'number' ? { clientMaxOfflineDays: value.client_max_offline_days } : {}),
     isRecoveryModeDisabled: (value.is_recovery_mode_disabled as boolean | undefined) ?? false,
     ...(fileForm && typeof value.last_disabled === 'number' ? { lastDisabled: value.last_disabled } : {}),
+    ...(type === 'flexible' ? { queryable } : {}),
   };
   return { ok: true, settings };
 }
@@ -106,15 +132,19 @@ export function syncSettingsToFile(settings: SyncSettings): Record<string, unkno
     ...(settings.lastDisabled !== undefined ? { last_disabled: settings.lastDisabled } : {}),
     ...(settings.clientMaxOfflineDays !== undefined ? { client_max_offline_days: settings.clientMaxOfflineDays } : {}),
     is_recovery_mode_disabled: settings.isRecoveryModeDisabled,
+    ...settings.queryable,
   };
 }
 
-/** Why sync cannot be enabled with these settings (§9: a cluster, key, type and both permissions), or undefined. */
+/**
+ * Why sync cannot be enabled with these settings, or undefined: a linked cluster; partition-based sync
+ * also needs a key, its type and both permissions (§9); flexible sync's permissions are the collections' rules.
+ */
 export function enableProblem(settings: SyncSettings, clusterNames: readonly string[]): string | undefined {
-  if (settings.type !== 'partition') return 'flexible sync is not run locally; only partition-based sync can be enabled here';
   const cluster = settings.serviceName;
   if (!cluster) return 'sync needs a linked cluster: set "service_name"';
   if (!clusterNames.includes(cluster)) return `sync needs a linked cluster: no data source named "${cluster}" (have ${clusterNames.map((n) => `"${n}"`).join(', ') || 'none'})`;
+  if (settings.type === 'flexible') return undefined;
   const p = settings.partition;
   if (!p?.key) return 'sync needs a partition key: set "partition.key"';
   if (!(PARTITION_KEY_TYPES as readonly string[]).includes(p.type)) return `"partition.type" must be one of ${PARTITION_KEY_TYPES.join(', ')}, not ${JSON.stringify(p.type)}`;
@@ -132,7 +162,11 @@ export interface FrozenSettings {
   write: unknown;
 }
 
+/** Flexible sync has no partition key or sync-level permissions: nothing of it is frozen but its mode. */
+export const FLEXIBLE_FROZEN: FrozenSettings = { key: '', type: '', required: false, read: undefined, write: undefined };
+
 export function frozenPart(settings: SyncSettings): FrozenSettings | undefined {
+  if (settings.type === 'flexible') return FLEXIBLE_FROZEN;
   const p = settings.partition;
   return p ? { key: p.key, type: p.type, required: p.required, read: p.permissions.read, write: p.permissions.write } : undefined;
 }

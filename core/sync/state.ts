@@ -31,11 +31,9 @@ export interface Reconciled {
   transition?: SyncTransition;
   /** The configuration asked for something the state machine refuses; the running state is kept. */
   refused?: { message: string; paths: string[][] };
-  /** Something worth telling that is not a refusal (flexible sync, a re-enable with new local files). */
+  /** Something worth telling that is not a refusal (a re-enable with new local files). */
   notice?: string;
 }
-
-export const FLEXIBLE_NOT_RUN = 'flexible sync is not run locally: the configuration is loaded and checked, but no client can sync';
 
 export function frozenMessage(paths: string[][]): string {
   const names = paths.map((p) => p.join('.')).join(', ');
@@ -50,7 +48,7 @@ export function reconcileSync(state: SyncRuntimeState, settings: SyncSettings | 
   if (!settings) return { state, ...(running ? { notice: 'sync/config.json is absent: sync keeps running as it was; terminate it with "asl sync terminate"' } : {}) };
   const target = settings.state;
   if (target === '') {
-    if (!running) return { state, ...(settings.type === 'flexible' ? { notice: FLEXIBLE_NOT_RUN } : {}) };
+    if (!running) return { state };
     return {
       state: { status: 'terminated', epoch: state.epoch + 1, lastDisabled: now, previous: state.running!.frozen },
       transition: 'terminated',
@@ -58,8 +56,8 @@ export function reconcileSync(state: SyncRuntimeState, settings: SyncSettings | 
   }
   if (running) {
     const current = state.running!;
-    if (settings.type !== 'partition') {
-      return { state, refused: { message: `sync is enabled in partition mode; terminate sync first to change its mode (${FLEXIBLE_NOT_RUN})`, paths: [['type']] } };
+    if (settings.type !== current.settings.type) {
+      return { state, refused: { message: `sync is enabled in ${current.settings.type} mode; terminate sync first to change its mode to ${settings.type}`, paths: [['type']] } };
     }
     const changed = frozenChanges(current.frozen, settings);
     if (changed.length > 0) return { state, refused: { message: frozenMessage(changed), paths: changed } };
@@ -70,7 +68,6 @@ export function reconcileSync(state: SyncRuntimeState, settings: SyncSettings | 
     if (target === 'enabled' && state.status === 'paused') return { state: { ...next, status: 'enabled' }, transition: 'resumed' };
     return { state: next };
   }
-  if (settings.type === 'flexible') return { state, notice: FLEXIBLE_NOT_RUN };
   const problem = enableProblem(settings, clusterNames);
   if (problem) return { state, refused: { message: `sync cannot be enabled: ${problem}`, paths: [] } };
   const frozen = frozenPart(settings)!;

@@ -223,8 +223,9 @@ export class SyncService {
     this.synced = running && this.context ? syncedCollections(this.context.app, running.settings) : [];
     this.byNamespace = new Map(this.synced.map((c) => [`${c.database}\u0000${c.collection}`, c]));
     this.byType = new Map(this.synced.map((c) => [c.type, c]));
-    this.readRule = running ? compileExpression(running.frozen.read) : undefined;
-    this.writeRule = running ? compileExpression(running.frozen.write) : undefined;
+    const partitioned = running && running.settings.type === 'partition';
+    this.readRule = partitioned ? compileExpression(running.frozen.read) : undefined;
+    this.writeRule = partitioned ? compileExpression(running.frozen.write) : undefined;
     const sessionsOpen = this.sessionCount > 0;
     if (sessionsOpen) for (const set of this.sessions.values()) for (const s of set) s.send({ type: 'reevaluate', reason: 'the app was reloaded: rules, schemas or functions may have changed' });
   }
@@ -242,8 +243,14 @@ export class SyncService {
   }
 
   get partitionSettings(): PartitionSettings | undefined {
+    if (this.flexible) return undefined;
     const frozen = this.state.running?.frozen;
     return frozen ? { key: frozen.key, type: frozen.type, required: frozen.required, permissions: { read: frozen.read, write: frozen.write } } : undefined;
+  }
+
+  /** Whether what runs (enabled or paused) is flexible sync. */
+  get flexible(): boolean {
+    return this.state.running?.settings.type === 'flexible';
   }
 
   /** A new client file ident of the current epoch. */
@@ -430,16 +437,21 @@ export class SyncService {
   }
 }
 
-/** The synced types of the running configuration: collections of its cluster whose schema has the key. */
+/**
+ * The synced types of the running configuration: partition-based, the collections of its cluster whose
+ * schema has the key; flexible, those whose schema has a title (of `database_name` when set).
+ */
 export function syncedCollections(app: AppModel, settings: SyncSettings): SyncedCollection[] {
+  const flexible = settings.type === 'flexible';
   const key = settings.partition?.key;
   const ds = app.dataSources.find((d) => d.name === settings.serviceName && isClusterSource(d));
-  if (!ds || !key) return [];
+  if (!ds || (!key && !flexible)) return [];
   const out: SyncedCollection[] = [];
   for (const c of ds.collections) {
     const schema = c.schema?.value;
-    if (!isObject(schema) || !isObject(schema.properties) || !Object.hasOwn(schema.properties, key)) continue;
-    if (settings.developmentModeEnabled && settings.databaseName && c.database !== settings.databaseName) continue;
+    if (!isObject(schema) || !isObject(schema.properties)) continue;
+    if (flexible ? typeof schema.title !== 'string' || !schema.title || (settings.databaseName !== undefined && c.database !== settings.databaseName) : !Object.hasOwn(schema.properties, key!)) continue;
+    if (!flexible && settings.developmentModeEnabled && settings.databaseName && c.database !== settings.databaseName) continue;
     out.push({
       type: typeof schema.title === 'string' && schema.title ? schema.title : c.collection,
       database: c.database,

@@ -7,7 +7,7 @@ import { Binary, Long, ObjectId, UUID } from 'bson';
 import { compileExpression, evaluateExpression, evaluateExpressionTraced, type EvaluationEnv, type EvaluationTrace } from '../../core/rules';
 import {
   checkPartitionValue, frozenMessage, INITIAL_SYNC_STATE, membershipOf, parsePartitionValue, partitionFields, partitionId,
-  reconcileSync, syncSettingsFromAdmin, syncSettingsFromFile, syncSettingsToAdmin, type SyncSettings,
+  reconcileSync, syncSettingsFromAdmin, syncSettingsFromFile, syncSettingsToAdmin, syncSettingsToFile, type SyncSettings,
 } from '../../core/sync';
 
 const USER = '65a0000000000000000000aa';
@@ -237,12 +237,27 @@ describe('the state machine', () => {
     assert.match(reEnabled.notice ?? '', /new local database files/);
   });
 
-  test('flexible configs load and are reported as not run locally', () => {
-    const parsed = syncSettingsFromFile({ type: 'flexible', state: 'enabled', service_name: 'mongodb-atlas' });
+  test('flexible sync enables on a linked cluster, keeps its queryable fields, pauses, resumes, terminates, and cannot switch mode while it runs', () => {
+    const file = { type: 'flexible', state: 'enabled', service_name: 'mongodb-atlas', database_name: 'todo', queryable_fields_names: ['owner_id'], indexed_queryable_fields_names: ['team'] };
+    const parsed = syncSettingsFromFile(file);
     assert.ok(parsed.ok);
-    const result = reconcileSync(INITIAL_SYNC_STATE, parsed.settings, clusters, 1);
-    assert.equal(result.state, INITIAL_SYNC_STATE);
-    assert.match(result.notice ?? '', /flexible sync is not run locally/);
+    assert.deepEqual(parsed.settings.queryable, { queryable_fields_names: ['owner_id'], indexed_queryable_fields_names: ['team'] });
+    assert.deepEqual(syncSettingsToFile(parsed.settings), { ...file, development_mode_enabled: false, is_recovery_mode_disabled: false });
+    const enabled = reconcileSync(INITIAL_SYNC_STATE, parsed.settings, clusters, 1);
+    assert.deepEqual([enabled.transition, enabled.state.status, enabled.state.running?.settings.databaseName], ['enabled', 'enabled', 'todo']);
+    const noCluster = syncSettingsFromFile({ ...file, service_name: 'elsewhere' });
+    assert.ok(noCluster.ok);
+    assert.match(reconcileSync(INITIAL_SYNC_STATE, noCluster.settings, clusters, 1).refused?.message ?? '', /no data source named "elsewhere"/);
+    const toPartition = reconcileSync(enabled.state, base(), clusters, 2);
+    assert.equal(toPartition.state, enabled.state);
+    assert.deepEqual(toPartition.refused?.paths, [['type']]);
+    const paused = reconcileSync(enabled.state, { ...parsed.settings, state: 'disabled' }, clusters, 3);
+    assert.deepEqual([paused.transition, paused.state.status], ['paused', 'paused']);
+    const resumed = reconcileSync(paused.state, parsed.settings, clusters, 4);
+    assert.equal(resumed.transition, 'resumed');
+    const terminated = reconcileSync(resumed.state, { ...parsed.settings, state: '' }, clusters, 5);
+    assert.deepEqual([terminated.transition, terminated.state.epoch], ['terminated', 2]);
+    assert.ok(!syncSettingsFromFile({ ...file, queryable_fields_names: 'owner_id' }).ok);
   });
 
   test('the admin form has no service_name or last_disabled; PATCH bodies parse with the service patched', () => {
