@@ -274,6 +274,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   sync = new SyncService({ dataDir, store, log, ...(clock ? { now: () => clock.now() } : {}) });
   const realmSync: RealmSyncEngine = new RealmSyncEngine({
     service: sync, store, log, ...(clock ? { now: () => clock.now() } : {}),
+    dataFor: (user) => state.data.forUser(user as FunctionUser),
     applySchema: async (types) => {
       const running = sync.runtimeState.running;
       if (!running) throw new Error('sync is not enabled');

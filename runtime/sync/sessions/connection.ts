@@ -7,12 +7,17 @@ import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { EvaluationUser } from '../../../core/rules';
 import { partitionId, partitionText, type SyncError } from '../../../core/sync';
+import { SYNC_ERRORS } from '../service';
 import type { Logger } from '../../http/server';
 import type { ClientFileRecord, PartitionHistory } from '../history/history';
 import { WireError } from '../wire/errors';
 import type { ChangesetEntry } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
-import type { EngineError, RealmSyncEngine } from './engine';
+import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine } from './engine';
+import { compileQueryBody, FlexibleView } from './flexible';
+import { encodeBase64PrimaryKey, encodeChangeset, parseChangeset } from '../wire/changeset';
+import { syncTimestamp } from '../translate/values';
+import { SERVER_FILE_IDENT } from '../history/history';
 import { TrafficLog, type TrafficEntry } from './traffic';
 
 export const MAX_SESSIONS_PER_CONNECTION = 256;
@@ -59,6 +64,8 @@ interface Session {
   pumpQueued: boolean;
   unlisten?: () => void;
   traffic: TrafficLog;
+  /** Flexible sync: the active subscription set and the objects the client holds through it. */
+  view?: FlexibleView;
 }
 
 export interface ConnectionOptions {
@@ -113,7 +120,7 @@ export class RealmSyncConnection {
 
   constructor(
     private readonly ws: WebSocket,
-    readonly info: { user: EvaluationUser; protocolVersion: number; remote: string; expiresAt?: number },
+    readonly info: { user: EvaluationUser; protocolVersion: number; flexible?: boolean; remote: string; expiresAt?: number },
     private readonly options: ConnectionOptions,
     private readonly onClose: (connection: RealmSyncConnection) => void,
   ) {
@@ -180,7 +187,7 @@ export class RealmSyncConnection {
     let message: ClientMessage;
     try {
       if (!isBinary) throw new WireError(102, 'Unknown type of input message: the protocol sends binary frames');
-      message = parseClientMessage(data, { protocolVersion: this.info.protocolVersion, flexible: false });
+      message = parseClientMessage(data, { protocolVersion: this.info.protocolVersion, flexible: this.info.flexible === true });
     } catch (e) {
       if (e instanceof WireError) {
         const session = e.sessionLevel ? this.sessions.get(sessionOfHead(data)) : undefined;
@@ -201,6 +208,12 @@ export class RealmSyncConnection {
         if (!session) return this.fail(106, `Bad session identifier in input message: no session ${message.session} is bound`);
         if (session.state === 'ended') return;
         return this.enqueue(session, () => this.handle(session, message));
+      }
+      case 'query': {
+        const session = this.sessions.get(message.session);
+        if (!session) return this.fail(106, `Bad session identifier in input message: no session ${message.session} is bound`);
+        if (session.state === 'ended') return;
+        return this.enqueue(session, () => this.query(session, Number(message.queryVersion), message.body));
       }
       default:
         return this.fail(102, `Unknown type of input message: ${message.type} is not part of partition-based sync`);
@@ -226,6 +239,7 @@ export class RealmSyncConnection {
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'bind', fields: { session: message.session, path: message.serverPath, needClientFileIdent: message.needClientFileIdent } });
     this.sessions.set(message.session, session);
     if (tooMany) return this.sessionError(session, { code: 224, name: 'ErrorTooManySessions', message: `Too many sessions in connection (BIND): at most ${MAX_SESSIONS_PER_CONNECTION}`, action: 'none', tryAgain: false });
+    if (this.info.flexible) return this.enqueue(session, () => this.bindFlexible(session, message.needClientFileIdent));
     this.enqueue(session, async () => {
       const engine = this.options.engine;
       const opened = await engine.service.open(this.info.user, message.serverPath, { trace: true });
@@ -251,6 +265,67 @@ export class RealmSyncConnection {
         session.clientFile = await engine.history.allocateClientFile(session.partitionId, this.info.user.id);
         this.send({ type: 'ident', session: session.ident, clientFileIdent: BigInt(session.clientFile.ident), clientFileIdentSalt: session.clientFile.salt });
       }
+    });
+  }
+
+  /** Flexible sync BIND: sync must run; the user's custom data is read now for the rules of the whole session. */
+  private async bindFlexible(session: Session, needClientFileIdent: boolean): Promise<void> {
+    const engine = this.options.engine;
+    const service = engine.service;
+    if (service.runtimeState.status === 'paused') return this.sessionError(session, SYNC_ERRORS.disabledSession('sync is paused (disabled session); try again after it resumes'));
+    if (service.runtimeState.status !== 'enabled' || !service.flexible) return this.sessionError(session, SYNC_ERRORS.disabledSession('flexible sync is not enabled for this app'));
+    const customData = await service.appContext?.customUserData(this.info.user.id);
+    session.view = new FlexibleView(engine.userCollections({ ...this.info.user, custom_data: customData ?? {} }));
+    session.partitionId = FLEXIBLE_HISTORY;
+    session.canWrite = true;
+    session.history = await engine.history.partition(FLEXIBLE_HISTORY);
+    if (session.state === 'ended') return;
+    session.state = 'bound';
+    this.log.info(`${this.describe(session)}: bound (flexible sync, protocol ${this.info.protocolVersion})`);
+    if (needClientFileIdent) {
+      session.clientFile = await engine.history.allocateClientFile(FLEXIBLE_HISTORY, this.info.user.id);
+      this.send({ type: 'ident', session: session.ident, clientFileIdent: BigInt(session.clientFile.ident), clientFileIdentSalt: session.clientFile.salt });
+    }
+  }
+
+  /** Compiles a subscription set; a refusal is a QUERY_ERROR for that version, the session keeps its active set. */
+  private compileQueries(session: Session, version: number, body: string): ReturnType<typeof compileQueryBody> {
+    const service = this.options.engine.service;
+    const compiled = compileQueryBody(body, (type) => service.collectionOfType(type), service.runtimeState.running?.settings.queryable ?? {});
+    if (!compiled.ok) {
+      this.log.warn(`${this.describe(session)}: query version ${version} refused: ${compiled.message}`);
+      this.send({ type: 'query_error', errorCode: 226, session: session.ident, queryVersion: BigInt(version), message: compiled.message });
+    }
+    return compiled;
+  }
+
+  /** QUERY: a new subscription set; what the client has is brought up to date, then the new view is bootstrapped. */
+  private async query(session: Session, version: number, body: string): Promise<void> {
+    if (session.state !== 'identified') return this.fail(109, 'Bad input message order: QUERY before IDENT');
+    const view = session.view!;
+    if (version <= view.queryVersion) return this.sessionError(session, { code: 226, name: 'ErrorBadQuery', message: `Bad query (QUERY): query version ${version} is not after the active version ${view.queryVersion}`, action: 'fix-client', tryAgain: false });
+    session.traffic.add({ at: Date.now(), direction: 'in', type: 'query', fields: { queryVersion: version }, detail: body.slice(0, 2000) });
+    const compiled = this.compileQueries(session, version, body);
+    if (!compiled.ok) return;
+    await this.pump(session);
+    if (!this.isLive(session)) return;
+    view.setQueries(version, compiled.tables);
+    await this.bootstrapView(session);
+  }
+
+  /** Sends the active query version's bootstrap in one batch at the server version the client has reached. */
+  private async bootstrapView(session: Session): Promise<void> {
+    const engine = this.options.engine;
+    const view = session.view!;
+    await engine.run(FLEXIBLE_HISTORY, async () => {
+      const instructions = await view.bootstrap(await engine.realmSchema());
+      if (!this.isLive(session)) return;
+      // Everything up to the latest version is in the documents the bootstrap read.
+      session.downloadServerVersion = session.history!.latest;
+      this.sendDownload(session, [{
+        version: BigInt(session.downloadServerVersion), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
+        originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions,
+      }], 'lastInBatch');
     });
   }
 
@@ -318,11 +393,26 @@ export class RealmSyncConnection {
     session.downloadClientVersion = Number(message.downloadClientVersion);
     session.state = 'identified';
     session.unlisten = engine.listen(session.partitionId!, () => this.schedulePump(session));
+    if (session.view) return this.identFlexible(session, message.query);
+    await this.pump(session);
+  }
+
+  /** Flexible IDENT: the active subscription set; a new client file gets its bootstrap, a known one resumes with its view. */
+  private async identFlexible(session: Session, query: { version: bigint; body: string } | undefined): Promise<void> {
+    const view = session.view!;
+    const version = Number(query?.version ?? 0n);
+    if (version > 0) {
+      const compiled = this.compileQueries(session, version, query!.body);
+      if (compiled.ok) view.setQueries(version, compiled.tables);
+    }
+    if (session.downloadServerVersion === 0 && view.queryVersion > 0) return this.bootstrapView(session);
+    if (session.downloadServerVersion > 0) await view.adopt();
     await this.pump(session);
   }
 
   private async upload(session: Session, message: Extract<ClientMessage, { type: 'upload' }>): Promise<void> {
     if (session.state !== 'identified') return this.fail(109, 'Bad input message order: UPLOAD before IDENT');
+    if (session.view) return this.uploadFlexible(session, message);
     const result = await this.options.engine.integrate(
       { clientFile: session.clientFile!, partition: session.partition, userId: this.info.user.id, canWrite: session.canWrite },
       message.changesets.map((c) => ({
@@ -336,6 +426,49 @@ export class RealmSyncConnection {
       return this.sessionError(session, result.error);
     }
     await this.pump(session);
+  }
+
+  /**
+   * A flexible upload: what the rules and the session's queries allow is applied; each rejected object is a
+   * compensating write (JSON_ERROR 231 naming it), then a DOWNLOAD that puts the server's state back on the client.
+   */
+  private async uploadFlexible(session: Session, message: Extract<ClientMessage, { type: 'upload' }>): Promise<void> {
+    const engine = this.options.engine;
+    const view = session.view!;
+    const result = await engine.integrateFlexible(
+      { clientFile: session.clientFile!, userId: this.info.user.id, collections: view.collections, selects: (table, doc) => view.selects(table, doc) },
+      message.changesets.map((c) => ({
+        clientVersion: Number(c.version), baseVersion: Number(c.lastIntegratedRemoteVersion), timestamp: c.originTimestamp,
+        instructions: c.instructions, size: c.bytes?.length ?? 0,
+      })),
+    );
+    if (!this.isLive(session)) return;
+    if (!result.ok) {
+      this.log.warn(`${this.describe(session)}: upload refused: ${result.error.message}`);
+      return this.sessionError(session, result.error);
+    }
+    await this.pump(session);
+    if (result.rejected.length === 0 || !this.isLive(session)) return;
+    const schema = await engine.realmSchema();
+    const revert = [];
+    for (const r of result.rejected) revert.push(...await view.revert(schema, r.table, r.object));
+    if (!this.isLive(session)) return;
+    const version = session.downloadServerVersion;
+    this.log.warn(`${this.describe(session)}: compensating write: ${result.rejected.map((r) => r.reason).join('; ')}`);
+    this.send({
+      type: 'json_error', errorCode: 231, session: session.ident,
+      body: {
+        message: `Client attempted a write that is not allowed; it has been reverted: ${result.rejected.map((r) => r.reason).join('; ')}`,
+        tryAgain: true, action: 'Warning', shouldClientReset: false, isRecoveryModeDisabled: engine.service.runtimeState.running?.settings.isRecoveryModeDisabled ?? false, logURL: '',
+        rejectedUpdates: result.rejected.map((r) => ({ table: r.table, pk: encodeBase64PrimaryKey(r.object), reason: r.reason })),
+        compensatingWriteServerVersion: version,
+        rejectedClientVersion: Math.max(...result.rejected.map((r) => r.clientVersion)),
+      },
+    });
+    this.sendDownload(session, [{
+      version: BigInt(version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
+      originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions: revert,
+    }]);
   }
 
   private schedulePump(session: Session): void {
@@ -352,7 +485,7 @@ export class RealmSyncConnection {
     if (session.state !== 'identified' || this.closed) return;
     const history = session.history!;
     const file = session.clientFile!;
-    if (session.downloadServerVersion === 0) {
+    if (session.downloadServerVersion === 0 && !session.view) {
       const bootstrap = await this.options.engine.bootstrap(session.partition, file);
       if (!this.isLive(session)) return;
       session.downloadServerVersion = bootstrap.version;
@@ -374,6 +507,19 @@ export class RealmSyncConnection {
           continue;
         }
         if (entry.changeset.length === 0) continue;
+        if (session.view) {
+          const filtered = await session.view.filter(parseChangeset(entry.changeset), await this.options.engine.realmSchema());
+          if (!this.isLive(session)) return;
+          if (filtered.length === 0) continue;
+          const bytesOut = encodeChangeset(filtered);
+          batch.push({
+            version: BigInt(entry.version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: entry.timestamp,
+            originFileIdent: BigInt(entry.originFileIdent), originalChangesetSize: bytesOut.length, instructions: [], bytes: bytesOut,
+          });
+          bytes += bytesOut.length;
+          if (bytes >= DOWNLOAD_BATCH_BYTES) break;
+          continue;
+        }
         batch.push({
           version: BigInt(entry.version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: entry.timestamp,
           originFileIdent: BigInt(entry.originFileIdent), originalChangesetSize: entry.originalSize || entry.changeset.length, instructions: [], bytes: entry.changeset,
@@ -386,7 +532,7 @@ export class RealmSyncConnection {
     if (!session.sentFirstDownload || session.reportedUploadVersion !== file.uploadClientVersion) this.sendDownload(session, []);
   }
 
-  private sendDownload(session: Session, changesets: ChangesetEntry[]): void {
+  private sendDownload(session: Session, changesets: ChangesetEntry[], batchState: 'lastInBatch' | 'steadyState' = 'steadyState'): void {
     const history = session.history!;
     const file = session.clientFile!;
     session.sentFirstDownload = true;
@@ -397,6 +543,7 @@ export class RealmSyncConnection {
       latestServerVersion: BigInt(history.latest), latestServerVersionSalt: history.salt,
       uploadClientVersion: BigInt(file.uploadClientVersion), uploadServerVersion: BigInt(file.uploadServerVersion),
       downloadableBytes: 0n, changesets,
+      ...(session.view ? { flexible: { queryVersion: BigInt(session.view.queryVersion), batchState, progressEstimate: 1 } } : {}),
     });
   }
 

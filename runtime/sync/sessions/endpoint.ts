@@ -65,7 +65,9 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
         reject(socket, 401, 'Unauthorized', { error: 'the sync connection needs an access token (baas_at or Authorization: Bearer)', error_code: 'InvalidSession' });
         return true;
       }
-      const protocol = negotiate(req.headers['sec-websocket-protocol'], { accept: { partition: true, flexible: false } });
+      // A flexible app speaks com.mongodb.realm-query-sync, a partition app com.mongodb.realm-sync.
+      const flexible = options.engine.service.flexible;
+      const protocol = negotiate(req.headers['sec-websocket-protocol'], { accept: { partition: !flexible, flexible } });
       if (protocol) negotiated.set(req, protocol);
       socket.on('error', () => undefined);
       options.authenticate(token).then(({ user, expiresAt }) => {
@@ -76,7 +78,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
             ws.close(1002, 'no common sync protocol version');
             return;
           }
-          const connection = new RealmSyncConnection(ws, { user, protocolVersion: protocol.version, remote: req.socket.remoteAddress ?? '', ...(expiresAt !== undefined ? { expiresAt } : {}) }, {
+          const connection = new RealmSyncConnection(ws, { user, protocolVersion: protocol.version, flexible: protocol.flexible, remote: req.socket.remoteAddress ?? '', ...(expiresAt !== undefined ? { expiresAt } : {}) }, {
             engine: options.engine, log: options.log, ...(options.now ? { now: options.now } : {}),
           }, (closed) => connections.delete(closed));
           connections.add(connection);

@@ -9,7 +9,8 @@ import { Binary, EJSON, Long } from 'bson';
 import { membershipOf, partitionId, partitionText, type PartitionSettings, type SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
 import type { ChangeEvent } from '../../store/changes';
-import type { Document, DocumentStore } from '../../store/types';
+import type { Document, DocumentStore, StoreCollection } from '../../store/types';
+import type { EvaluationUser } from '../../../core/rules';
 import { SYNC_METADATA_DATABASE, SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
 import { mergeChangesets, type TimedChangeset } from '../merge/transform';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService } from '../service';
@@ -17,7 +18,9 @@ import { applyToDocument, changeInstructions, documentInstructions, InstructionE
 import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstructions, tablesFromJsonSchema, type RealmSchema, type RealmTable } from '../translate/schema';
 import { primaryKeyText, primaryKeyValue, syncTimestamp } from '../translate/values';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
-import type { Instruction } from '../wire/instructions';
+import type { Instruction, PrimaryKey } from '../wire/instructions';
+import { DataAccessError } from '../../data/errors';
+import type { UserCollections } from './flexible';
 
 /** An uploaded changeset as the session hands it over. */
 export interface UploadedChangeset {
@@ -47,6 +50,23 @@ export interface RealmSyncEngineOptions {
   now?: () => number;
   /** Development mode: a client's new object types become collection schemas (then the app reloads). */
   applySchema?(types: unknown[]): Promise<{ written: string[] }>;
+  /** Flexible sync: a data source's collections as the user may use them (the runtime's rule-checked data access). */
+  dataFor?(user: EvaluationUser): { collection(dataSource: string, database: string, collection: string): StoreCollection };
+}
+
+/** Flexible sync keeps one history for the whole app under this partition id. */
+export const FLEXIBLE_HISTORY = '__flexible';
+
+/** An object of a flexible upload that was not applied (a compensating write). */
+export interface RejectedObject { table: string; object: PrimaryKey; reason: string; clientVersion: number }
+
+/** Who uploads in flexible sync: the client file, the user's rule-checked collections and the session's view. */
+export interface FlexibleUploader {
+  clientFile: ClientFileRecord;
+  userId: string;
+  collections: UserCollections;
+  /** Whether the session's active queries select the document. */
+  selects(table: string, doc: Document): boolean;
 }
 
 /** Marks store writes made by an upload: the upload's changeset is their history entry. */
@@ -70,6 +90,16 @@ export class RealmSyncEngine {
 
   get service(): SyncService {
     return this.options.service;
+  }
+
+  /** Flexible sync: the synced collections as `user` may use them; without a data access, none. */
+  userCollections(user: EvaluationUser): UserCollections {
+    const scope = this.options.dataFor?.(user);
+    const dataSource = this.options.service.runtimeState.running?.settings.serviceName ?? '';
+    return (collection) => {
+      if (!scope) throw new Error('flexible sync needs the runtime\'s data access');
+      return scope.collection(dataSource, collection.database, collection.collection);
+    };
   }
 
   /** Runs `task` after every earlier task of the partition. */
@@ -155,6 +185,7 @@ export class RealmSyncEngine {
     const service = this.options.service;
     const settings = service.partitionSettings;
     const synced = service.collectionOfNamespace(change.ns.db, change.ns.coll);
+    if (synced && service.flexible && service.runtimeState.status === 'enabled') return this.recordFlexible(change, synced);
     if (!settings || !synced || service.runtimeState.status !== 'enabled') return;
     const fromUpload = uploadWrites.getStore();
     const partitionOf = (doc: Document | undefined): { id: string; value: unknown } | undefined => {
@@ -183,6 +214,140 @@ export class RealmSyncEngine {
     if (before && after && before.id === after.id) return record(before.id, change.fullDocumentBeforeChange, change.fullDocument);
     if (before) record(before.id, change.fullDocumentBeforeChange, undefined);
     if (after) record(after.id, undefined, change.fullDocument);
+  }
+
+  /** Flexible sync: every write to a synced collection (not made by an upload) is a server changeset of the app's history. */
+  private recordFlexible(change: ChangeEvent, synced: SyncedCollection): void {
+    if (uploadWrites.getStore() === FLEXIBLE_HISTORY) return;
+    void this.run(FLEXIBLE_HISTORY, async () => {
+      const schema = await this.realmSchema();
+      const table = schema.get(synced.type);
+      if (!table) return;
+      const instructions = changeInstructions(schema, table, change.operationType === 'insert' ? undefined : change.fullDocumentBeforeChange, change.operationType === 'delete' ? undefined : change.fullDocument);
+      if (instructions.length === 0) return;
+      const history = await this.history.partition(FLEXIBLE_HISTORY);
+      await this.history.append(history, {
+        originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()),
+        changeset: encodeChangeset(instructions), originalSize: 0,
+      });
+      this.notify(FLEXIBLE_HISTORY);
+    }).catch((e) => this.options.log.error(`sync: recording a ${change.operationType} of ${synced.type} failed: ${(e as Error).message}`));
+  }
+
+  /**
+   * Integrates a flexible sync upload: each changeset is transformed as in partition sync, then each object
+   * it touches is written through the user's rule-checked collections. An object the rules refuse, or that
+   * leaves the session's queries, is not applied (a compensating write) and its instructions are left out of
+   * the history entry; the rest of the changeset is applied.
+   */
+  async integrateFlexible(uploader: FlexibleUploader, changesets: readonly UploadedChangeset[]): Promise<{ ok: true; rejected: RejectedObject[] } | { ok: false; error: EngineError }> {
+    return this.run(FLEXIBLE_HISTORY, async () => {
+      const history = await this.history.partition(FLEXIBLE_HISTORY);
+      const file = uploader.clientFile;
+      const rejected: RejectedObject[] = [];
+      let integrated = 0;
+      const finish = async () => {
+        if (integrated > 0) {
+          await this.history.saveClientFile(file);
+          this.notify(FLEXIBLE_HISTORY);
+        }
+      };
+      for (const changeset of changesets) {
+        if (changeset.clientVersion <= file.uploadClientVersion) continue;
+        if (changeset.baseVersion > history.latest) {
+          await finish();
+          return { ok: false as const, error: { code: 209, name: 'ErrorBadServerVersion', message: `Bad server version (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, but the server's latest is ${history.latest}`, action: 'client-reset' as const, tryAgain: false } };
+        }
+        const transformed = this.transform(history, file, changeset, changeset.instructions);
+        if (!transformed.ok) {
+          await finish();
+          return { ok: false as const, error: transformed.error };
+        }
+        const applied = await this.applyFlexible(uploader, transformed.instructions, changeset.clientVersion);
+        if (!applied.ok) {
+          await finish();
+          return { ok: false as const, error: applied.error };
+        }
+        rejected.push(...applied.rejected);
+        await this.history.append(history, {
+          originFileIdent: file.ident, clientVersion: changeset.clientVersion, baseVersion: changeset.baseVersion, timestamp: changeset.timestamp,
+          changeset: applied.kept.length > 0 ? encodeChangeset(applied.kept) : new Uint8Array(0), originalSize: changeset.size,
+        });
+        file.uploadClientVersion = changeset.clientVersion;
+        file.uploadServerVersion = changeset.baseVersion;
+        integrated++;
+      }
+      await finish();
+      return { ok: true as const, rejected };
+    });
+  }
+
+  private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], clientVersion: number): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[] } | { ok: false; error: EngineError }> {
+    const service = this.options.service;
+    let schema = await this.realmSchema();
+    const declared = instructions.filter((i) => i.type === 'AddTable' || i.type === 'AddColumn' || i.type === 'EraseTable' || i.type === 'EraseColumn');
+    if (declared.length > 0) {
+      const problem = await this.declareSchema(schema, declared);
+      if (problem) return { ok: false, error: problem };
+      schema = await this.realmSchema();
+    }
+    interface Touched { collection: SyncedCollection; table: RealmTable; object: PrimaryKey; id: unknown; before: Document | null; after: Document | null; instructions: Instruction[] }
+    const touched = new Map<string, Touched>();
+    try {
+      for (const instruction of instructions) {
+        if (!('object' in instruction)) continue;
+        const key = `${instruction.table}\u0000${primaryKeyText(instruction.object)}`;
+        let entry = touched.get(key);
+        if (!entry) {
+          const collection = service.collectionOfType(instruction.table);
+          const table = schema.get(instruction.table);
+          if (!collection || !table || table.embedded) {
+            throw new InstructionError(`${instruction.type} on table "${instruction.table}", which is not a synced object type (synced: ${service.collections.map((c) => c.type).join(', ') || 'none'})`);
+          }
+          if (touched.size >= MAX_OBJECTS_PER_UPLOAD) throw new InstructionError(`an upload may touch at most ${MAX_OBJECTS_PER_UPLOAD} objects`);
+          const id = primaryKeyValue(instruction.object, table.primaryKey?.bsonType);
+          const before = table.asymmetric ? null : await service.store.collection(collection.database, collection.collection).findOne({ _id: id as never });
+          entry = { collection, table, object: instruction.object, id, before, after: before ? cloneDocument(before) : null, instructions: [] };
+          touched.set(key, entry);
+        }
+        entry.instructions.push(instruction);
+        if (instruction.type === 'CreateObject') entry.after ??= { _id: entry.id };
+        else if (instruction.type === 'EraseObject') entry.after = null;
+        else if (!entry.after) throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, which does not exist`);
+        else applyToDocument(entry.after, instruction, entry.table, schema);
+      }
+    } catch (e) {
+      if (e instanceof InstructionError) return { ok: false, error: SYNC_ERRORS.badChangeset(`Bad changeset (UPLOAD): ${e.message}`) };
+      throw e;
+    }
+    const refused = new Set<Touched>();
+    const rejected: RejectedObject[] = [];
+    const reject = (entry: Touched, reason: string) => {
+      refused.add(entry);
+      rejected.push({ table: entry.table.name, object: entry.object, reason, clientVersion });
+    };
+    await uploadWrites.run(FLEXIBLE_HISTORY, async () => {
+      for (const entry of touched.values()) {
+        const type = entry.table.name;
+        const outside = entry.after ? !entry.table.asymmetric && !uploader.selects(type, entry.after) : entry.before !== null && !uploader.selects(type, entry.before);
+        if (outside) {
+          reject(entry, `write to ${type} ${EJSON.stringify(entry.id as never)} was denied: the object is outside the session's subscriptions (write to object outside query view)`);
+          continue;
+        }
+        const store = uploader.collections(entry.collection);
+        try {
+          if (!entry.after) {
+            if (entry.before) await store.deleteOne({ _id: entry.id as never });
+          } else if (!entry.before) await store.insertOne(entry.after);
+          else await store.replaceOne({ _id: entry.id as never }, entry.after);
+        } catch (e) {
+          if (!(e instanceof DataAccessError)) throw e;
+          reject(entry, `write to ${type} ${EJSON.stringify(entry.id as never)} was denied by the collection's rules: ${e.message}`);
+        }
+      }
+    });
+    const kept = instructions.filter((i) => !('object' in i) || ![...refused].some((r) => r.table.name === i.table && primaryKeyText(r.object) === primaryKeyText(i.object)));
+    return { ok: true, kept, rejected };
   }
 
   // ---------------------------------------------------------------- bootstrap

@@ -890,3 +890,21 @@ export function encodeChangeset(instructions: readonly Instruction[], options: E
   for (; next < planned.length; next++) writer.intern(planned[next].value);
   return writer.result();
 }
+
+/**
+ * A primary key as a compensating write error names it (`rejectedUpdates[].pk`): base64 of its payload type
+ * then its value, a string written inline (size, bytes) rather than interned, as realm's client reads it.
+ */
+export function encodeBase64PrimaryKey(key: PrimaryKey): string {
+  const writer = new ChangesetWriter();
+  writePayloadType(writer, key.type);
+  switch (key.type) {
+    case 'int': writer.int(key.value); break;
+    case 'string': writer.text(key.value); break;
+    case 'objectId': writer.raw(key.value.id); break;
+    case 'uuid': writer.raw(key.value.buffer); break;
+    case 'globalKey': throw new Error('changeset encoder: a global key is never a synced primary key');
+    case 'null': break;
+  }
+  return Buffer.from(writer.result()).toString('base64');
+}

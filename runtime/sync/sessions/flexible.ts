@@ -1,0 +1,159 @@
+// A flexible sync session's view: its active subscription set (one RQL query per object type, compiled with
+// the app's queryable fields) and the objects the client holds because of it. The documents come through
+// the user's rule-checked data access, so a document the user may not read is never in the view and
+// unreadable fields are never sent. Pure of the wire: it turns documents and history instructions into
+// the instructions a client of this view must get.
+import { compileSubscription, type QueryableFieldSettings } from '../../../core/rql';
+import type { Document, StoreCollection } from '../../store/types';
+import type { SyncedCollection } from '../service';
+import { documentInstructions } from '../translate/documents';
+import { reachableTables, schemaInstructions, type RealmSchema } from '../translate/schema';
+import { primaryKeyOf, primaryKeyText, primaryKeyValue } from '../translate/values';
+import type { Instruction, PrimaryKey } from '../wire/instructions';
+
+/** The user's rule-checked collections (the runtime's data access for this user). */
+export type UserCollections = (collection: SyncedCollection) => StoreCollection;
+
+interface TableQuery {
+  collection: SyncedCollection;
+  matches: (doc: Document) => boolean;
+  filter?: Record<string, unknown>;
+}
+
+export type CompiledQueries = { ok: true; tables: Map<string, TableQuery> } | { ok: false; message: string };
+
+/** A QUERY or IDENT body (`{"Task": "<rql>", …}`) compiled against the synced types and the queryable fields. */
+export function compileQueryBody(body: string, collectionOfType: (type: string) => SyncedCollection | undefined, settings: QueryableFieldSettings): CompiledQueries {
+  const tables = new Map<string, TableQuery>();
+  if (body.trim() === '') return { ok: true, tables };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return { ok: false, message: 'invalid query body: not JSON' };
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, message: 'invalid query body: expected an object of object types to queries' };
+  for (const [table, text] of Object.entries(parsed as Record<string, unknown>)) {
+    if (typeof text !== 'string') return { ok: false, message: `invalid query for table "${table}": the query must be a string` };
+    const collection = collectionOfType(table);
+    if (!collection) return { ok: false, message: `invalid query: table "${table}" is not a synced object type (no collection schema titled so)` };
+    const compiled = compileSubscription(table, text, settings, collection.collection);
+    if (!compiled.ok) return { ok: false, message: compiled.message };
+    const { matches, filter } = compiled.subscription;
+    tables.set(table, { collection, matches, ...(filter ? { filter: filter as Record<string, unknown> } : {}) });
+  }
+  return { ok: true, tables };
+}
+
+const keyOf = (table: string, key: PrimaryKey) => `${table}\u0000${primaryKeyText(key)}`;
+
+export class FlexibleView {
+  queryVersion = 0;
+  private tables = new Map<string, TableQuery>();
+  /** Objects the client holds through this view, by table and primary key. */
+  private readonly held = new Map<string, { table: string; object: PrimaryKey }>();
+
+  constructor(readonly collections: UserCollections) {}
+
+  setQueries(version: number, tables: Map<string, TableQuery>): void {
+    this.queryVersion = version;
+    this.tables = tables;
+  }
+
+  /** Whether a document (as the server holds it) is selected by the active queries. */
+  selects(table: string, doc: Document): boolean {
+    return this.tables.get(table)?.matches(doc) ?? false;
+  }
+
+  /** The document as the user may read it, when the active queries select it. */
+  private async visible(table: string, id: unknown): Promise<Document | undefined> {
+    const query = this.tables.get(table);
+    if (!query) return undefined;
+    const doc = await this.collections(query.collection).findOne({ _id: id as never });
+    return doc && query.matches(doc) ? doc : undefined;
+  }
+
+  /** Every document the active queries select that the user may read. */
+  private async current(): Promise<Map<string, { table: string; doc: Document }>> {
+    const out = new Map<string, { table: string; doc: Document }>();
+    for (const [table, query] of this.tables) {
+      const docs = await this.collections(query.collection).find(query.filter ?? {});
+      for (const doc of docs) {
+        const key = primaryKeyOf(doc._id);
+        if (key && query.matches(doc)) out.set(keyOf(table, key), { table, doc });
+      }
+    }
+    return out;
+  }
+
+  /** Takes what the client holds to be what the active queries select now (a client resuming with its view). */
+  async adopt(): Promise<void> {
+    this.held.clear();
+    for (const [key, { table, doc }] of await this.current()) this.held.set(key, { table, object: primaryKeyOf(doc._id)! });
+  }
+
+  /**
+   * The bootstrap of the active query version: the schema of the subscribed types, every selected object
+   * whole, and an erasure of each object held before that the view no longer selects.
+   */
+  async bootstrap(schema: RealmSchema): Promise<Instruction[]> {
+    const now = await this.current();
+    const out: Instruction[] = schemaInstructions(reachableTables(schema, [...this.tables.keys()].filter((t) => schema.has(t))));
+    for (const [key, { table, object }] of this.held) if (!now.has(key)) out.push({ type: 'EraseObject', table, object });
+    this.held.clear();
+    for (const [key, { table, doc }] of now) {
+      const realmTable = schema.get(table);
+      if (!realmTable || realmTable.asymmetric) continue;
+      out.push(...documentInstructions(schema, realmTable, doc));
+      this.held.set(key, { table, object: primaryKeyOf(doc._id)! });
+    }
+    return out;
+  }
+
+  /**
+   * A history changeset as this view's client gets it: an object still in view keeps its instructions, one
+   * entering the view comes whole, one leaving it is erased; schema changes and objects outside are dropped.
+   */
+  async filter(instructions: readonly Instruction[], schema: RealmSchema): Promise<Instruction[]> {
+    const byObject = new Map<string, { table: string; object: PrimaryKey; instructions: Instruction[] }>();
+    for (const instruction of instructions) {
+      if (!('object' in instruction)) continue;
+      const key = keyOf(instruction.table, instruction.object);
+      let group = byObject.get(key);
+      if (!group) byObject.set(key, (group = { table: instruction.table, object: instruction.object, instructions: [] }));
+      group.instructions.push(instruction);
+    }
+    const out: Instruction[] = [];
+    for (const [key, group] of byObject) {
+      const table = schema.get(group.table);
+      if (!table || table.embedded || table.asymmetric) continue;
+      const id = primaryKeyValue(group.object, table.primaryKey?.bsonType);
+      const doc = await this.visible(group.table, id);
+      const wasHeld = this.held.has(key);
+      if (doc && wasHeld) out.push(...group.instructions);
+      else if (doc) {
+        out.push(...documentInstructions(schema, table, doc));
+        this.held.set(key, { table: group.table, object: group.object });
+      } else if (wasHeld) {
+        out.push({ type: 'EraseObject', table: group.table, object: group.object });
+        this.held.delete(key);
+      }
+    }
+    return out;
+  }
+
+  /** What reverts a rejected object on the client: erased, then the server's readable state in view, if any. */
+  async revert(schema: RealmSchema, table: string, object: PrimaryKey): Promise<Instruction[]> {
+    const realmTable = schema.get(table);
+    const out: Instruction[] = [{ type: 'EraseObject', table, object }];
+    const key = keyOf(table, object);
+    this.held.delete(key);
+    if (!realmTable) return out;
+    const doc = await this.visible(table, primaryKeyValue(object, realmTable.primaryKey?.bsonType));
+    if (doc) {
+      out.push(...documentInstructions(schema, realmTable, doc));
+      this.held.set(key, { table, object });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,179 @@
+// Flexible sync on the wire, end to end: realm-core 14.14's own client (`realm-sync-probe --flexible`)
+// against `node dist/cli.js serve` on an app whose sync is flexible. The `Item` collection's rules give
+// every user the items she owns (read and write) and give bob, by his email, a reader role over all items.
+// Subscriptions select what a client holds; the rules decide what it may read and write.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
+import { copyApp, serveDist, type ServedDist } from './fixtures/serve';
+
+const skip = probeAvailable ? false : 'realm-sync-probe (../shared/realm-sync) is not available on this machine';
+
+const ITEM_SCHEMA = [{ name: 'Item', primaryKey: '_id', properties: { _id: 'objectId', owner_id: 'string', name: 'string', done: 'bool' } }];
+
+function oid(n: number): { $oid: string } {
+  return { $oid: `65b0000000000000000${String(n).padStart(5, '0')}` };
+}
+
+/** The example app with its sync turned flexible over a database holding one titled collection, `Item`. */
+function flexibleApp(): string {
+  const appDir = copyApp();
+  const write = (file: string, value: unknown) => {
+    fs.mkdirSync(path.dirname(path.join(appDir, file)), { recursive: true });
+    fs.writeFileSync(path.join(appDir, file), JSON.stringify(value, null, 2));
+  };
+  write('sync/config.json', {
+    type: 'flexible', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: 'flexdb',
+    is_recovery_mode_disabled: false, queryable_fields_names: ['owner_id', 'done'],
+  });
+  write('data_sources/mongodb-atlas/flexdb/Item/schema.json', {
+    title: 'Item', bsonType: 'object', required: ['_id', 'owner_id', 'name', 'done'],
+    properties: { _id: { bsonType: 'objectId' }, owner_id: { bsonType: 'string' }, name: { bsonType: 'string' }, done: { bsonType: 'bool' } },
+  });
+  write('data_sources/mongodb-atlas/flexdb/Item/rules.json', {
+    collection: 'Item', database: 'flexdb',
+    roles: [
+      {
+        name: 'reader', apply_when: { '%%user.data.email': 'bob@example.com' },
+        document_filters: { read: true, write: false }, read: true, write: false, insert: false, delete: false, search: true,
+      },
+      {
+        name: 'owner', apply_when: {},
+        document_filters: { read: { owner_id: '%%user.id' }, write: { owner_id: '%%user.id' } },
+        read: true, write: true, insert: true, delete: true, search: true,
+      },
+    ],
+  });
+  return appDir;
+}
+
+function assertOk(run: ProbeRun, what: string): void {
+  assert.equal(run.result.exitCode, 0, `${what}: ${JSON.stringify(run.result)}\n${run.lines.filter((l) => /error|failed|subscription_state|protocol/.test(l.event)).map((l) => JSON.stringify(l)).join('\n')}`);
+}
+
+describe('flexible sync against dist/cli.js serve', { skip, timeout: 240_000 }, () => {
+  let served: ServedDist;
+  let adaId: string;
+  let bobId: string;
+  const ada = { type: 'emailPassword', email: 'ada@example.com', password: 'ada-Passw0rd' };
+  const bob = { type: 'emailPassword', email: 'bob@example.com', password: 'bob-Passw0rd' };
+  const script = (extra: Record<string, unknown>) => ({ baseUrl: served.url, appId: served.appId, flexible: true, schema: ITEM_SCHEMA, timeoutMs: 10000, ...extra });
+
+  async function graphql(email: string, password: string, query: string, variables: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    const login = await fetch(`${served.app}/auth/providers/local-userpass/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: email, password }),
+    });
+    const { access_token: token } = await login.json() as { access_token: string };
+    const res = await fetch(`${served.app}/graphql`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }),
+    });
+    const body = await res.json() as { data?: Record<string, unknown>; errors?: unknown[] };
+    assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+    return body.data!;
+  }
+
+  before(async () => {
+    served = await serveDist({ appDir: flexibleApp() });
+    adaId = await registerUser(served.app, ada.email, ada.password);
+    bobId = await registerUser(served.app, bob.email, bob.password);
+  });
+  after(async () => {
+    await served?.close();
+  });
+
+  test('a subscribed client uploads to the documents, and a new client gets them in its bootstrap', async () => {
+    const created = await runProbe(script({
+      credentials: ada, subscriptions: [`Item=owner_id == "${adaId}"`],
+      steps: [
+        { write: [
+          { op: 'create', type: 'Item', value: { _id: oid(1), owner_id: adaId, name: 'one', done: false } },
+          { op: 'create', type: 'Item', value: { _id: oid(2), owner_id: adaId, name: 'two', done: true } },
+        ] },
+        { waitUpload: true },
+      ],
+    }));
+    assertOk(created, 'upload');
+    const data = await graphql(ada.email, ada.password, 'query { items(sortBy: NAME_ASC) { name done owner_id } }');
+    assert.deepEqual(data.items, [{ name: 'one', done: false, owner_id: adaId }, { name: 'two', done: true, owner_id: adaId }]);
+    const fresh = await runProbe(script({ credentials: ada, subscriptions: [`Item=owner_id == "${adaId}"`], steps: [{ waitDownload: true }, { dump: true }] }));
+    assertOk(fresh, 'bootstrap');
+    assert.deepEqual(fresh.objects('Item').map((i) => i.name).sort(), ['one', 'two']);
+    assert.ok(fresh.events('subscription_state').some((l) => l.state === 'Complete'), 'the initial subscription set completes');
+    assert.match(served.stderr(), /bound \(flexible sync, protocol 14\)/);
+  });
+
+  test('changing the subscription brings objects in and takes objects out', async () => {
+    const run = await runProbe(script({
+      credentials: ada, subscriptions: [{ name: 'open', type: 'Item', query: 'done == false' }],
+      steps: [
+        { expect: { type: 'Item', count: 1 } },
+        { subscribe: [{ name: 'finished', type: 'Item', query: 'done == true' }] },
+        { expect: { type: 'Item', count: 2 } },
+        { unsubscribe: ['open'] },
+        { expect: { type: 'Item', count: 1, query: 'name == "two"' } },
+        { expect: { type: 'Item', count: 1 } },
+      ],
+    }));
+    assertOk(run, 'subscription changes');
+    assert.deepEqual(run.objects('Item').map((i) => i.name), ['two']);
+    assert.ok(run.events('expect').every((l) => l.pass === true), JSON.stringify(run.events('expect')));
+  });
+
+  test('two users, two roles: the reader sees every item; the owner sees only hers', async () => {
+    const bobItem = await runProbe(script({
+      credentials: bob, subscriptions: ['Item=TRUEPREDICATE'], steps: [{ waitDownload: true }, { dump: true }],
+    }));
+    assertOk(bobItem, 'reader');
+    assert.deepEqual(bobItem.objects('Item').map((i) => i.name).sort(), ['one', 'two']);
+    const carol = { type: 'emailPassword', email: 'carol@example.com', password: 'carol-Passw0rd', register: true };
+    const carolRun = await runProbe(script({ credentials: carol, subscriptions: ['Item=TRUEPREDICATE'], steps: [{ waitDownload: true }, { dump: true }] }));
+    assertOk(carolRun, 'owner without items');
+    assert.deepEqual(carolRun.objects('Item'), [], 'the owner role reads only the user\'s own items');
+  });
+
+  test('a write the rules refuse is a compensating write: the object comes back on the client and the store keeps its value', async () => {
+    const run = await runProbe(script({
+      credentials: bob, subscriptions: ['Item=TRUEPREDICATE'], cancelWaitsOnError: true,
+      steps: [
+        { waitDownload: true },
+        { write: { op: 'update', type: 'Item', id: oid(1), value: { name: 'bob was here' } } },
+        { waitUpload: true },
+        { expect: { type: 'Item', count: 1, query: 'name == "one"', withinMs: 5000 } },
+        { dump: true },
+      ],
+    }));
+    const errors = run.events('sync_error');
+    assert.ok(errors.length > 0, JSON.stringify(run.lines.slice(-10)));
+    const writes = errors[0]!.compensatingWrites as { objectName: string; primaryKey: unknown; reason: string }[];
+    assert.equal(writes.length, 1, JSON.stringify(errors[0]));
+    assert.equal(writes[0]!.objectName, 'Item');
+    assert.deepEqual(writes[0]!.primaryKey, oid(1));
+    assert.match(writes[0]!.reason, /denied/);
+    assert.ok(run.events('expect').every((l) => l.pass === true), JSON.stringify(run.events('expect')));
+    const data = await graphql(ada.email, ada.password, 'query($id: ObjectId!) { item(query: {_id: $id}) { name } }', { id: oid(1).$oid });
+    assert.deepEqual(data.item, { name: 'one' });
+  });
+
+  test('a query on a field that is not queryable is a QUERY_ERROR naming the field', async () => {
+    const run = await runProbe(script({ credentials: ada, steps: [{ subscribe: [{ name: 'byName', type: 'Item', query: 'name == "one"' }] }] }));
+    const failed = run.events('subscription_state').find((l) => l.state === 'Error');
+    assert.ok(failed, JSON.stringify(run.lines.filter((l) => l.event === 'subscription_state' || l.event === 'ws_recv')));
+    assert.match(String(failed.error), /key "name" is not a queryable field/);
+    assert.match(served.stderr(), /query version \d+ refused: .*"name" is not a queryable field/);
+  });
+
+  test('a GraphQL write reaches a subscribed, watching client', async () => {
+    const watcher = startProbe(script({ credentials: ada, subscriptions: [`Item=owner_id == "${adaId}"`], steps: [{ waitDownload: true }, { watchMs: 4000 }] }));
+    await watcher.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
+    await graphql(ada.email, ada.password, 'mutation($o: String!) { insertOneItem(data: {_id: "65b000000000000000000077", owner_id: $o, name: "from graphql", done: false}) { _id } }', { o: adaId });
+    await graphql(ada.email, ada.password, 'mutation { updateOneItem(query: {name: "two"}, set: {done: false}) { _id } }');
+    const inserted = await watcher.waitFor((l) => l.event === 'change' && (l.value as { name?: string } | undefined)?.name === 'from graphql', 5000);
+    assert.equal(inserted.kind, 'insert');
+    const modified = await watcher.waitFor((l) => l.event === 'change' && l.kind === 'modify' && (l.value as { name?: string } | undefined)?.name === 'two', 5000);
+    assert.deepEqual(modified.properties, ['done']);
+    assertOk(await watcher.done, 'watch');
+    assert.ok(bobId);
+  });
+});
