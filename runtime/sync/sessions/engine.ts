@@ -336,10 +336,13 @@ export class RealmSyncEngine {
         }
         const store = uploader.collections(entry.collection);
         try {
+          // The rules' write filter narrows what a write matches: nothing matched is a refusal.
+          let matched = true;
           if (!entry.after) {
-            if (entry.before) await store.deleteOne({ _id: entry.id as never });
+            if (entry.before) matched = (await store.deleteOne({ _id: entry.id as never })).deletedCount === 1;
           } else if (!entry.before) await store.insertOne(entry.after);
-          else await store.replaceOne({ _id: entry.id as never }, entry.after);
+          else matched = (await store.replaceOne({ _id: entry.id as never }, entry.after)).matchedCount === 1;
+          if (!matched) reject(entry, `write to ${type} ${EJSON.stringify(entry.id as never)} was denied: no role of the collection's rules lets user ${uploader.userId} ${entry.after ? 'update' : 'delete'} it`);
         } catch (e) {
           if (!(e instanceof DataAccessError)) throw e;
           reject(entry, `write to ${type} ${EJSON.stringify(entry.id as never)} was denied by the collection's rules: ${e.message}`);
