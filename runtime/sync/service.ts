@@ -439,7 +439,7 @@ export class SyncService {
 
 /**
  * The synced types of the running configuration: partition-based, the collections of its cluster whose
- * schema has the key; flexible, those whose schema has a title (of `database_name` when set).
+ * schema has the key; flexible, those whose schema has a title.
  */
 export function syncedCollections(app: AppModel, settings: SyncSettings): SyncedCollection[] {
   const flexible = settings.type === 'flexible';
@@ -450,8 +450,10 @@ export function syncedCollections(app: AppModel, settings: SyncSettings): Synced
   for (const c of ds.collections) {
     const schema = c.schema?.value;
     if (!isObject(schema) || !isObject(schema.properties)) continue;
-    if (flexible ? typeof schema.title !== 'string' || !schema.title || (settings.databaseName !== undefined && c.database !== settings.databaseName) : !Object.hasOwn(schema.properties, key!)) continue;
-    if (!flexible && settings.developmentModeEnabled && settings.databaseName && c.database !== settings.databaseName) continue;
+    if (flexible ? typeof schema.title !== 'string' || !schema.title : !Object.hasOwn(schema.properties, key!)) continue;
+    // `database_name` is where development mode keeps the client's types; without it every database of the
+    // cluster syncs (the sync.todo backend names a database_name its collection is not in).
+    if (settings.developmentModeEnabled && settings.databaseName && c.database !== settings.databaseName) continue;
     out.push({
       type: typeof schema.title === 'string' && schema.title ? schema.title : c.collection,
       database: c.database,

@@ -21,6 +21,8 @@ import { SERVER_FILE_IDENT } from '../history/history';
 import { TrafficLog, type TrafficEntry } from './traffic';
 
 export const MAX_SESSIONS_PER_CONNECTION = 256;
+/** Instructions per changeset (and DOWNLOAD) of a flexible bootstrap. */
+const BOOTSTRAP_CHANGESET_INSTRUCTIONS = 20_000;
 /** Soft limit of the changesets' bytes in one DOWNLOAD. */
 const DOWNLOAD_BATCH_BYTES = 256 * 1024;
 
@@ -175,7 +177,7 @@ export class RealmSyncConnection {
 
   private sessionInfo(s: Session): SessionInfo {
     return {
-      connection: this.id, session: s.ident, userId: this.info.user.id, partition: s.partition === undefined ? '' : partitionText(s.partition),
+      connection: this.id, session: s.ident, userId: this.info.user.id, partition: s.view ? `flexible (query version ${s.view.queryVersion})` : s.partition === undefined ? '' : partitionText(s.partition),
       protocolVersion: this.info.protocolVersion, state: s.state,
       ...(s.clientFile ? { clientFileIdent: s.clientFile.ident } : {}),
       downloadedVersion: s.downloadServerVersion, uploadedClientVersion: s.clientFile?.uploadClientVersion ?? 0,
@@ -313,19 +315,29 @@ export class RealmSyncConnection {
     await this.bootstrapView(session);
   }
 
-  /** Sends the active query version's bootstrap in one batch at the server version the client has reached. */
+  /**
+   * Sends the active query version's bootstrap at the server version the client has reached: changesets of at
+   * most BOOTSTRAP_CHANGESET_INSTRUCTIONS instructions, one per DOWNLOAD, `moreToCome` until the `lastInBatch`
+   * one (the client applies them together).
+   */
   private async bootstrapView(session: Session): Promise<void> {
     const engine = this.options.engine;
     const view = session.view!;
     await engine.run(FLEXIBLE_HISTORY, async () => {
       const instructions = await view.bootstrap(await engine.realmSchema());
       if (!this.isLive(session)) return;
-      // Everything up to the latest version is in the documents the bootstrap read.
+      // The documents the bootstrap read hold everything up to the latest version, this client's uploads included.
       session.downloadServerVersion = session.history!.latest;
-      this.sendDownload(session, [{
-        version: BigInt(session.downloadServerVersion), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
-        originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions,
-      }], 'lastInBatch');
+      session.downloadClientVersion = Math.max(session.downloadClientVersion, session.clientFile!.uploadClientVersion);
+      const timestamp = syncTimestamp(Date.now());
+      for (let start = 0; start === 0 || start < instructions.length; start += BOOTSTRAP_CHANGESET_INSTRUCTIONS) {
+        const last = start + BOOTSTRAP_CHANGESET_INSTRUCTIONS >= instructions.length;
+        this.sendDownload(session, [{
+          version: BigInt(session.downloadServerVersion), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: timestamp,
+          originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions: instructions.slice(start, start + BOOTSTRAP_CHANGESET_INSTRUCTIONS),
+        }], last ? 'lastInBatch' : 'moreToCome');
+        if (last) break;
+      }
     });
   }
 
@@ -532,7 +544,7 @@ export class RealmSyncConnection {
     if (!session.sentFirstDownload || session.reportedUploadVersion !== file.uploadClientVersion) this.sendDownload(session, []);
   }
 
-  private sendDownload(session: Session, changesets: ChangesetEntry[], batchState: 'lastInBatch' | 'steadyState' = 'steadyState'): void {
+  private sendDownload(session: Session, changesets: ChangesetEntry[], batchState: 'moreToCome' | 'lastInBatch' | 'steadyState' = 'steadyState'): void {
     const history = session.history!;
     const file = session.clientFile!;
     session.sentFirstDownload = true;
