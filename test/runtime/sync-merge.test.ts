@@ -580,6 +580,12 @@ const referenceScenarios: ReferenceScenario[] = [
     b: [{ op: 'update', id: 1, value: { name: 'b', tags: ['b', 'x', 'y'] } }],
   },
   {
+    name: 'delete and re-create vs a later update of the old object: the re-created object without the update',
+    base: [{ op: 'create', id: 1, value: { name: 'base', count: 3 } }],
+    a: [{ op: 'delete', id: 1 }, { op: 'create', id: 1, value: { name: 'again' } }],
+    b: [{ op: 'update', id: 1, value: { name: 'b', count: 9 } }],
+  },
+  {
     name: 'a set, a dictionary and embedded objects filled on both sides of a new object',
     base: [],
     a: [{ op: 'create', id: 3, value: { labels: ['a', 'both'], attrs: { k: 'a', ka: 'a' }, checklist: [{ text: 'a1', done: false }] } }],
