@@ -516,6 +516,12 @@ describe('messages', () => {
     assert.equal(flag(encodeClientMessage({ ...small, compressed: true }, 14)), '1');
   });
 
+  it('before protocol 8 a flexible BIND carries a plain server path', () => {
+    const bind = parseClientMessage(ascii('bind 1 8 0 1 0\n/default'), { protocolVersion: 7, flexible: true });
+    assert.deepEqual(bind, { type: 'bind', session: 1, serverPath: '/default', signedUserToken: '', needClientFileIdent: true, isSubserver: false });
+    expectWireError(() => parseClientMessage(ascii('bind 1 8 0 1 0\n/default'), FLEXIBLE), 103, /not valid JSON/);
+  });
+
   it('refuses to encode what the negotiated version lacks', () => {
     assert.throws(() => encodeServerMessage({ type: 'log_message', session: 0, message: 'x' }, 9), /protocol version 10/);
     assert.throws(() => encodeServerMessage({ type: 'json_error', errorCode: 201, session: 1, body: {} }, 3), /protocol version 4/);
