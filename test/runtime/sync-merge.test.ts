@@ -441,6 +441,37 @@ describe('the merge by object', () => {
   });
 });
 
+describe('hostile changesets', () => {
+  // Any typed instructions (indexes, sizes and paths that do not fit together) give a result or a
+  // TransformError, never another exception.
+  const pathElement = fc.oneof(fc.nat({ max: 4 }), fc.constantFrom('text', 'qty', 'k'));
+  const target = fc.record({ table: fc.constantFrom('Task', 'Item'), object: fc.nat({ max: 2 }).map(pk), field: fc.constantFrom('tags', 'items', 'name'), path: fc.array(pathElement, { maxLength: 3 }) });
+  const payload = fc.oneof(fc.constant({ type: 'null' } as const), fc.string({ maxLength: 2 }).map(str), fc.integer().map(int), fc.constant({ type: 'objectValue' } as const), fc.constant({ type: 'list' } as const));
+  const instruction: fc.Arbitrary<Instruction> = fc.oneof(
+    fc.record({ type: fc.constant('Update' as const), value: payload, isDefault: fc.boolean(), priorSize: fc.nat({ max: 4 }) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constant('ArrayInsert' as const), value: payload, priorSize: fc.integer({ min: -1, max: 4 }) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constant('ArrayErase' as const), priorSize: fc.nat({ max: 4 }) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constant('ArrayMove' as const), ndx2: fc.integer({ min: -1, max: 4 }), priorSize: fc.nat({ max: 4 }) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constant('AddInteger' as const), value: fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constant('Clear' as const), collectionType: fc.constantFrom('list' as const, 'set' as const) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constantFrom('SetInsert' as const, 'SetErase' as const), value: payload }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.nat({ max: 2 }).map((n) => erase(n)),
+    fc.nat({ max: 2 }).map((n) => create(n)),
+    fc.constantFrom<Instruction>(...SCHEMA.slice(0, 4), SCHEMA[SCHEMA.length - 1], { type: 'EraseTable', table: 'Item' }, { type: 'EraseTable', table: 'Person' }, { type: 'EraseColumn', table: 'Task', field: 'tags' }),
+  );
+  const changeset = (ident: bigint) => fc.record({ instructions: fc.array(instruction, { maxLength: 8 }), originTimestamp: fc.bigInt({ min: 0n, max: 3n }), originFileIdent: fc.constant(ident) });
+
+  test('give a merge or a TransformError, nothing else', () => {
+    fc.assert(
+      fc.property(fc.array(changeset(2n), { maxLength: 3 }), fc.array(changeset(3n), { maxLength: 3 }), (ours, theirs) => {
+        const result = mergeChangesets(ours, theirs);
+        if (!result.ok) assert.ok(result.error instanceof TransformError && result.error.message.length > 0);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
 // realm-core's reference server against the merge on the same scenario: two devices write offline
 // (A first, then B, so B's writes carry the later timestamps), then A syncs, B syncs, A syncs again. The
 // probe writes are mirrored by the instructions realm-core's client makes for them: a create sets each
