@@ -124,6 +124,30 @@ async function steadyResidentBytes(pid: number): Promise<number> {
   return median(samples);
 }
 
+/**
+ * This disk's fdatasync latency (200-byte appends, as a journal record), in the file system of the runtime's
+ * data folder: every acknowledged write of the runtime's embedded store waits for one (durability `fsync`),
+ * so it bounds the write latencies below.
+ */
+function fdatasyncLatency(dir: string): { p50: number; p95: number } {
+  const file = path.join(dir, 'fdatasync-probe');
+  const fd = fs.openSync(file, 'w');
+  const record = Buffer.alloc(200, 1);
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < 100; i++) {
+      fs.writeSync(fd, record);
+      const start = performance.now();
+      fs.fdatasyncSync(fd);
+      times.push(performance.now() - start);
+    }
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(file, { force: true });
+  }
+  return { p50: percentile(times, 50), p95: percentile(times, 95) };
+}
+
 async function main(): Promise<void> {
   if (realmSyncToolsMissing) {
     console.log(`skipped: ${realmSyncToolsMissing}; no Realm sync figures measured`);
@@ -230,6 +254,8 @@ async function main(): Promise<void> {
     console.log(goalLine(`initial download of a ${OBJECTS}-object partition, runtime ÷ reference server`, median(downloadRatios), '<=', 1.5));
 
     phaseDone('downloads');
+    const sync = fdatasyncLatency(dataDir);
+    console.log(`this disk's fdatasync (what each acknowledged store write waits for): p50 ${sync.p50.toFixed(2)} ms, p95 ${sync.p95.toFixed(2)} ms`);
     // 2. A → B, one watcher, rounds alternating which server goes first.
     const pairs = new Map<Server, { writer: RawSyncClient; watcher: RawSyncClient }>();
     for (const server of servers) {
