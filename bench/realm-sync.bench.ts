@@ -140,12 +140,12 @@ async function steadyResidentBytes(pid: number): Promise<number> {
 }
 
 /**
- * This disk's fdatasync latency (200-byte appends, as a journal record), in the file system of the runtime's
- * data folder: every acknowledged write of the runtime's embedded store waits for one (durability `fsync`),
- * so it bounds the write latencies below.
+ * This disk's fdatasync latency (200-byte appends, as a journal record), in a file beside the runtime's data
+ * folder: every acknowledged write of the runtime's embedded store waits for one (durability `fsync`), so it
+ * bounds the write latencies below.
  */
-function fdatasyncLatency(dir: string): { p50: number; p95: number } {
-  const file = path.join(dir, 'fdatasync-probe');
+function fdatasyncLatency(dataDir: string): { p50: number; p95: number } {
+  const file = `${dataDir}-fdatasync-probe`;
   const fd = fs.openSync(file, 'w');
   const record = Buffer.alloc(200, 1);
   const times: number[] = [];
