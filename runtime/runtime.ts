@@ -8,6 +8,7 @@ import chokidar from 'chokidar';
 import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
+import type { Duplex } from 'node:stream';
 import { checkApp } from '../core/check';
 import { sortDiagnostics, type Diagnostic } from '../core/diagnostics';
 import { nodeFileSystem, type AppFileSystem } from '../core/fs';
@@ -189,6 +190,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   /** Recent requests, served at `/logs?co_id=…` (the link of every error body). */
   const requestLog = new RequestLog();
   let http: RunningHttpServer;
+  const upgraded = new Set<Duplex>();
   try {
     http = await createHttpServer({
       host: options.host ?? '127.0.0.1', port: options.port ?? 0, log, cors, requestLog,
@@ -204,6 +206,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     });
     // WebSocket upgrades: each app's live partition feed takes the ones under its own client app path.
     http.server.on('upgrade', (req, socket, head) => {
+      // Upgraded sockets leave the HTTP server's hands but still hold its close: they end with the runtime.
+      upgraded.add(socket);
+      socket.once('close', () => upgraded.delete(socket));
       if (registry.list().some((app) => app.handleUpgrade(req, socket, head))) return;
       const body = JSON.stringify({ error: 'no WebSocket endpoint at this path', error_code: 'NotFound' });
       socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
@@ -231,7 +236,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     mintAdminSession: () => admin.mintSession(),
     get sync() { return first()!.sync; },
     async close() {
-      await http.close();
+      const closed = http.close();
+      for (const socket of upgraded) socket.destroy();
+      await closed;
       await Promise.allSettled(registry.list().map((h) => h.close()));
     },
   };
