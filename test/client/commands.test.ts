@@ -47,7 +47,7 @@ describe('the walkthrough', () => {
   const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   const fragment = JSON.parse(fs.readFileSync(path.join(root, 'client/contributes.json'), 'utf8'));
   const steps: Array<{ id: string; description: string; media: { markdown?: string }; completionEvents: string[] }> = manifest.contributes.walkthroughs[0].steps;
-  const ownIds = new Set(Object.values(commands).map((c) => c.id));
+  const ownIds = new Set<string>(Object.values(commands).map((c) => c.id));
   const builtIn = new Set(['workbench.action.files.openFolder', 'workbench.actions.view.problems']);
 
   test('package.json has the walkthrough of client/contributes.json', () => {
