@@ -495,9 +495,6 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   let systemGraphql: { generated: GeneratedSchema; endpoint: GraphqlEndpoint<'system'> } | undefined;
   const systemCollection = (service: string, database: string, collection: string) => state.data.forUser('system').collection(service, database, collection);
   const local: LocalAppAccess = {
-    users: () => state.auth.users(),
-    createEmailPasswordUser: (email, password) => state.auth.createEmailPasswordUser(email, password),
-    deleteUser: (userId) => state.auth.deleteUserById(userId),
     sessionForUser: (userId) => state.auth.sessionForUser(userId),
     async graphqlAsSystem(body, clientGone) {
       if (systemGraphql?.generated !== state.generated) {
