@@ -168,15 +168,15 @@ type StatusReport = ReturnType<typeof statusOf> & {
   refused?: string;
   pending?: string;
   notice?: string;
-  /** Live sync sessions, when a running runtime answered. */
-  sessions?: number;
+  /** Live sync sessions (Realm protocol clients, partition feeds), when a running runtime answered. */
+  liveSessions?: { realm: number; feed: number };
 };
 
 /** The running runtime's state, in the shape of the report made from the data folder. */
 async function statusFromRuntime(record: RuntimeRecord, file: StatusReport['file']): Promise<StatusReport> {
   const answer = await askRuntime(record, '/sync/status');
   if (answer.status !== 200) throw new Error(`the running runtime at ${record.url} answered: ${errorOf(answer)}`);
-  const live = JSON.parse(answer.text) as SyncStatusReport;
+  const live = JSON.parse(answer.text) as SyncStatusReport & { liveSessions?: unknown[] };
   const running = live.running;
   return {
     status: live.status,
@@ -186,7 +186,7 @@ async function statusFromRuntime(record: RuntimeRecord, file: StatusReport['file
     file,
     ...(live.refused ? { refused: live.refused } : {}),
     ...(live.notice ? { notice: live.notice } : {}),
-    sessions: live.sessions,
+    liveSessions: { realm: live.liveSessions?.length ?? 0, feed: live.sessions },
   };
 }
 
@@ -203,7 +203,7 @@ function formatStatus(report: StatusReport): string {
   if (report.pending) lines.push(`the runtime applies on its next load: ${report.pending}`);
   if (report.refused) lines.push(`refused: ${report.refused}`);
   if (report.notice) lines.push(report.notice);
-  if (report.sessions !== undefined) lines.push(`live sync sessions: ${report.sessions} (asked the running runtime)`);
+  if (report.liveSessions) lines.push(`live sync sessions: ${report.liveSessions.realm} Realm client(s), ${report.liveSessions.feed} partition feed(s) (asked the running runtime)`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -122,11 +122,11 @@ describe('asl sync on the example app', () => {
       const wrongRunning = asl(['sync', 'simulate', appDir, '--user', adaId, '--partition', '{"$numberLong":"5"}'], os.tmpdir());
       assert.equal(wrongRunning.code, wrongStopped.code);
       assert.equal(wrongRunning.stdout, wrongStopped.stdout);
-      // The status asked of the runtime is the folder's, plus its live session count.
-      const { sessions, ...live } = JSON.parse(whileRunning.status.stdout);
-      assert.equal(sessions, 0);
+      // The status asked of the runtime is the folder's, plus its live session counts.
+      const { liveSessions, ...live } = JSON.parse(whileRunning.status.stdout);
+      assert.deepEqual(liveSessions, { realm: 0, feed: 0 });
       assert.deepEqual(live, JSON.parse(stopped.status.stdout));
-      assert.match(asl(['sync', 'status', appDir], os.tmpdir()).stdout, /^live sync sessions: 0 \(asked the running runtime\)$/m);
+      assert.match(asl(['sync', 'status', appDir], os.tmpdir()).stdout, /^live sync sessions: 0 Realm client\(s\), 0 partition feed\(s\) \(asked the running runtime\)$/m);
       // An expired access token is refreshed with the record's refresh token.
       const saved = JSON.parse(fs.readFileSync(record, 'utf8'));
       fs.writeFileSync(record, JSON.stringify({ ...saved, admin: { ...saved.admin, accessToken: 'expired' } }), { mode: 0o600 });
