@@ -593,6 +593,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       },
       simulate: (userRef, partitionText) => simulatePartition(sync, findUser(userRef), userRef, partitionText),
       sessions: () => realmEndpoint.sessions(),
+      traffic: (connection, session) => realmEndpoint.traffic(connection, session),
     },
     handleUpgrade: (req, socket, head) => feed.handleUpgrade(req, socket, head) || realmEndpoint.handleUpgrade(req, socket, head),
     async close() {
