@@ -77,7 +77,7 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
       await page.getByRole('treeitem', { name: 'realm_config.json' }).waitFor({ timeout: stepTimeoutMs });
       await shot('1-workbench');
     }],
-    ['the walkthrough lists its steps, and "See the app\'s problems" completes once its button has run', async () => {
+    ['the walkthrough lists its steps with their media, and "See the app\'s problems" completes once its button has run', async () => {
       await choosePaletteCommand('Welcome: Open Walkthrough...');
       const pick = page.locator('.quick-input-widget', { has: page.locator('input[placeholder="Select a walkthrough to open"]') });
       await pick.waitFor({ timeout: stepTimeoutMs });
@@ -87,6 +87,14 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
       const container = page.locator('.gettingStartedContainer');
       for (const title of walkthrough.stepTitles) {
         await container.locator('.getting-started-step', { hasText: title }).first().waitFor({ timeout: stepTimeoutMs });
+      }
+      // The selected step's media, its markdown file from the installed package, renders in a webview frame.
+      const mediaText = 'App Services Local works on an exported app';
+      const mediaDeadline = Date.now() + stepTimeoutMs;
+      const frameTexts = () => Promise.all(page.frames().map((frame) => frame.evaluate(() => document.body?.innerText ?? '').catch(() => '')));
+      while (!(await frameTexts()).some((text) => text.includes(mediaText))) {
+        if (Date.now() > mediaDeadline) throw new Error(`the first step's media (media/walkthrough/open-app.md) did not render: no frame shows "${mediaText}"`);
+        await page.waitForTimeout(250);
       }
       const done = container.locator('[data-done-step-id$="#seeProblems"]').first();
       if (await done.getAttribute('aria-checked') === 'true') throw new Error('the problems step is complete before its command ran');
