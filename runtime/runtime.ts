@@ -32,6 +32,8 @@ import { CLIENT_API_PREFIX, Router } from './http/router';
 import { createHttpServer, type RunningHttpServer } from './http/server';
 import { homePage } from './http/home';
 import { RequestLog, type Logger } from './log';
+import { RUNTIME_PROTOCOL_VERSION } from '../core/runtime-protocol';
+import { removeRuntimeRecord, writeRuntimeRecord } from './record';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { HostedApps, internalAppId, RuntimeRouter, type HostedAppHandle, type OpenedApp } from './admin/apps';
@@ -174,9 +176,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     await closeAll();
     throw e;
   }
+  /** Writes an app's runtime record once the runtime listens (apps created later get theirs when opened). */
+  let announce: ((app: OpenedApp) => void) | undefined;
   const registry = new HostedApps(hosted, {
     rootDir: options.appDir === undefined ? rootDir : undefined,
-    open: (appDir) => openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin.groupId),
+    open: async (appDir) => {
+      const app = await openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin.groupId);
+      announce?.(app);
+      return app;
+    },
     groupId: admin.groupId,
     adminDir: path.join(runtimeDataDir, 'admin'),
     log,
@@ -219,6 +227,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       ? new Error(`port ${options.port} on ${options.host ?? '127.0.0.1'} is already in use; pick another with --port`)
       : e;
   }
+  // Local tools (the `asl` CLI) find this runtime through a record in each data folder it holds, with a
+  // session of their own, and ask it instead of refusing the locked folder.
+  const toolSession = await admin.mintSession();
+  announce = (app) => writeRuntimeRecord(app.dataDir, {
+    version: RUNTIME_PROTOCOL_VERSION, pid: process.pid, url: http.url, appId: app.clientAppId,
+    admin: { accessToken: toolSession.access_token, refreshToken: toolSession.refresh_token },
+  });
+  for (const app of registry.list()) announce(app);
   const first = () => registry.list()[0];
   return {
     url: http.url,
@@ -236,6 +252,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     mintAdminSession: () => admin.mintSession(),
     get sync() { return first()!.sync; },
     async close() {
+      announce = undefined;
+      for (const app of registry.list()) removeRuntimeRecord(app.dataDir);
+      await admin.logout({ authorization: `Bearer ${toolSession.refresh_token}` }).catch(() => undefined);
       const closed = http.close();
       for (const socket of upgraded) socket.destroy();
       await closed;
@@ -519,9 +538,6 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   let systemGraphql: { generated: GeneratedSchema; endpoint: GraphqlEndpoint<'system'> } | undefined;
   const systemCollection = (service: string, database: string, collection: string) => state.data.forUser('system').collection(service, database, collection);
   const local: LocalAppAccess = {
-    users: () => state.auth.users(),
-    createEmailPasswordUser: (email, password) => state.auth.createEmailPasswordUser(email, password),
-    deleteUser: (userId) => state.auth.deleteUserById(userId),
     sessionForUser: (userId) => state.auth.sessionForUser(userId),
     async graphqlAsSystem(body, clientGone) {
       if (systemGraphql?.generated !== state.generated) {
