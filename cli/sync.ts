@@ -1,4 +1,4 @@
-// `asl sync status|enable|pause|resume|terminate|simulate`: partition-based sync of an app, locally.
+// `asl sync status|enable|pause|resume|terminate|simulate|sessions`: partition-based sync of an app, locally.
 // Transitions edit `sync/config.json` (as a push of `state` would) after the state machine accepted them,
 // and record the state in the data folder; a runtime serving the app applies the same change on reload.
 import path from 'node:path';
@@ -18,8 +18,9 @@ import {
 import { resolveAppRoots } from './check';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, type CliIO } from './io';
 import { askRuntime, errorOf, readRuntimeRecord, RuntimeGone } from './runningRuntime';
+import { followSessions, listSessions } from './syncSessions';
 
-export const SYNC_HELP = `Usage: asl sync <status|enable|pause|resume|terminate|simulate> [appDir] [options]
+export const SYNC_HELP = `Usage: asl sync <status|enable|pause|resume|terminate|simulate|sessions> [appDir] [options]
 
 Partition-based sync of an app in the local runtime.
 
@@ -30,13 +31,17 @@ Partition-based sync of an app in the local runtime.
   terminate   erase sync metadata: every client must client-reset; asks for confirmation (--yes skips it)
   simulate    open a partition as a user: verdicts with the evaluation trace, the documents the client
               gets, the documents sync ignores, and the exact error a client would get
+  sessions    the running runtime's live Realm sync sessions (user, partition, protocol, state);
+              --follow prints their traffic as it arrives (messages, changeset instructions, permission
+              verdicts with their traces, errors, client resets) until Ctrl-C
 
 Options:
   --data DIR           the runtime's data folder (default <appDir>/.asl)
   --yes                terminate without asking
   --user ID|EMAIL      simulate: the user (id, or email of an email/password user)
   --partition VALUE    simulate: the partition value as EJSON text: '"abc"', '42', '{"$oid":"…"}', 'null'
-  --json               machine-readable output
+  --follow             sessions: keep printing new traffic and sessions until Ctrl-C
+  --json               machine-readable output (sessions: one JSON object per line)
   -h, --help           show this help
 
 Transitions edit sync/config.json; a running "asl serve" applies them when it reloads the file.
@@ -68,16 +73,16 @@ export async function runSync(argv: string[], io: CliIO, prompt: SyncPrompt = te
     args: argv,
     options: {
       data: { type: 'string' }, yes: { type: 'boolean' }, user: { type: 'string' }, partition: { type: 'string' },
-      json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' }, follow: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
   });
   if (values.help) { io.out(SYNC_HELP + '\n'); return EXIT_OK; }
   const [verb, folder, ...extra] = positionals;
-  if (!verb) throw new UsageError('name a sync command: status, enable, pause, resume, terminate or simulate');
+  if (!verb) throw new UsageError('name a sync command: status, enable, pause, resume, terminate, simulate or sessions');
   if (extra.length > 0) throw new UsageError('asl sync takes at most one folder');
-  if (verb !== 'status' && verb !== 'simulate' && !ACTIONS.includes(verb)) throw new UsageError(`unknown sync command "${verb}"`);
+  if (verb !== 'status' && verb !== 'simulate' && verb !== 'sessions' && !ACTIONS.includes(verb)) throw new UsageError(`unknown sync command "${verb}"`);
   const roots = await resolveAppRoots(io, folder);
   if (roots.length !== 1) {
     io.err(roots.length ? `asl sync: ${roots.length} apps found; name one of them:\n${roots.join('\n')}\n` : `asl sync: no app found${folder ? ` in ${folder}` : ''}\n`);
@@ -85,6 +90,8 @@ export async function runSync(argv: string[], io: CliIO, prompt: SyncPrompt = te
   }
   const appDir = roots[0];
   const dataDir = path.resolve(io.cwd, values.data ?? path.join(appDir, '.asl'));
+  if (values.follow && verb !== 'sessions') throw new UsageError('--follow goes with "asl sync sessions"');
+  if (verb === 'sessions') return values.follow ? followSessions(io, dataDir, values.json ?? false) : listSessions(io, dataDir, values.json ?? false);
   if (verb === 'simulate') return simulate(io, appDir, dataDir, values.user, values.partition, values.json ?? false);
 
   let fileValue: unknown;
