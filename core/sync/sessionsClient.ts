@@ -74,8 +74,9 @@ function errorMeaning(entry: SyncTrafficEntry, body: Record<string, unknown> | u
   return undefined;
 }
 
+/** `name=value` pairs; a value is quoted only when it would not read as one word (versions arrive as strings). */
 function fieldText(fields: SyncTrafficEntry['fields']): string {
-  return Object.entries(fields).map(([name, value]) => `${name}=${typeof value === 'string' ? JSON.stringify(value) : value}`).join(' ');
+  return Object.entries(fields).map(([name, value]) => `${name}=${typeof value === 'string' && (value === '' || /[\s=]/.test(value)) ? JSON.stringify(value) : value}`).join(' ');
 }
 
 function clock(at: number): string {
