@@ -34,7 +34,13 @@ export const commands = {
   createAppFromTemplate: { id: 'appServicesLocal.createAppFromTemplate', title: 'Create App from Template…' },
   downloadTemplateClient: { id: 'appServicesLocal.downloadTemplateClient', title: 'Download Template Client Code…' },
   openPartitionAsUser: { id: 'appServicesLocal.openPartitionAsUser', title: 'Open Partition as User…' },
+  showSyncSessions: { id: 'appServicesLocal.showSyncSessions', title: 'Show Sync Sessions' },
+  refreshSyncSessions: { id: 'appServicesLocal.refreshSyncSessions', title: 'Refresh Sync Sessions' },
+  showSyncSessionTraffic: { id: 'appServicesLocal.showSyncSessionTraffic', title: 'Show Sync Session Traffic' },
 } as const;
+
+/** The "Sync Sessions" view of the App Services view container. */
+export const syncSessionsViewId = 'appServicesLocal.syncSessions';
 
 export type CommandName = keyof typeof commands;
 

@@ -5,6 +5,7 @@
 // verdicts with their evaluation traces, errors, client resets and compensating writes spelled out.
 import type { EvaluationTrace } from '../rules/evaluate';
 import { traceLines } from '../rules/trace';
+import { LOCAL_API, errorOf, type SessionPool } from '../runner/identities';
 
 /** One live Realm protocol session, as `…/sync/sessions` lists it. */
 export interface SyncSessionInfo {
@@ -39,6 +40,15 @@ export interface SyncTrafficEntry {
 
 /** GETs a local admin route of the app (the path after `/local/app/<app id>`) and returns its parsed JSON body. */
 export type LocalGet = (localPath: string) => Promise<unknown>;
+
+/** The local admin routes of the pool's app, with its admin session (the editor's runtime). */
+export function adminLocalGet(pool: SessionPool, signal?: AbortSignal): LocalGet {
+  return (localPath) => pool.asAdmin(async (headers) => {
+    const response = await fetch(`${pool.target.baseUrl}${LOCAL_API}/app/${encodeURIComponent(pool.target.appId)}${localPath}`, { headers: { Accept: 'application/json', ...headers }, signal });
+    if (!response.ok) throw await errorOf(response, 'Asking for the sync sessions');
+    return response.json() as Promise<unknown>;
+  }, signal);
+}
 
 export async function fetchSyncSessions(get: LocalGet): Promise<SyncSessionInfo[]> {
   const body = await get('/sync/sessions') as { sessions?: SyncSessionInfo[] };
