@@ -1,16 +1,16 @@
-// Function worker: compiles each function source once into its own vm context and runs calls posted by the
-// runner. The runtime's state lives on the main thread; everything a function reaches (data, values, other
-// functions) is a request back to it. Bundled as its own entry (dist/function-worker.js).
+// Function worker, a thread of an app's function process (process.ts): compiles each function source once
+// into its own vm context and runs calls posted by the pool. The vm context is for the platform's globals,
+// not for security: the boundary is the function process (see README.md). The runtime's state lives in the
+// runtime's process; everything a function reaches (data, values, other functions) is a request back to it.
+// Bundled as its own entry (dist/function-worker.js).
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { builtinModules, createRequire } from 'node:module';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import util from 'node:util';
 import vm from 'node:vm';
 import * as bson from 'bson';
 import {
-  decodeLending, encodeReturned, encodesAs, encodeValue, uncarry,
+  SEALED, decodeLending, encodeReturned, encodesAs, encodeValue, uncarry,
   type CallPayload, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
 import { createServiceClient, type HostRequest } from './services';
@@ -273,7 +273,7 @@ function hostRequestFor(callId: number, RealmError: ErrorConstructor): HostReque
   });
 }
 
-/** Values and the environment are read synchronously on the platform, so the worker blocks until the main thread answers. */
+/** Values and the environment are read synchronously on the platform, so the worker blocks until the runtime answers. */
 function syncRequest(request: SyncRequest, RealmError: ErrorConstructor): unknown {
   Atomics.store(init.syncFlag, 0, 0);
   init.syncPort.postMessage(request);
@@ -387,9 +387,24 @@ function callOf(message: ToWorker): number {
   return 0;
 }
 
+/** Records that this worker starts call number `seq`, unless the pool has sealed it (see WorkerInit.started). */
+function claim(seq: number): boolean {
+  let seen = Atomics.load(init.started, 0);
+  for (;;) {
+    if ((seen & SEALED) !== 0) return false;
+    const before = Atomics.compareExchange(init.started, 0, seen, seq);
+    if (before === seen) return true;
+    seen = before;
+  }
+}
+
 function receive(message: ToWorker): void {
   switch (message.t) {
     case 'call':
+      if (!claim(message.seq)) {
+        post({ t: 'skipped', id: message.id });
+        break;
+      }
       runCall(message)
         .catch((error: unknown) => post({ t: 'failed', id: message.id, message: messageOf(error) }))
         .finally(() => {
@@ -426,22 +441,4 @@ function receive(message: ToWorker): void {
 process.on('uncaughtException', (error) => post({ t: 'log', name: lastFunctionName, level: 'error', text: `uncaught exception: ${messageOf(error)}` }));
 process.on('unhandledRejection', (reason) => post({ t: 'log', name: lastFunctionName, level: 'error', text: `unhandled promise rejection: ${messageOf(reason)}` }));
 
-/** How many nice steps function code runs below the runtime (19 is the lowest priority there is). */
-const NICE_STEPS_BELOW_RUNTIME = 10;
-const LOWEST_PRIORITY = 19;
-
-/**
- * Function code runs below the runtime's own priority where a thread has a priority of its own (Linux):
- * the runtime keeps serving promptly while functions compute, even one looping until its time limit.
- */
-function yieldToRuntime(): void {
-  try {
-    const thread = Number(path.basename(fs.readlinkSync('/proc/thread-self')));
-    os.setPriority(thread, Math.min(LOWEST_PRIORITY, os.getPriority(thread) + NICE_STEPS_BELOW_RUNTIME));
-  } catch {
-    // Elsewhere a priority is the whole process's: the runtime's would drop with it.
-  }
-}
-
-yieldToRuntime();
 post({ t: 'ready' });
