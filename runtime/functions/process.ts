@@ -4,7 +4,6 @@
 // environment is empty and it is given no key material: whatever a function's code reaches here, even
 // out of its vm context, is this process. Runs the worker pool (pool.ts) and relays its messages over
 // the IPC channel, in one batch per turn of the event loop each way.
-import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createWorkerPool } from './pool';
@@ -18,25 +17,8 @@ export interface FunctionProcessSettings {
   packagesDir?: string;
 }
 
-/** How many nice steps function code runs below the runtime (19 is the lowest priority there is). */
-const NICE_STEPS_BELOW_RUNTIME = 10;
-const LOWEST_PRIORITY = 19;
-
-/**
- * This thread, and so the worker threads it starts (a thread inherits its creator's priority), runs below
- * the runtime's priority: the runtime keeps serving promptly while functions compute, even one looping
- * until its time limit. Where a priority is not per thread (other than Linux) this process's whole
- * priority drops, which is as meant.
- */
-function yieldToRuntime(): void {
-  try {
-    os.setPriority(Math.min(LOWEST_PRIORITY, os.getPriority() + NICE_STEPS_BELOW_RUNTIME));
-  } catch {
-    // Not permitted here: functions then run at the runtime's priority.
-  }
-}
-
-yieldToRuntime();
+// Signals reach every process of the user, outside the permission model: none are sent from here.
+for (const name of ['kill', '_kill']) delete (process as unknown as Record<string, unknown>)[name];
 const send = process.send?.bind(process);
 if (!send) throw new Error('the function process must be started with an IPC channel');
 const settings = JSON.parse(process.argv[2] ?? '{}') as FunctionProcessSettings;
