@@ -52,6 +52,10 @@ interface WorkerSlot {
   /** Which call's code the worker is running (see WorkerInit.runningCall). */
   runningCall: Int32Array;
   syncFlag: Int32Array;
+  /** How many messages the worker has handled (see WorkerInit.handled), as last seen, and since when. */
+  handled: Int32Array;
+  handledSeen: number;
+  handledSeenSince: number;
   /** The last call the worker started, and whether it is sealed (see WorkerInit.started). */
   started: Int32Array;
   /** Per-worker number of the last call dispatched to it. */
@@ -75,8 +79,10 @@ interface PoolCall {
   hostRequests: number;
 }
 
-/** How long a worker may leave messages unanswered before new calls go elsewhere and it is sealed. */
-const UNRESPONSIVE_AFTER_MS = 100;
+/** How long a worker may leave messages unanswered before new calls go elsewhere. */
+const UNRESPONSIVE_AFTER_MS = 1000;
+/** How long a worker may handle no message at all, while it has some, before it is sealed. */
+const STALLED_AFTER_MS = 100;
 /** How often workers with unanswered messages are looked at. */
 const RESPONSIVENESS_CHECK_MS = 25;
 /** How long a ping may go unanswered before the worker counts as stuck. */
@@ -108,14 +114,18 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     const syncFlag = new Int32Array(new SharedArrayBuffer(4));
     const runningCall = new Int32Array(new SharedArrayBuffer(4));
     const started = new Int32Array(new SharedArrayBuffer(4));
+    const handled = new Int32Array(new SharedArrayBuffer(4));
     const { port1, port2 } = new MessageChannel();
-    const init: WorkerInit = { packagesDir: options.packagesDir, syncFlag, runningCall, started, syncPort: port2 };
+    const init: WorkerInit = { packagesDir: options.packagesDir, syncFlag, runningCall, started, handled, syncPort: port2 };
     const slot: WorkerSlot = {
       worker: options.startWorker(init, {
         workerData: init, transferList: [port2], env: {}, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_LIMIT_MB }, name: 'asl-functions',
       }),
       runningCall,
       syncFlag,
+      handled,
+      handledSeen: 0,
+      handledSeenSince: 0,
       started,
       dispatched: 0,
       sealed: false,
@@ -191,8 +201,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     clearTimeout(call.timer);
     if (slot.alive && slot.calls.size === 0) {
       slot.worker.unref();
-      if (slot.sealed) void retire(slot, () => undefined);
-      pump();
+      // Workers started beyond the pool's size while others were stuck go once they are idle.
+      if (!slot.sealed && slots.length > poolSize) void retire(slot, () => undefined);
+      else pump();
     }
     return true;
   }
@@ -291,16 +302,29 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   let responsivenessWatch: NodeJS.Timeout | undefined;
 
-  /** While some worker has messages unanswered, looks for workers to seal. */
+  /**
+   * While some worker has messages unanswered, looks for workers to seal: those that have handled none of
+   * their messages for a while, in the middle of a call's code (stuck in it, or in a long computation).
+   * A worker between two messages is merely waiting for the machine (a loaded machine runs function
+   * threads last, see worker.ts), and is left alone.
+   */
   function watchResponsiveness(): void {
     if (responsivenessWatch) return;
     responsivenessWatch = setInterval(() => {
       const now = Date.now();
       let waiting = false;
       for (const slot of [...slots]) {
-        if (slot.unansweredSince === undefined || !slot.alive) continue;
+        if (slot.unansweredSince === undefined || !slot.alive || !slot.ready) continue;
         waiting = true;
-        if (slot.ready && !slot.sealed && now - slot.unansweredSince > UNRESPONSIVE_AFTER_MS) seal(slot);
+        const handled = Atomics.load(slot.handled, 0);
+        if (handled !== slot.handledSeen) {
+          slot.handledSeen = handled;
+          slot.handledSeenSince = now;
+          continue;
+        }
+        const stalledMs = now - Math.max(slot.handledSeenSince, slot.unansweredSince);
+        if (!slot.sealed && stalledMs > STALLED_AFTER_MS && Atomics.load(slot.runningCall, 0) !== 0) seal(slot);
+        else if (slot.sealed && slot.calls.size === 0 && stalledMs > timeoutMs) retireLeftover(slot);
       }
       if (!waiting) {
         clearInterval(responsivenessWatch);
@@ -311,9 +335,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   /**
-   * A worker busy for a while (a loop, or long computation) gets no more calls, and the calls it has not
-   * started move to other workers: the worker and this thread agree atomically on which it started.
-   * Once its last call ends, the worker is stopped.
+   * A stuck worker gets no more calls, and the calls it has not started move to other workers at once:
+   * the worker and this thread agree atomically on which it started (see WorkerInit.started). When it
+   * gets through its messages again it is unsealed; if not, its calls' time limit stops it.
    */
   function seal(slot: WorkerSlot): void {
     let seen = Atomics.load(slot.started, 0);
@@ -330,16 +354,24 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       clearTimeout(call.timer);
       call.slot = undefined;
     }
-    if (slot.calls.size === 0) void retire(slot, () => undefined);
-    else spawnSpare();
+    if (slot.calls.size === 0) slot.worker.unref();
     queue.unshift(...moved);
     pump();
   }
 
-  /** A worker to replace a sealed one while that one still holds calls. */
-  function spawnSpare(): void {
-    const usable = slots.filter((s) => s.alive && !s.sealed).length;
-    if (usable < poolSize && slots.length < 2 * poolSize) spawn();
+  /** The worker handled all it was sent (the calls it skipped included): it takes calls again. */
+  function unseal(slot: WorkerSlot): void {
+    if (!slot.sealed) return;
+    Atomics.and(slot.started, 0, SEQ_MASK);
+    slot.sealed = false;
+    if (queue.length > 0) pump();
+  }
+
+  /** Code no running call accounts for (a finished call's leftovers) has kept a sealed worker busy past the time limit. */
+  function retireLeftover(slot: WorkerSlot): void {
+    const left = recentNames.get(Atomics.load(slot.runningCall, 0));
+    emit({ t: 'log', name: left ?? 'functions', level: 'error', text: `${left ? `code function '${left}' left running after it returned` : 'code no running call accounts for'} kept a function worker busy past the time limit; the worker was stopped` });
+    void retire(slot, () => undefined);
   }
 
   function descendants(slot: WorkerSlot, call: PoolCall): PoolCall[] {
@@ -396,7 +428,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     const usable = slots.filter((s) => s.alive && !s.sealed);
     const idle = usable.find((s) => s.calls.size === 0);
     if (idle) return idle;
-    if (usable.length < poolSize) return spawn();
+    if (slots.length < poolSize) return spawn();
     const now = Date.now();
     let best: WorkerSlot | undefined;
     for (const slot of usable) {
@@ -467,6 +499,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         slot.ping?.answer(true);
         return;
       case 'drained':
+        unseal(slot);
         return;
       case 'log':
         emit(message);

@@ -428,6 +428,8 @@ export interface WorkerInit {
    * started (it runs those) and which it did not (the pool runs those elsewhere).
    */
   started: Int32Array;
+  /** How many messages the worker has handled: a worker stuck in code stops counting (see pool.ts). */
+  handled: Int32Array;
   syncPort: import('node:worker_threads').MessagePort;
 }
 

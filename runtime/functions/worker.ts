@@ -206,6 +206,8 @@ function syntaxErrorAt(error: Error, filePath: string): SourceSyntaxError {
 }
 
 const compiled = new Map<number, CompiledFunction>();
+/** Sources that came with calls this worker skipped (see claim): the pool counts them as sent here. */
+const skippedSources = new Map<number, string>();
 
 function compile(functionName: string, source: string, filePath: string): CompiledFunction | SourceSyntaxError {
   const sandbox: Record<string, unknown> = functionGlobals(functionName);
@@ -330,8 +332,10 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
   lastFunctionName = name;
   let fn = compiled.get(message.sourceId);
   if (!fn) {
-    if (message.source === undefined) throw new Error(`source of '${name}' was not sent`);
-    const result = compile(name, message.source, message.path);
+    const source = message.source ?? skippedSources.get(message.sourceId);
+    if (source === undefined) throw new Error(`source of '${name}' was not sent`);
+    skippedSources.delete(message.sourceId);
+    const result = compile(name, source, message.path);
     if (result instanceof SourceSyntaxError) {
       post({ t: 'syntax', id, reason: result.reason, line: result.line, character: result.character });
       return;
@@ -373,6 +377,7 @@ port.on('message', (batch: ToWorker[]) => {
 
 function receiveNext(): void {
   Atomics.store(init.runningCall, 0, 0);
+  Atomics.add(init.handled, 0, 1);
   const message = inbox.shift();
   if (!message) {
     receiving = false;
@@ -407,6 +412,7 @@ function receive(message: ToWorker): void {
   switch (message.t) {
     case 'call':
       if (!claim(message.seq)) {
+        if (message.source !== undefined) skippedSources.set(message.sourceId, message.source);
         post({ t: 'skipped', id: message.id });
         break;
       }
@@ -437,6 +443,7 @@ function receive(message: ToWorker): void {
       break;
     case 'reload':
       compiled.clear();
+      skippedSources.clear();
       forgetPackages();
       break;
   }
