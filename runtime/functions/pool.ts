@@ -202,7 +202,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     if (slot.alive && slot.calls.size === 0) {
       slot.worker.unref();
       // Workers started beyond the pool's size while others were stuck go once they are idle.
-      if (!slot.sealed && slots.length > poolSize) void retire(slot, () => undefined);
+      if (!slot.sealed && slots.filter((s) => s.alive && !s.sealed).length > poolSize) void retire(slot, () => undefined);
       else pump();
     }
     return true;
@@ -355,6 +355,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       call.slot = undefined;
     }
     if (slot.calls.size === 0) slot.worker.unref();
+    // A replacement starts at once: a worker takes a while to start, and the next stuck one should find it ready.
+    if (slots.filter((s) => s.alive && !s.sealed).length < poolSize && slots.length < 2 * poolSize) spawn();
     queue.unshift(...moved);
     pump();
   }
@@ -426,14 +428,16 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
    */
   function pickSlot(): WorkerSlot | undefined {
     const usable = slots.filter((s) => s.alive && !s.sealed);
-    const idle = usable.find((s) => s.calls.size === 0);
+    const idle = usable.find((s) => s.ready && s.calls.size === 0);
     if (idle) return idle;
     if (slots.length < poolSize) return spawn();
     const now = Date.now();
     let best: WorkerSlot | undefined;
     for (const slot of usable) {
       if (slot.ready && slot.unansweredSince !== undefined && now - slot.unansweredSince > UNRESPONSIVE_AFTER_MS) continue;
-      if (!best || slot.calls.size < best.calls.size) best = slot;
+      // A worker still starting up takes longer than a busy one that runs.
+      const rank = (s: WorkerSlot) => s.calls.size + (s.ready ? 0 : poolSize * 8);
+      if (!best || rank(slot) < rank(best)) best = slot;
     }
     if (!best && slots.length < 2 * poolSize) return spawn();
     return best;

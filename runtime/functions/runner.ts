@@ -4,11 +4,13 @@
 // memory). Data, values and nested function calls are answered here, in the runtime, by the injected
 // host; the process gets the values a call asks for and nothing else. Every message from the process is
 // checked before it is used: code there is the app's, and the runtime trusts none of it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 import fs from 'node:fs';
 import path from 'node:path';
 import { OriginalEncodings } from './encodings';
 import { ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError } from './errors';
+import { createWorkerPool } from './pool';
 import type { FunctionProcessSettings } from './process';
 import {
   carry, decodeReturned, decodeValue, encodeLending,
@@ -76,6 +78,12 @@ export interface FunctionRunnerOptions {
   log?: FunctionLog;
   /** The app's `functions/node_modules`; without it functions can require only the allowed Node built-ins. */
   packagesDir?: string;
+  /**
+   * Runs the worker pool on this process's own threads, without the function process: no boundary at all
+   * (function code that leaves its vm context reaches this process). Only for measuring what the boundary
+   * costs (bench/functions.bench.ts); never for serving apps.
+   */
+  unisolatedForBenchmarks?: boolean;
 }
 
 export interface FunctionRunner {
@@ -88,17 +96,17 @@ export interface FunctionRunner {
 
 interface LoadedSource { id: number; text: string; path: string }
 
-/** One function process and what it has been sent. */
+/** One function process (or, for benchmarks, the pool on this process's threads) and what it has been sent. */
 interface FunctionProcess {
-  child: ChildProcess;
   alive: boolean;
   /** Sources sent to it since its start or the last reload. */
   knownSources: Set<number>;
   /** Messages for it, sent together when this turn of the event loop ends. */
   outbox: ToPool[];
-  /** The end of what it wrote to stderr (Node's own reports, such as running out of memory). */
-  stderrTail: string;
-  exited: Promise<void>;
+  deliver(batch: ToPool[]): void;
+  /** Whether it keeps this process's event loop going (while calls run) or not. */
+  hold(busy: boolean): void;
+  stop(): Promise<void>;
 }
 
 interface CallRecord {
@@ -240,44 +248,101 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       env: process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {},
       windowsHide: true,
     });
+    /** The end of what it wrote to stderr (Node's own reports, such as running out of memory). */
+    let stderrTail = '';
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const stderr = child.stderr as (NodeJS.ReadableStream & { ref?(): void; unref?(): void }) | null;
     const fp: FunctionProcess = {
-      child, alive: true, knownSources: new Set(), outbox: [], stderrTail: '',
-      exited: new Promise((resolve) => child.once('exit', () => resolve())),
+      alive: true, knownSources: new Set(), outbox: [],
+      deliver(batch) {
+        if (!child.connected) return;
+        try {
+          child.send(batch);
+        } catch (error) {
+          // carry() sends what structured cloning cannot carry as BSON, so this is the channel closing
+          // under the batch: the exit handler fails the calls.
+          log('functions', 'error', `sending to the function process failed: ${messageOf(error)}`);
+        }
+      },
+      hold(busy) {
+        if (busy) {
+          child.ref();
+          child.channel?.ref();
+          stderr?.ref?.();
+        } else {
+          child.unref();
+          child.channel?.unref();
+          stderr?.unref?.();
+        }
+      },
+      async stop() {
+        fp.alive = false;
+        // Referenced again so that waiting for its exit keeps this process's event loop going.
+        child.ref();
+        child.kill('SIGKILL');
+        await exited;
+      },
     };
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { fp.stderrTail = (fp.stderrTail + chunk).slice(-STDERR_TAIL_CHARS); });
-    child.on('message', (batch: unknown) => {
-      if (!Array.isArray(batch)) return;
-      for (const message of batch) {
-        const checked = checkedMessage(message);
-        if (checked) onProcessMessage(fp, checked);
-        else log('functions', 'error', 'the function process sent a message the runtime does not accept; it was ignored');
-      }
-    });
+    stderr?.setEncoding('utf8');
+    stderr?.on('data', (chunk: string) => { stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_CHARS); });
+    child.on('message', (batch: unknown) => received(fp, batch));
     child.on('error', (error) => log('functions', 'error', `the function process failed: ${error.message}`));
     child.on('exit', (code, signal) => {
-      fp.alive = false;
-      if (current === fp) current = undefined;
       const how = signal ? `signal ${signal}` : `exit code ${code}`;
-      const detail = fp.stderrTail.trim().split('\n').slice(-3).join(' ').slice(0, 500);
-      for (const call of [...calls.values()]) {
-        if (call.process === fp) settle(call, { error: new FunctionExecutionError(call.name, `the function process stopped unexpectedly (${how})${detail ? `: ${detail}` : ''}`) });
-      }
+      const detail = stderrTail.trim().split('\n').slice(-3).join(' ').slice(0, 500);
+      lost(fp, `the function process stopped unexpectedly (${how})${detail ? `: ${detail}` : ''}`);
     });
-    idle(fp);
+    fp.hold(false);
     return fp;
   }
 
-  /** An idle process keeps the runtime from exiting no more than an idle thread would. */
-  function idle(fp: FunctionProcess): void {
-    fp.child.unref();
-    fp.child.channel?.unref();
-    (fp.child.stderr as unknown as { unref?(): void } | null)?.unref?.();
+  /** The pool on this process's own threads (see FunctionRunnerOptions.unisolatedForBenchmarks). */
+  function startUnisolated(): FunctionProcess {
+    const workerFile = path.join(path.dirname(functionProcessFile()), 'function-worker.js');
+    let inbox: FromPool[] = [];
+    const pool = createWorkerPool({
+      ...settings, packagesDir: settings.packagesDir,
+      startWorker: (_init, workerOptions) => new Worker(workerFile, workerOptions),
+      emit(message) {
+        if (inbox.length === 0) {
+          setImmediate(() => {
+            const batch = inbox;
+            inbox = [];
+            received(fp, batch);
+          });
+        }
+        inbox.push(message);
+      },
+    });
+    const fp: FunctionProcess = {
+      alive: true, knownSources: new Set(), outbox: [],
+      deliver: (batch) => { for (const message of batch) pool.receive(message); },
+      hold: () => undefined,
+      async stop() {
+        fp.alive = false;
+        await pool.close();
+      },
+    };
+    return fp;
   }
 
-  function busy(fp: FunctionProcess): void {
-    fp.child.ref();
-    fp.child.channel?.ref();
-    (fp.child.stderr as unknown as { ref?(): void } | null)?.ref?.();
+  /** A batch from the function process: each message is checked before it is used. */
+  function received(fp: FunctionProcess, batch: unknown): void {
+    if (!Array.isArray(batch)) return;
+    for (const message of batch) {
+      const checked = checkedMessage(message);
+      if (checked) onProcessMessage(fp, checked);
+      else log('functions', 'error', 'the function process sent a message the runtime does not accept; it was ignored');
+    }
+  }
+
+  /** The process is gone: its calls fail, and the next call starts another. */
+  function lost(fp: FunctionProcess, why: string): void {
+    fp.alive = false;
+    if (current === fp) current = undefined;
+    for (const call of [...calls.values()]) {
+      if (call.process === fp) settle(call, { error: new FunctionExecutionError(call.name, why) });
+    }
   }
 
   function send(fp: FunctionProcess, message: ToPool): void {
@@ -289,14 +354,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   function flush(fp: FunctionProcess): void {
     const batch = fp.outbox;
     fp.outbox = [];
-    if (!fp.alive || batch.length === 0 || !fp.child.connected) return;
-    try {
-      fp.child.send(batch);
-    } catch (error) {
-      // A value structured cloning cannot carry would be refused here; carry() sends those as BSON, so
-      // this is the channel closing under the batch: the exit handler fails the calls.
-      log('functions', 'error', `sending to the function process failed: ${messageOf(error)}`);
-    }
+    if (fp.alive && batch.length > 0) fp.deliver(batch);
   }
 
   function settle(call: CallRecord, outcome: { value: unknown } | { error: Error }): void {
@@ -304,7 +362,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     callers.delete(call.caller);
     if ('error' in outcome) call.reject(outcome.error);
     else call.resolve(outcome.value);
-    if (calls.size === 0 && call.process.alive) idle(call.process);
+    if (calls.size === 0 && call.process.alive) call.process.hold(false);
   }
 
   /** The BSON of `value`'s elements by index, when it is an array of copies of documents whose BSON is kept. */
@@ -409,12 +467,12 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         throw new FunctionExecutionError(name, `arguments cannot be passed to the function: ${messageOf(error)}`);
       }
       if (closed) throw new FunctionExecutionError(name, 'the function runner is closed');
-      const fp = (current ??= startProcess());
+      const fp = (current ??= options.unisolatedForBenchmarks ? startUnisolated() : startProcess());
       return new Promise((resolve, reject) => {
         const parent = ctx.caller ? callers.get(ctx.caller) : undefined;
         const call: CallRecord = { id: nextCallId++, name, source, ctx, caller: Object.freeze({ functionName: name }), process: fp, resolve, reject };
         callers.set(call.caller, call);
-        if (calls.size === 0) busy(fp);
+        if (calls.size === 0) fp.hold(true);
         calls.set(call.id, call);
         const known = fp.knownSources.has(source.id);
         fp.knownSources.add(source.id);
@@ -441,13 +499,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       callers.clear();
       const fp = current;
       current = undefined;
-      if (fp?.alive) {
-        fp.alive = false;
-        // Referenced again so that waiting for its exit keeps this process's event loop going.
-        fp.child.ref();
-        fp.child.kill('SIGKILL');
-        await fp.exited;
-      }
+      if (fp?.alive) await fp.stop();
     },
   };
 }

@@ -26,24 +26,28 @@ if (!port) throw new Error('runtime/functions/worker must run in a worker thread
 const init = workerData as WorkerInit;
 
 let outbox: FromWorker[] = [];
+/** Whether the outbox holds a call's outcome. */
+let outcomesWaiting = false;
 /** Whether messages from the runner are being handled; when they all are, what they gave rise to leaves. */
 let receiving = false;
 
 /**
  * Queues a message. What queues up leaves in one postMessage: at the end of this turn of the event loop,
- * or, while messages from the runner are being handled, once all of them are (each reaching the main
- * thread is an event it pays for, whatever the size). A function stuck in a loop keeps what the messages
- * before it in its batch gave rise to from leaving: the runner then treats those calls as the stuck
- * worker's other calls (retried when they asked it for nothing, failed otherwise; see runner.ts).
+ * or, while messages from the pool are being handled, once all of them are (each reaching the pool is an
+ * event it pays for, whatever the size), except that finished calls' outcomes leave before function code
+ * runs again (a call, or a reply a call awaited): code stuck in a loop must not hold back the answers of
+ * calls that finished before it.
  */
 function post(message: FromWorker): void {
   if (outbox.length === 0 && !receiving) setImmediate(flush);
   outbox.push(message);
+  if (message.t === 'done' || message.t === 'failed' || message.t === 'syntax') outcomesWaiting = true;
 }
 
 function flush(): void {
   const batch = outbox;
   outbox = [];
+  outcomesWaiting = false;
   if (batch.length > 0) port!.postMessage(batch);
 }
 
@@ -386,6 +390,7 @@ function receiveNext(): void {
     flush();
     return;
   }
+  if (outcomesWaiting && (message.t === 'call' || message.t === 'reply')) flush();
   Atomics.store(init.runningCall, 0, callOf(message));
   receive(message);
   setImmediate(receiveNext);
