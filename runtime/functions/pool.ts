@@ -144,7 +144,6 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       emit({ t: 'sync', sid, request });
     });
     slot.worker.on('message', (batch: FromWorker[]) => {
-      slot.unansweredSince = undefined;
       for (const message of batch) onWorkerMessage(slot, message);
       if (queue.length > 0) pump();
     });
@@ -426,6 +425,15 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
    * responsive one. When every worker is stuck (one user's loops can occupy them all until their time
    * limit), up to as many workers again are started, so that other users' calls still run at once.
    */
+  /**
+   * How little a worker is to be preferred: its calls, and far more when it has been in one piece of code
+   * since the last look (it may be stuck there) or is still starting up (which takes longer still).
+   */
+  function rank(slot: WorkerSlot, now: number): number {
+    const inCode = slot.unansweredSince !== undefined && Atomics.load(slot.handled, 0) === slot.handledSeen && now - slot.handledSeenSince >= RESPONSIVENESS_CHECK_MS;
+    return slot.calls.size + (inCode ? 4 * poolSize : 0) + (slot.ready ? 0 : 8 * poolSize);
+  }
+
   function pickSlot(): WorkerSlot | undefined {
     const usable = slots.filter((s) => s.alive && !s.sealed);
     const idle = usable.find((s) => s.ready && s.calls.size === 0);
@@ -435,9 +443,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     let best: WorkerSlot | undefined;
     for (const slot of usable) {
       if (slot.ready && slot.unansweredSince !== undefined && now - slot.unansweredSince > UNRESPONSIVE_AFTER_MS) continue;
-      // A worker still starting up takes longer than a busy one that runs.
-      const rank = (s: WorkerSlot) => s.calls.size + (s.ready ? 0 : poolSize * 8);
-      if (!best || rank(slot) < rank(best)) best = slot;
+      if (!best || rank(slot, now) < rank(best, now)) best = slot;
     }
     if (!best && slots.length < 2 * poolSize) return spawn();
     return best;
@@ -503,6 +509,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         slot.ping?.answer(true);
         return;
       case 'drained':
+        slot.unansweredSince = undefined;
         unseal(slot);
         return;
       case 'log':

@@ -385,8 +385,8 @@ function receiveNext(): void {
   const message = inbox.shift();
   if (!message) {
     receiving = false;
-    // Tells the runner this worker is not stuck, unless what it is about to send says so already.
-    if (outbox.length === 0) outbox.push({ t: 'drained' });
+    // Tells the pool this worker has handled all it was sent (what it sent before may have left mid-way).
+    outbox.push({ t: 'drained' });
     flush();
     return;
   }
