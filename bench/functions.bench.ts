@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     assert.equal(nativeItems.length, PER_OWNER, native.text.slice(0, 300));
     assert.deepEqual(functionItems, nativeItems, `the resolver's function answers differently: ${viaFunction.text.slice(0, 300)}`);
 
-    console.log(`functions bench: ${PER_OWNER} documents per request, ${CONNECTIONS} connections, one runtime in a child process (function workers are its threads)`);
+    console.log(`functions bench: ${PER_OWNER} documents per request, ${CONNECTIONS} connections, one runtime in a child process (its functions in a process of their own)`);
     const nativeLoad = { url: runtime.graphqlUrl, connections: CONNECTIONS, headers, body: nativeBody, expectBody: native.text };
     const functionLoad = { url: runtime.graphqlUrl, connections: CONNECTIONS, headers, body: functionBody, expectBody: viaFunction.text };
     for (const load of [nativeLoad, functionLoad]) await runLoad(load, WARMUP_SECONDS);

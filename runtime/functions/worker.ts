@@ -183,6 +183,7 @@ function functionGlobals(functionName: string): Record<string, unknown> {
     Buffer,
     ...callTimers, queueMicrotask,
     TextEncoder, TextDecoder, URL, URLSearchParams, atob, btoa,
+    fetch, Headers, Request, Response, FormData, AbortController, AbortSignal,
   };
 }
 
