@@ -34,7 +34,9 @@ import { RequestLog, type Logger } from './log';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { HostedApps, internalAppId, RuntimeRouter, type HostedAppHandle, type OpenedApp } from './admin/apps';
-import { createPartitionFeed, mirrorObjectTypes, simulatePartition, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
+import { createPartitionFeed, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
+import { createRealmSyncEndpoint } from './sync/sessions/endpoint';
+import { RealmSyncEngine } from './sync/sessions/engine';
 import { registerAdminRoutes } from './admin/routes';
 import { registerLocalRoutes, type LocalAppAccess } from './admin/local';
 import { registerSyncLocalRoutes } from './sync/routes';
@@ -267,10 +269,24 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     (change) => {
       state.triggers.onChange(change);
       sync.onChange(change);
+      realmSync.onChange(change);
     },
-    { wants: (database, collection, operationType) => state.triggers.wants(database, collection, operationType) || sync.wants(database, collection), now },
+    {
+      wants: (database, collection, operationType) => state.triggers.wants(database, collection, operationType) || sync.wants(database, collection) || realmSync.wants(database, collection),
+      now,
+    },
   );
   sync = new SyncService({ dataDir, store, log, ...(clock ? { now: () => clock.now() } : {}) });
+  const realmSync: RealmSyncEngine = new RealmSyncEngine({
+    service: sync, store, log, ...(clock ? { now: () => clock.now() } : {}),
+    applySchema: async (types) => {
+      const running = sync.runtimeState.running;
+      if (!running) throw new Error('sync is not enabled');
+      const written = mirrorObjectTypes(appDir, running.settings, types);
+      if (written.length > 0) await reload();
+      return { written };
+    },
+  });
   const opened: OpenedAuth = await openAuth({
     dataDir, appId, providers: first.app.authProviders, secrets: loadSecrets({ file: first.app.secretsFile, flags: options.secrets }).store, log, clock: options.clock,
   });
@@ -471,6 +487,26 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     log,
   });
 
+  const realmEndpoint = createRealmSyncEndpoint({
+    appId,
+    engine: realmSync,
+    authenticate: async (token) => {
+      const caller = await state.auth.requireAccessToken({ authorization: `Bearer ${token}` });
+      return {
+        user: { id: caller.user.id, type: caller.user.type, data: caller.user.data, identities: caller.user.identities.map((i) => ({ ...i })) },
+        ...expiryOf(token),
+      };
+    },
+    log,
+    ...(clock ? { now: () => clock.now() } : {}),
+  });
+  // A transition ends the Realm protocol sessions as it ends the feed's: pause (213, retry later), terminate (client reset).
+  sync.onUpdate((event) => {
+    if (event.transition === 'paused') realmEndpoint.endSessions(() => true, SYNC_ERRORS.disabledSession('sync was paused (disabled session); try again after it resumes'));
+    else if (event.transition === 'terminated') realmEndpoint.endSessions(() => true, SYNC_ERRORS.badClientFileIdent('sync was terminated and its metadata erased; the client must client-reset'));
+    realmSync.invalidateSchema();
+  });
+
   const watcher = options.watch
     ? await watchApp(appDir, dataDir, log, () => reload().then(
       (result) => options.onReloaded?.(result.applied, result.diagnostics),
@@ -546,10 +582,13 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
         now: () => Math.floor((clock ? clock.now() : Date.now()) / 1000),
       },
       simulate: (userRef, partitionText) => simulatePartition(sync, findUser(userRef), userRef, partitionText),
+      sessions: () => realmEndpoint.sessions(),
+      traffic: (connection, session) => realmEndpoint.traffic(connection, session),
     },
-    handleUpgrade: (req, socket, head) => feed.handleUpgrade(req, socket, head),
+    handleUpgrade: (req, socket, head) => feed.handleUpgrade(req, socket, head) || realmEndpoint.handleUpgrade(req, socket, head),
     async close() {
       feed.close();
+      realmEndpoint.close();
       await watcher?.close();
       // Trigger runs still in progress end with the function runner; they are not waited for.
       const draining = state.triggers.dispose();
@@ -557,6 +596,16 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       await draining;
     },
   };
+}
+
+/** When an access token (a JWT the runtime signed) expires, from its `exp` claim. */
+function expiryOf(token: string): { expiresAt?: number } {
+  try {
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    return typeof payload.exp === 'number' ? { expiresAt: payload.exp * 1000 } : {};
+  } catch {
+    return {};
+  }
 }
 
 /** A start refused because the app's files have errors (with `failOnErrors`). */
