@@ -1,5 +1,6 @@
 // npm run reliability: hostile input, crashes and load against the shipped bundle (`dist/cli.js serve` on a
-// copy of examples/todo-tracker with the hostile functions of hostile-functions.json), over loopback only.
+// copy of examples/todo-tracker with the hostile functions of hostile-functions.json and the escape attempts of
+// escape-functions.json), over loopback only.
 // Prints one line per figure and exits 1 when a goal is not met. Kills only the servers it started.
 // Run: node test/reliability/run.mjs [--short]   (--short: fewer crash rounds and a shorter soak, for CI)
 import { spawn } from 'node:child_process';
@@ -47,6 +48,32 @@ overall.unref();
 
 // ---------------------------------------------------------------- app and server
 
+/**
+ * What an escape function (escape-functions.json) does with a `process` it reached: read the data folder's
+ * key material, write a file, run a command, start a thread that writes, signal the runtime. It returns
+ * every outcome, so whatever it gained would show in the response.
+ */
+const ESCAPE_ATTACK = `async function attack(proc, input) {
+  const out = { escaped: proc !== null && typeof proc === 'object' && typeof proc.pid === 'number', outcomes: {} };
+  if (!out.escaped) return out;
+  const attempt = async (name, run) => {
+    try { const v = await run(); out.outcomes[name] = v && typeof v.length === 'number' && typeof v !== 'string' ? Buffer.from(v).toString('hex') + ' ' + Buffer.from(v).toString('base64') : String(v); }
+    catch (error) { out.outcomes[name] = 'refused: ' + String(error && (error.code || error.message)); }
+  };
+  const load = (name) => proc.getBuiltinModule ? proc.getBuiltinModule(name) : proc.mainModule.require(name);
+  for (const file of input.files) await attempt('read ' + file, () => load('fs').readFileSync(file));
+  await attempt('write', () => load('fs').writeFileSync(input.marker + '-write', 'x'));
+  await attempt('exec', () => load('child_process').execSync('echo x > ' + input.marker + '-exec'));
+  await attempt('binding', () => proc.binding('spawn_sync'));
+  await attempt('thread', () => new Promise((resolve, reject) => {
+    const thread = new (load('worker_threads').Worker)('require("fs").writeFileSync(' + JSON.stringify(input.marker + '-thread') + ', "x")', { eval: true });
+    thread.on('error', reject);
+    thread.on('exit', resolve);
+  }));
+  await attempt('signal', () => proc.kill(input.runtimePid, 'SIGKILL'));
+  return out;
+}`;
+
 function prepareApp() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-reliability-'));
   const appDir = path.join(root, 'app');
@@ -54,6 +81,8 @@ function prepareApp() {
   const hostile = JSON.parse(fs.readFileSync(path.join(HERE, 'hostile-functions.json'), 'utf8'));
   const configFile = path.join(appDir, 'functions', 'config.json');
   const config = JSON.parse(fs.readFileSync(configFile, 'utf8'));
+  const escapes = JSON.parse(fs.readFileSync(path.join(HERE, 'escape-functions.json'), 'utf8'));
+  for (const [name, source] of Object.entries(escapes)) hostile[name] = `${ESCAPE_ATTACK}\n${source}`;
   for (const [name, source] of Object.entries(hostile)) {
     fs.writeFileSync(path.join(appDir, 'functions', `${name}.js`), `${source}\n`);
     config.push({ name, private: false });
@@ -435,6 +464,45 @@ async function hostileFunctions(server) {
     sorted.length >= 30 && p(0.99) <= INNOCENT_P99_GOAL_MS);
 }
 
+// ---------------------------------------------------------------- 3b. functions escaping their context
+
+function filesUnder(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath ?? e.path, e.name));
+}
+
+/** Issue 21: each escape from a function's vm context gains no file, command, signal or key material. */
+async function functionEscapes(server, app) {
+  const attacker = await login(server.api, 'escaper@example.com');
+  const keyFiles = filesUnder(app.dataDir).filter((file) => /token-secret$|api-key\.json$/.test(file));
+  const keyForms = keyFiles.flatMap((file) => {
+    const bytes = fs.readFileSync(file);
+    return [bytes.toString('hex'), bytes.toString('base64'), bytes.toString('base64url')];
+  });
+  const markerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-reliability-markers-'));
+  const names = Object.keys(JSON.parse(fs.readFileSync(path.join(HERE, 'escape-functions.json'), 'utf8')));
+  let escaped = 0;
+  let leaks = 0;
+  let serverErrors = 0;
+  const problems = [];
+  try {
+    for (const name of names) {
+      const res = await send(`${server.api}/functions/call`, {
+        token: attacker.token, body: { name, arguments: [{ files: keyFiles, marker: path.join(markerDir, name), runtimePid: server.child.pid }] },
+      });
+      if (res.body?.escaped === true) escaped++;
+      if (res.hang || res.status === 0 || res.status >= 500) { serverErrors++; problems.push(`${name}: ${res.hang ? 'hang' : res.status || res.error}`); }
+      if (keyForms.some((form) => String(res.text ?? '').includes(form))) { leaks++; problems.push(`${name}: the response holds key material`); }
+    }
+    const markers = fs.readdirSync(markerDir);
+    const alive = server.child.exitCode === null && (await send(`${server.api}/location`, { method: 'GET' })).status === 200;
+    for (const problem of [...problems, ...markers.map((m) => `marker written: ${m}`)]) console.log(`  ${problem}`);
+    figure(`function escapes: ${names.length} hostile functions (constructor chains from context, arguments, results, errors and promises; Error.prepareStackTrace; import(); arguments.callee.caller), ${escaped} of them out of their vm context, against ${keyFiles.length} key files: ${leaks} responses with key material, ${markers.length} files written or commands run, ${serverErrors} 5xx or hangs, runtime ${alive ? 'alive' : 'DOWN'} (goal 0 / 0 / 0 / alive)`,
+      keyFiles.length >= 2 && escaped >= 4 && leaks === 0 && markers.length === 0 && serverErrors === 0 && alive);
+  } finally {
+    fs.rmSync(markerDir, { recursive: true, force: true });
+  }
+}
+
 // ---------------------------------------------------------------- 4. mixed soak
 
 async function soak(server) {
@@ -505,6 +573,7 @@ async function main() {
     let server = await startServer(app);
     await badInputMatrix(server);
     await hostileFunctions(server);
+    await functionEscapes(server, app);
     await stopServer(server);
     await killRounds(app);
     server = await startServer(app);
