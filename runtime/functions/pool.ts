@@ -56,6 +56,9 @@ interface WorkerSlot {
   handled: Int32Array;
   handledSeen: number;
   handledSeenSince: number;
+  /** This process's CPU time (µs) when the worker was last seen handling a message, or was sent its oldest unanswered one. */
+  cpuAtSeen: number;
+  cpuAtUnanswered: number;
   /** The last call the worker started, and whether it is sealed (see WorkerInit.started). */
   started: Int32Array;
   /** Per-worker number of the last call dispatched to it. */
@@ -81,7 +84,11 @@ interface PoolCall {
 
 /** How long a worker may leave messages unanswered before new calls go elsewhere. */
 const UNRESPONSIVE_AFTER_MS = 1000;
-/** How long a worker may handle no message at all, while it has some, before it is sealed. */
+/**
+ * How long a worker may handle no message at all, while it has some, before it is sealed; this process
+ * must also have spent as much CPU time meanwhile (a stuck worker burns it; a loaded machine that merely
+ * runs the function threads late does not).
+ */
 const STALLED_AFTER_MS = 100;
 /** How often workers with unanswered messages are looked at. */
 const RESPONSIVENESS_CHECK_MS = 25;
@@ -126,6 +133,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       handled,
       handledSeen: 0,
       handledSeenSince: 0,
+      cpuAtSeen: 0,
+      cpuAtUnanswered: 0,
       started,
       dispatched: 0,
       sealed: false,
@@ -172,7 +181,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function send(slot: WorkerSlot, message: ToWorker): void {
     if (slot.outbox.length === 0) setImmediate(flush, slot);
     slot.outbox.push(message);
-    slot.unansweredSince ??= Date.now();
+    if (slot.unansweredSince === undefined) {
+      slot.unansweredSince = Date.now();
+      slot.cpuAtUnanswered = cpuTime();
+    }
     watchResponsiveness();
   }
 
@@ -259,6 +271,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     return usage.rss - usage.heapTotal - usage.external;
   }
 
+  /** CPU time this process (all its threads) has used, in µs. */
+  function cpuTime(): number {
+    const usage = process.cpuUsage();
+    return usage.user + usage.system;
+  }
+
   const memoryLimitBytes = options.memoryLimitMb * 1024 * 1024;
   let idleWorkersMemory: number | undefined;
   let memoryWatch: NodeJS.Timeout | undefined;
@@ -319,10 +337,13 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         if (handled !== slot.handledSeen) {
           slot.handledSeen = handled;
           slot.handledSeenSince = now;
+          slot.cpuAtSeen = cpuTime();
           continue;
         }
-        const stalledMs = now - Math.max(slot.handledSeenSince, slot.unansweredSince);
-        if (!slot.sealed && stalledMs > STALLED_AFTER_MS && Atomics.load(slot.runningCall, 0) !== 0) seal(slot);
+        const sinceSeen = slot.handledSeenSince >= slot.unansweredSince;
+        const stalledMs = now - (sinceSeen ? slot.handledSeenSince : slot.unansweredSince);
+        const stalledCpuMs = (cpuTime() - (sinceSeen ? slot.cpuAtSeen : slot.cpuAtUnanswered)) / 1000;
+        if (!slot.sealed && stalledMs > STALLED_AFTER_MS && stalledCpuMs > STALLED_AFTER_MS && Atomics.load(slot.runningCall, 0) !== 0) seal(slot);
         else if (slot.sealed && slot.calls.size === 0 && stalledMs > timeoutMs) retireLeftover(slot);
       }
       if (!waiting) {
