@@ -4,9 +4,9 @@
 // limit: when a call runs out of time, its worker is pinged; a worker that answers is merely waiting, so
 // only that call is dropped; a worker that does not is stuck in a loop and is terminated. Its other calls
 // then are retried on another worker when they had not yet asked the runtime for anything (so nothing of
-// them was seen), and fail with a clear error otherwise. A worker that leaves messages unanswered for a
-// moment is sealed: the calls it has not started move to other workers at once (see protocol.Seal), so a
-// loop delays no call that was merely queued behind it. Everything a call asks for (data, values, nested
+// them was seen), and fail with a clear error otherwise. A worker stuck in a call's code for 100 ms (no
+// message handled, as much CPU time spent) is sealed: the calls it has not started move to other workers
+// at once (see seal()), so a loop delays no call that was merely queued behind it. Everything a call asks for (data, values, nested
 // calls) goes to the runtime, which alone holds the app's state; this pool holds only what it is given.
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import {
