@@ -244,8 +244,12 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     const child = spawn(process.execPath, functionProcessArguments(file, settings), {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'advanced',
-      // Nothing of the runtime's environment (tokens, keys, paths): the process needs none of it.
-      env: process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {},
+      // Nothing of the runtime's environment (tokens, keys, paths): the process needs none of it, but for
+      // running as Node inside the editor's Electron and Windows' system folder (sockets and crypto need it).
+      env: {
+        ...(process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {}),
+        ...(process.platform === 'win32' && process.env.SystemRoot ? { SystemRoot: process.env.SystemRoot } : {}),
+      },
       windowsHide: true,
     });
     /** The end of what it wrote to stderr (Node's own reports, such as running out of memory). */
