@@ -153,12 +153,24 @@ function permissionFlag(): string {
 }
 
 /**
+ * Characters `--allow-fs-read` gives a meaning to on some Node versions (a list separator, a wildcard): a
+ * path holding one could grant more than itself, so it is never granted.
+ */
+const PERMISSION_PATH_SYNTAX = /[,*]/;
+
+/**
  * The function process's command line: read access to its own two files and the app's packages only,
  * worker threads allowed (they run the functions), nothing else: no file writes, no child processes, no
  * native addons, no WASI, no inspector.
  */
-export function functionProcessArguments(file: string, settings: FunctionProcessSettings): string[] {
-  const readable = [file, path.join(path.dirname(file), 'function-worker.js'), ...(settings.packagesDir ? [settings.packagesDir] : [])];
+function functionProcessArguments(file: string, settings: FunctionProcessSettings, log: FunctionLog): string[] {
+  const own = [file, path.join(path.dirname(file), 'function-worker.js')];
+  if (own.some((p) => PERMISSION_PATH_SYNTAX.test(p))) throw new Error(`functions cannot run from ${path.dirname(file)}: its path holds a comma or an asterisk, which Node's permission model reads as syntax`);
+  const packages = settings.packagesDir;
+  if (packages && PERMISSION_PATH_SYNTAX.test(packages)) {
+    log('functions', 'warn', `functions cannot require packages from ${packages}: its path holds a comma or an asterisk, which Node's permission model reads as syntax`);
+  }
+  const readable = [...own, ...(packages && !PERMISSION_PATH_SYNTAX.test(packages) ? [packages] : [])];
   return [
     permissionFlag(), ...readable.map((p) => `--allow-fs-read=${p}`), '--allow-worker',
     // The permission model's own warnings (experimental; --allow-worker) say nothing the runtime's user can act on.
@@ -241,7 +253,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
 
   function startProcess(): FunctionProcess {
     const file = functionProcessFile();
-    const child = spawn(process.execPath, functionProcessArguments(file, settings), {
+    const child = spawn(process.execPath, functionProcessArguments(file, settings, log), {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'advanced',
       // Nothing of the runtime's environment (tokens, keys, paths): the process needs none of it, but for
@@ -471,7 +483,12 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         throw new FunctionExecutionError(name, `arguments cannot be passed to the function: ${messageOf(error)}`);
       }
       if (closed) throw new FunctionExecutionError(name, 'the function runner is closed');
-      const fp = (current ??= options.unisolatedForBenchmarks ? startUnisolated() : startProcess());
+      let fp: FunctionProcess;
+      try {
+        fp = (current ??= options.unisolatedForBenchmarks ? startUnisolated() : startProcess());
+      } catch (error) {
+        throw new FunctionExecutionError(name, `the function process cannot start: ${messageOf(error)}`);
+      }
       return new Promise((resolve, reject) => {
         const parent = ctx.caller ? callers.get(ctx.caller) : undefined;
         const call: CallRecord = { id: nextCallId++, name, source, ctx, caller: Object.freeze({ functionName: name }), process: fp, resolve, reject };
