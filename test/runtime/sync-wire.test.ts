@@ -492,6 +492,15 @@ describe('messages', () => {
     assert.equal(Buffer.from(encodeClientMessage(clientMessages[0][0], 14)).toString(), 'bind 1 4 0 1 0\n"p1"');
   });
 
+  it('a parsed changeset owns its bytes: it does not keep the frame alive', () => {
+    const frame = Buffer.from(encodeClientMessage({ type: 'upload', session: 1, progressClientVersion: 1n, progressServerVersion: 0n, lockedServerVersion: 0n, changesets: [entry(1n, everyInstruction.slice(0, 3))], compressed: false }, 14));
+    const upload = parseClientMessage(frame, PARTITION);
+    assert.ok(upload.type === 'upload', 'an UPLOAD');
+    const bytes = upload.changesets[0].bytes!;
+    assert.notEqual(bytes.buffer, frame.buffer, 'not a view into the frame');
+    assert.equal(bytes.byteLength, bytes.buffer.byteLength, 'a buffer of its own size');
+  });
+
   it('changeset bytes as received are forwarded as they are', () => {
     const original = frames.map(parseFrame).find((m): m is Extract<ClientMessage, { type: 'upload' }> => m.type === 'upload' && m.changesets.length > 0)!;
     const stored = original.changesets[0];

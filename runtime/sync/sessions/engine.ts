@@ -65,7 +65,13 @@ export class RealmSyncEngine {
 
   constructor(private readonly options: RealmSyncEngineOptions) {
     this.now = options.now ?? Date.now;
-    this.history = new SyncHistory({ store: options.store, epoch: () => options.service.runtimeState.epoch });
+    this.history = new SyncHistory({
+      store: options.store, epoch: () => options.service.runtimeState.epoch, now: this.now,
+      maxAgeMs: () => {
+        const days = options.service.runtimeState.running?.settings.clientMaxOfflineDays;
+        return days !== undefined && days > 0 ? days * 86_400_000 : undefined;
+      },
+    });
   }
 
   get service(): SyncService {
