@@ -182,7 +182,7 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     victimToken = (await registerAndLogIn(`${served.url}/api/client/v2.0/app/victim-vvvvv`, 'victim@example.com', 'password1')).access_token;
     dataDir = served.child.spawnargs[served.child.spawnargs.indexOf('--data') + 1]!;
     for (const file of filesUnder(dataDir)) {
-      if (path.basename(file) === 'token-secret' || path.basename(file) === 'api-key.json') secrets.push({ name: path.relative(dataDir, file), forms: encodings(fs.readFileSync(file)) });
+      if (['token-secret', 'api-key.json', 'runtime.json'].includes(path.basename(file))) secrets.push({ name: path.relative(dataDir, file), forms: encodings(fs.readFileSync(file)) });
     }
     secrets.push({ name: 'the victim app\'s secrets.json value', forms: [VICTIM_SECRET, Buffer.from(VICTIM_SECRET).toString('hex'), Buffer.from(VICTIM_SECRET).toString('base64')] });
   });
@@ -195,7 +195,7 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
 
   async function call(name: string, marker: string): Promise<{ status: number; text: string }> {
     const input = {
-      files: [...filesUnder(dataDir).filter((f) => /token-secret|api-key\.json/.test(f)), path.join(root, 'victim', 'secrets.json')],
+      files: [...filesUnder(dataDir).filter((f) => /token-secret$|api-key\.json$|runtime\.json$/.test(f)), path.join(root, 'victim', 'secrets.json')],
       dataDir, marker: path.join(markerDir, marker), runtimePid: served.child.pid,
     };
     const res = await fetch(`${attackerUrl}/functions/call`, {

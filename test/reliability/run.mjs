@@ -473,7 +473,7 @@ function filesUnder(dir) {
 /** Issue 21: each escape from a function's vm context gains no file, command, signal or key material. */
 async function functionEscapes(server, app) {
   const attacker = await login(server.api, 'escaper@example.com');
-  const keyFiles = filesUnder(app.dataDir).filter((file) => /token-secret$|api-key\.json$/.test(file));
+  const keyFiles = filesUnder(app.dataDir).filter((file) => /token-secret$|api-key\.json$|runtime\.json$/.test(file));
   const keyForms = keyFiles.flatMap((file) => {
     const bytes = fs.readFileSync(file);
     return [bytes.toString('hex'), bytes.toString('base64'), bytes.toString('base64url')];
