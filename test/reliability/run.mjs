@@ -508,6 +508,9 @@ async function functionEscapes(server, app) {
 async function soak(server) {
   const users = [];
   for (let i = 0; i < 8; i++) users.push(await login(server.api, `soak${i}@example.com`));
+  // The app's function process starts on the first call and its pool grows with concurrent calls: both
+  // happen before the first memory reading, which is there to catch growth under steady load.
+  await Promise.all(Array.from({ length: SOAK_CLIENTS }, (_, i) => send(`${server.api}/functions/call`, { token: users[i % users.length].token, body: { name: 'echo', arguments: [i] } })));
   let errors = 0;
   let requests = 0;
   const acked = new Map();
