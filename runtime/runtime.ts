@@ -91,6 +91,11 @@ export interface RuntimeOptions {
    * `asl serve`; a benchmark sets it to measure what authentication costs, by letting some requests skip it.
    */
   authenticateGraphql?: (headers: IncomingHttpHeaders, authenticate: (headers: IncomingHttpHeaders) => Promise<AuthenticatedRequest>) => Promise<AuthenticatedRequest>;
+  /**
+   * Runs functions on this process's threads instead of their own process: no boundary between function
+   * code and the runtime. Never set by `asl serve`; a benchmark sets it to measure what the boundary costs.
+   */
+  functionsUnisolatedForBenchmarks?: boolean;
 }
 
 export interface RunningRuntime {
@@ -345,6 +350,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     },
     timeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
     ...(options.functionMemoryLimitMb ? { memoryLimitMb: options.functionMemoryLimitMb } : {}),
+    ...(options.functionsUnisolatedForBenchmarks ? { unisolatedForBenchmarks: true } : {}),
     log: (fn, level, text) => (level === 'error' ? log.error : level === 'warn' ? log.warn : log.info)(`[function ${fn}] ${text}`),
     packagesDir: path.join(appDir, 'functions', 'node_modules'),
   });
