@@ -49,7 +49,7 @@ export function stageExtension(parent) {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   fs.copyFileSync(path.join(repoRoot, 'package.json'), path.join(dir, 'package.json'));
-  for (const folder of ['dist', 'schemas', 'syntaxes', 'templates']) {
+  for (const folder of ['dist', 'schemas', 'syntaxes', 'templates', 'media']) {
     const from = path.join(repoRoot, folder);
     if (fs.existsSync(from)) fs.cpSync(from, path.join(dir, folder), { recursive: true });
   }

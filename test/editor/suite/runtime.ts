@@ -259,6 +259,7 @@ export async function runtimeChecks(check: Check, api: AppServicesLocalApi, figu
       const item = view.getTreeItem(node);
       assert.equal(item.label, 'ada@example.com');
       assert.equal(item.description, `${JSON.stringify(adaId)} · protocol 14 · identified`);
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
       await vscode.commands.executeCommand(item.command!.command, ...(item.command!.arguments ?? []));
       const editor = await waitFor('the traffic document with the UPLOAD', () => vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === 'asl-sync-traffic' && e.document.getText().includes(`CreateObject Task oid(${taskId})`)));
       const text = editor.document.getText();
