@@ -6,7 +6,7 @@
 import { EJSON, ObjectId } from 'bson';
 import { ProcessingMode, Query } from 'mingo';
 import { Aggregator } from './regex';
-import { bsonType, cloneStored, fromComparable, toComparable, toStorable, valueKey } from './bson-values';
+import { bsonType, cloneStored, fromComparable, toComparable, toStorable, typedValueKey, valueKey } from './bson-values';
 import { applyUpdate, prepareReplacement, prepareUpdate, seedFromFilter, type PreparedUpdate } from './update';
 import { compiledQuery } from './query-cache';
 import {
@@ -638,7 +638,7 @@ export class EmbeddedCollection implements StoreCollection {
       return { matchedCount: 0, modifiedCount: 0, upsertedId: id };
     }
     const doc = this.replacementFor(entry, prepared);
-    if (valueKey(doc) === valueKey(entry.doc)) return { matchedCount: 1, modifiedCount: 0 };
+    if (typedValueKey(doc) === typedValueKey(entry.doc)) return { matchedCount: 1, modifiedCount: 0 };
     await this.engine.replace(state, entry, doc);
     return { matchedCount: 1, modifiedCount: 1 };
   }
