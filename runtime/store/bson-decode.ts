@@ -41,8 +41,8 @@ function unwrapNumbers(value: unknown): unknown {
 }
 
 /**
- * Whether a BSON document holds a double that is a whole number, found by walking its
- * elements without decoding them. Bytes it cannot walk answer true: the full decode then reports them.
+ * Whether a BSON document holds a double that is a whole number, found by walking its elements without
+ * decoding them. Bytes it cannot walk answer true: the full decode then reports them.
  */
 export function hasWholeDouble(bytes: Uint8Array): boolean {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -59,36 +59,41 @@ export function hasWholeDouble(bytes: Uint8Array): boolean {
         at++;
       }
       at++;
+      let size = 0;
       switch (type) {
         case 0x01:
           if (Number.isInteger(view.getFloat64(at, true))) return true;
           at += 8;
           break;
-        case 0x02: case 0x0d: case 0x0e: at += 4 + view.getInt32(at, true); break;
+        case 0x02: case 0x0d: case 0x0e: size = view.getInt32(at, true); at += 4 + size; break;
         case 0x03: case 0x04: at += 4; break;
-        case 0x05: at += 5 + view.getInt32(at, true); break;
+        case 0x05: size = view.getInt32(at, true); at += 5 + size; break;
         case 0x06: case 0x0a: case 0x7f: case 0xff: break;
         case 0x07: at += 12; break;
         case 0x08: at += 1; break;
         case 0x09: case 0x11: case 0x12: at += 8; break;
         case 0x0b:
-          for (let strings = 0; strings < 2; strings++) {
-            while (bytes[at] !== 0) {
-              if (at >= end) return true;
-              at++;
-            }
-            at++;
-          }
+          at = bytes.indexOf(0, at) + 1;
+          if (at === 0) return true;
+          at = bytes.indexOf(0, at) + 1;
+          if (at === 0) return true;
           break;
-        case 0x0c: at += 4 + view.getInt32(at, true) + 12; break;
-        // Code with scope: its total size comes first; numbers in the scope decode as they always have.
-        case 0x0f: at += view.getInt32(at, true); break;
+        case 0x0c: size = view.getInt32(at, true); at += 4 + size + 12; break;
+        // Code with scope: its total size (itself included) comes first; numbers in the scope decode as they always have.
+        case 0x0f:
+          size = view.getInt32(at, true);
+          if (size <= 0) return true;
+          at += size;
+          break;
         case 0x10: at += 4; break;
         case 0x13: at += 16; break;
         default: return true;
       }
+      // A negative length would walk backwards, maybe forever.
+      if (size < 0) return true;
     }
   } catch {
+    // A length or value that runs past the end.
     return true;
   }
   return false;

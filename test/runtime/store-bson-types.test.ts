@@ -238,6 +238,18 @@ describe('reading BSON into the stored form', () => {
     assert.deepEqual(canonical(decoded), canonical({ ...plain, k: { deep: [new Double(8)] } }));
   });
 
+  test('bytes the walk cannot follow send the decode down the full path instead of looping or throwing', () => {
+    const text = Buffer.from(BSON.serialize({ s: 'abc' }));
+    const negative = Buffer.from(text);
+    negative.writeInt32LE(-20, 7);
+    assert.equal(hasWholeDouble(negative), true);
+    assert.throws(() => deserializeStored(negative));
+    const codeWithScope = Buffer.from([13, 0, 0, 0, 0x0f, 0x63, 0, 0, 0, 0, 0, 0, 0]);
+    assert.equal(hasWholeDouble(codeWithScope), true);
+    assert.equal(hasWholeDouble(text.subarray(0, 9)), true, 'a string running past the end');
+    assert.equal(hasWholeDouble(Buffer.from([8, 0, 0, 0, 0x42, 0x61, 0, 0])), true, 'an unknown element type');
+  });
+
   test('a "__proto__" field stays an own field when numbers are unwrapped', () => {
     const bytes = BSON.serialize(JSON.parse('{"__proto__": {"n": 1}, "d": {"$numberDouble": "2.0"}}', (k, v) => (k === 'd' ? new Double(2) : v)));
     const decoded = deserializeStored(bytes);
