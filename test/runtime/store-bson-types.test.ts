@@ -151,6 +151,20 @@ function typedNumbers(name: string, open: () => Promise<Backend>, skip?: string)
       assert.deepEqual(canonical(upserted), { _id: { $numberInt: '2' }, z: { $numberDouble: '7.0' }, w: { $numberDouble: '8.0' } });
     });
 
+    test('a pipeline that selects and orders documents returns them with their types', async () => {
+      const items = await fresh();
+      await items.insertMany([{ _id: 1, d: new Double(4), l: Long.fromNumber(1) }, { _id: 2, d: 2.5 }, { _id: 3, d: new Double(1) }]);
+      const out = await items.aggregate([{ $match: { d: { $gte: 1 } } }, { $sort: { d: -1 } }, { $skip: 0 }, { $limit: 2 }]);
+      assert.deepEqual(canonical(out), [
+        { _id: { $numberInt: '1' }, d: { $numberDouble: '4.0' }, l: { $numberLong: '1' } },
+        { _id: { $numberInt: '2' }, d: { $numberDouble: '2.5' } },
+      ]);
+      out[0]!.d = 'changed by the caller';
+      assert.deepEqual(canonical((await items.findOne({ _id: 1 }))!.d), { $numberDouble: '4.0' }, 'results are copies');
+      const counted = await items.aggregate([{ $match: { d: 4 } }, { $count: 'n' }]);
+      assert.deepEqual(counted, [{ n: 1 }]);
+    });
+
     test('projections keep the types of the fields they return', async () => {
       const items = await fresh();
       await items.insertOne({ _id: 1, d: new Double(4), sub: { e: new Double(2), f: 3 } });
