@@ -576,6 +576,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
         now: () => Math.floor((clock ? clock.now() : Date.now()) / 1000),
       },
       simulate: (userRef, partitionText) => simulatePartition(sync, findUser(userRef), userRef, partitionText),
+      sessions: () => realmEndpoint.sessions(),
     },
     handleUpgrade: (req, socket, head) => feed.handleUpgrade(req, socket, head) || realmEndpoint.handleUpgrade(req, socket, head),
     async close() {

@@ -38,11 +38,13 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }
 
-/** The fields a table's subscriptions may read: global, that collection's own, the indexed one, and `_id`. */
-export function queryableFieldsOf(settings: QueryableFieldSettings, table: string): Set<string> {
-  const perCollection = isPlainObject(settings.collection_queryable_fields_names) && Object.hasOwn(settings.collection_queryable_fields_names, table)
-    ? strings(settings.collection_queryable_fields_names[table])
-    : [];
+/**
+ * The fields a table's subscriptions may read: global, that collection's own (keyed by the table name or
+ * by its collection's name when they differ), the indexed one, and `_id`.
+ */
+export function queryableFieldsOf(settings: QueryableFieldSettings, table: string, collection = table): Set<string> {
+  const byCollection = isPlainObject(settings.collection_queryable_fields_names) ? settings.collection_queryable_fields_names : {};
+  const perCollection = [...new Set([table, collection])].flatMap((key) => (Object.hasOwn(byCollection, key) ? strings(byCollection[key]) : []));
   return new Set([...ALWAYS_QUERYABLE_FIELDS, ...strings(settings.queryable_fields_names), ...strings(settings.indexed_queryable_fields_names), ...perCollection]);
 }
 
@@ -173,9 +175,9 @@ function pinsIndexedField(p: Predicate, field: string): boolean {
  * are not queryable (the platform's QUERY_ERROR names each one), unsupported operators, and a missing
  * indexed queryable field. Empty when the subscription is acceptable.
  */
-export function checkSubscriptionQuery(query: RqlQuery, table: string, settings: QueryableFieldSettings): QueryProblem[] {
+export function checkSubscriptionQuery(query: RqlQuery, table: string, settings: QueryableFieldSettings, collection = table): QueryProblem[] {
   const problems: QueryProblem[] = [];
-  const allowed = queryableFieldsOf(settings, table);
+  const allowed = queryableFieldsOf(settings, table, collection);
   const reported = new Set<string>();
   for (const use of queriedFields(query)) {
     if (allowed.has(use.field) || reported.has(use.field)) continue;

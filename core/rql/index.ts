@@ -5,3 +5,5 @@ export { MAX_QUERY_DEPTH, MAX_QUERY_LENGTH, RqlSyntaxError, lineAndColumn, parse
 export { RqlArgumentError, applyDescriptors, compileRql, likeMatches, matches, type DocumentMatcher, type RqlArguments } from './evaluate';
 export { ALWAYS_QUERYABLE_FIELDS, checkSubscriptionQuery, queriedFields, queryableFieldsOf, unsupportedInSubscriptions, type FieldUse, type QueryProblem, type QueryableFieldSettings } from './fields';
 export { toMongoFilter, type Filter, type MongoTranslation } from './mongo';
+export { compileSubscription, type CompiledSubscription, type SubscriptionResult } from './subscription';
+export { embeddedRqlProblems, findEmbeddedRql, type EmbeddedRql, type EmbeddedRqlProblem } from './embedded';

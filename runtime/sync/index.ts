@@ -12,6 +12,9 @@ export { readSyncConfigFile, readSyncState, syncStatePath, writeSyncConfigFile, 
 import type { SyncService as Service } from './service';
 import type { SyncAdminHost as AdminHost } from './admin';
 import type { SimulationReport as Report } from './simulate';
+import type { SessionInfo } from './sessions/connection';
+
+export type { SessionInfo } from './sessions/connection';
 
 /** One app's sync as the runtime exposes it. */
 export interface RuntimeSync {
@@ -20,4 +23,6 @@ export interface RuntimeSync {
   readonly admin: AdminHost;
   /** "Open partition P as user U" (user id or email; partition as EJSON text). */
   simulate(userRef: string, partitionText: string): Promise<Report>;
+  /** The live Realm protocol sessions (user, partition, protocol version, state, progress). */
+  sessions(): SessionInfo[];
 }

@@ -3,11 +3,15 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Decimal128, Int32, Long, ObjectId, UUID, Binary } from 'bson';
 import {
-  MAX_QUERY_DEPTH, RqlArgumentError, RqlSyntaxError, applyDescriptors, checkSubscriptionQuery, matches, parseRql,
+  MAX_QUERY_DEPTH, RqlArgumentError, compileSubscription, likeMatches, RqlSyntaxError, applyDescriptors, checkSubscriptionQuery, matches, parseRql,
   queriedFields, toMongoFilter, tryParseRql, unsupportedInSubscriptions, type RqlQuery,
 } from '../../core/rql';
+import { embeddedRqlProblems, findEmbeddedRql } from '../../core/rql/embedded';
 import { compiledQuery } from '../../runtime/store/query-cache';
 import { toComparable, toStorable } from '../../runtime/store/bson-values';
+import { checkApp } from '../../core/check';
+import { loadApp } from '../../core/load';
+import { APP_ROOT, appFs, baseApp } from '../helpers/app';
 
 const OID_A = '5f1f0a1b2c3d4e5f60718293';
 const OID_B = '5f1f0a1b2c3d4e5f60718294';
@@ -57,7 +61,8 @@ describe('RQL evaluation: each operator on a document', () => {
     // IN with lists and arguments, and a value IN a list property.
     ['owner_id IN {"x", "abc"}', true], ['owner_id IN {}', false], ['priority IN {1, 2}', false], ['"rql" IN tags', true],
     ['owner_id IN $0', true, [['abc', 'def']]], ['owner_id == $0', true, ['abc']], ['priority IN $0', false, [[]]],
-    ['owner_id IN[c] {"ABC"}', true],
+    // realm-core drops [c] against a list literal.
+    ['owner_id IN[c] {"ABC"}', false], ['owner_id IN[c] {"abc"}', true],
     // BETWEEN.
     ['priority BETWEEN {1, 3}', true], ['priority BETWEEN {4, 9}', false], ['counts BETWEEN {6, 8}', false], ['counts BETWEEN {4, 6}', true],
     ['due BETWEEN {2024-01-01@00:00:00, 2024-01-03@00:00:00}', true],
@@ -74,7 +79,9 @@ describe('RQL evaluation: each operator on a document', () => {
     ['counts > 8', true], ['counts != 1', true], ['ALL empty == 1', true], ['ANY empty == 1', false], ['NONE empty == 1', true],
     ['tags.@size == 3', true], ['tags.@count > 2', true], ['empty.@size == 0', true], ['owner_id.@size == 3', true], ['settings.@count == 2', true],
     ['tags BEGINSWITH "Urg"', true], ['ALL tags CONTAINS[c] "R"', true], ['ANY {1, 2} == priority', false], ['ANY {3, 2} == priority', true],
-    ['ALL {3, 3} == priority', true], ['NONE {1, 2} == priority', true], ['tags IN {"rql", "x"}', true], ['ALL tags IN {"rql", "work", "Urgent"}', true],
+    ['ALL {3, 3} == priority', true], ['NONE {1, 2} == priority', true], ['tags IN {"rql", "x"}', false], ['ANY tags IN {"rql", "x"}', true],
+    // A list property against a list literal, neither quantified, compares as a whole collection (realm-core).
+    ['tags == {"work", "Urgent", "rql"}', true], ['tags == {"work", "rql", "Urgent"}', false], ['empty == {}', true], ['tags != {"work"}', true], ['ALL tags IN {"rql", "work", "Urgent"}', true],
     ['ALL tags IN {"rql", "work"}', false],
     // Null and missing fields.
     ['nothing == null', true], ['nothing == nil', true], ['missing == NULL', true], ['missing != null', false], ['owner_id == null', false],
@@ -158,8 +165,10 @@ describe('RQL parser', () => {
     assert.deepEqual(literal('2.5f'), { type: 'number', text: '2.5', value: 2.5 });
     assert.deepEqual(literal('0x1F'), { type: 'number', text: '0x1F', value: 31, integer: 31n });
     assert.deepEqual(literal('-inf'), { type: 'number', text: '-inf', value: -Infinity });
-    assert.deepEqual(literal('"a\\"b\\n\\u0041"'), { type: 'string', value: 'a"b\nA' });
-    assert.deepEqual(literal("'it\\'s'"), { type: 'string', value: "it's" });
+    // Escapes only keep the closing quote from ending the string; the value is the text as written (realm-core's rule).
+    assert.deepEqual(literal('"a\\"b\\n\\u0041"'), { type: 'string', value: 'a\\"b\\n\\u0041' });
+    assert.deepEqual(literal("'it\\'s'"), { type: 'string', value: "it\\'s" });
+    assert.deepEqual(literal(`'say "hi"'`), { type: 'string', value: 'say "hi"' });
     assert.deepEqual(literal('TRUE'), { type: 'boolean', value: true });
     assert.deepEqual(literal('nil'), { type: 'null' });
     assert.deepEqual(literal('T-5:0'), { type: 'timestamp', seconds: -5n, nanoseconds: 0 });
@@ -313,7 +322,8 @@ describe('RQL to MongoDB filters', () => {
     ['a > 1 AND a <= 5', { $and: [{ a: { $gt: 1 } }, { a: { $lte: 5 } }] }],
     ['5 > a', { a: { $lt: 5 } }],
     ['"x" IN tags', { tags: 'x' }],
-    ['a IN {1, 2}', { a: { $in: [1, 2] } }],
+    ['a IN {1, 2}', { $or: [{ a: { $not: { $type: 'array' }, $in: [1, 2] } }, { a: { $eq: [1, 2] } }] }],
+    ['ANY tags IN {"x", "y"}', { tags: { $in: ['x', 'y'] } }],
     ['a == 1.5', { a: { $in: [1.5, Decimal128.fromString('1.5')] } }],
     ['a BEGINSWITH "a.b"', { a: { $regex: '^a\\.b', $options: 's' } }],
     ['a ENDSWITH[c] "x"', { a: { $regex: 'x\\z', $options: 'is' } }],
@@ -377,13 +387,14 @@ const documentArb = fc.record({
 }, { requiredKeys: [] });
 
 const constantText = fc.oneof(
-  strings.map((s) => JSON.stringify(s)), numbers.map(String), fc.constantFrom('true', 'false', 'null'),
+  // Single quotes hold the text as written, newlines included (no pool string has a quote or a backslash).
+  strings.map((s) => `'${s}'`), numbers.map(String), fc.constantFrom('true', 'false', 'null'),
   fc.constantFrom('T0:0', 'T1:0', 'T1:500000000', 'T2:0'), fc.constantFrom(...OIDS).map((h) => `oid(${h})`),
 );
 const field = fc.constantFrom('s', 'n', 'b', 'd', 'o', 'tags', 'e.x', 'e.y', 'missing');
 const comparison = fc.oneof(
   fc.tuple(fc.constantFrom('', 'ANY ', 'NONE ', 'ALL '), field, fc.constantFrom('==', '!=', '<', '<=', '>', '>=', '==[c]', '!=[c]'), constantText).map(([q, f, op, c]) => `${q}${f} ${op} ${c}`),
-  fc.tuple(fc.constantFrom('', 'NONE '), field, fc.constantFrom('BEGINSWITH', 'ENDSWITH', 'CONTAINS', 'LIKE', 'BEGINSWITH[c]', 'CONTAINS[c]', 'LIKE[c]'), fc.constantFrom('"a"', '"b"', '"A"', '""', '"a*"', '"*b"', '"?"', '"a?b"', '"*.*"', '"a.b"', '"\\n"')).map(([q, f, op, c]) => `${q}${f} ${op} ${c}`),
+  fc.tuple(fc.constantFrom('', 'NONE '), field, fc.constantFrom('BEGINSWITH', 'ENDSWITH', 'CONTAINS', 'LIKE', 'BEGINSWITH[c]', 'CONTAINS[c]', 'LIKE[c]'), fc.constantFrom('"a"', '"b"', '"A"', '""', '"a*"', '"*b"', '"?"', '"a?b"', '"*.*"', '"a.b"', "'\n'")).map(([q, f, op, c]) => `${q}${f} ${op} ${c}`),
   fc.tuple(field, fc.array(constantText, { maxLength: 3 })).map(([f, items]) => `${f} IN {${items.join(', ')}}`),
   fc.tuple(fc.constantFrom('', 'NONE '), field, numbers, numbers).map(([q, f, lo, hi]) => `${q}${f} BETWEEN {${Math.min(lo, hi)}, ${Math.max(lo, hi)}}`),
   fc.tuple(constantText, field).map(([c, f]) => `${c} IN ${f}`),
@@ -414,5 +425,103 @@ describe('RQL property: matches agrees with the store running the translated fil
       }
     }), { numRuns: 2500 });
     assert.ok(translated > 1200, `only ${translated} of 2500 queries translated`);
+  });
+});
+
+describe('editor: flexible sync queryable fields against the synced schemas', () => {
+  test('fields and collections no synced schema has are warned at their entry; the indexed field is checked', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = {
+      type: 'flexible', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: 'todo',
+      queryable_fields_names: ['_id', 'name', 'nmae', 'owner_id'],
+      indexed_queryable_fields_names: ['assignee'],
+      collection_queryable_fields_names: { Task: ['assignee', 'bogus'], Tsk: ['x'] },
+    };
+    const diagnostics = checkApp(await loadApp(appFs(files), APP_ROOT)).filter((d) => d.code.startsWith('sync/'));
+    const text = JSON.stringify(files['sync/config.json'], null, 2);
+    const at = (d: { range: { start: { line: number; character: number }; end: { line: number; character: number } } }) => {
+      const lines = text.split('\n');
+      return lines[d.range.start.line]!.slice(d.range.start.character, d.range.end.line === d.range.start.line ? d.range.end.character : undefined);
+    };
+    const summary = diagnostics.map((d) => [d.code, d.severity, at(d), d.message]);
+    assert.deepEqual(summary, [
+      ['sync/queryable-field-not-in-schema', 'warning', '"nmae"', 'No synced collection schema has a "nmae" property (synced: Task, User), so subscriptions on it match nothing; did you mean "name"?'],
+      ['sync/queryable-field-not-in-schema', 'warning', '"owner_id"', 'No synced collection schema has a "owner_id" property (synced: Task, User), so subscriptions on it match nothing'],
+      ['sync/collection-queryable-field-not-in-schema', 'warning', '"bogus"', 'The schema of todo.Task has no "bogus" property, so subscriptions on it match nothing'],
+      ['sync/queryable-collection-unknown', 'warning', '"Tsk"', 'No synced collection is named "Tsk" (synced: Task, User); did you mean "Task"?'],
+      ['sync/indexed-field-not-queryable', 'error', '"assignee"', 'The indexed queryable field "assignee" must also be listed in "queryable_fields_names"'],
+      ['sync/indexed-field-not-in-schema', 'warning', '"assignee"', 'The indexed queryable field "assignee" must be in every synced collection; todo.User has no "assignee" property'],
+    ].sort((a, b) => diagnostics.findIndex((d) => d.message === a[3]) - diagnostics.findIndex((d) => d.message === b[3])));
+    assert.equal(diagnostics.length, 6);
+  });
+
+  test('a consistent flexible configuration has no sync diagnostics', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = {
+      type: 'flexible', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: 'todo',
+      queryable_fields_names: ['_id', 'name'], indexed_queryable_fields_names: ['name'], collection_queryable_fields_names: { Task: ['assignee'] },
+    };
+    assert.deepEqual(checkApp(await loadApp(appFs(files), APP_ROOT)).filter((d) => d.code.startsWith('sync/')), []);
+  });
+});
+
+describe('RQL in JS/TS source', () => {
+  test('queries of .filtered("…") calls with every quote, escapes mapped back to source columns', () => {
+    const source = [
+      'const a = tasks.filtered("name == \\"x\\" AND done == false");',
+      "const b = tasks.filtered( 'owner_id == $0', id);",
+      'const c = tasks.filtered(`priority > 2`);',
+      'const d = tasks.filtered(`name == ${x}`);',
+      'const e = tasks.filtered(query);',
+    ].join('\n');
+    assert.deepEqual(findEmbeddedRql(source).map((e) => e.query), ['name == "x" AND done == false', 'owner_id == $0', 'priority > 2']);
+    const broken = 'realm.objects("Task").filtered("name == \\"x\\" AND ~");';
+    const [problem] = embeddedRqlProblems(broken);
+    assert.ok(problem);
+    assert.equal(broken.slice(problem.start, problem.end), '~');
+    assert.match(problem.message, /invalid character "~"/);
+    assert.deepEqual(embeddedRqlProblems('x.filtered("")').map((p) => p.message), ['Realm Query Language: the query is empty; use TRUEPREDICATE to match every object']);
+    assert.deepEqual(embeddedRqlProblems(source), []);
+  });
+});
+
+describe('RQL subscriptions for the sync server', () => {
+  const settings = { queryable_fields_names: ['owner_id', 'isComplete'], collection_queryable_fields_names: { tasks: ['priority'] } };
+
+  test('an accepted subscription matches documents and carries its store filter', () => {
+    const result = compileSubscription('Task', 'owner_id == "abc" and isComplete == false', settings);
+    assert.ok(result.ok);
+    if (!result.ok) return;
+    assert.equal(result.subscription.matches(task), true);
+    assert.equal(result.subscription.matches({ ...task, owner_id: 'x' }), false);
+    assert.deepEqual(result.subscription.filter, { $and: [{ owner_id: 'abc' }, { isComplete: false }] });
+  });
+
+  test('per-collection fields apply under the collection name too', () => {
+    assert.equal(compileSubscription('Task', 'priority > 1', settings, 'tasks').ok, true);
+    assert.equal(compileSubscription('Task', 'priority > 1', settings).ok, false);
+  });
+
+  test('refusals: syntax, fields that are not queryable, unsupported operators, arguments', () => {
+    const refusal = (text: string) => {
+      const result = compileSubscription('Task', text, settings);
+      assert.equal(result.ok, false);
+      return result.ok ? '' : result.message;
+    };
+    assert.equal(refusal('owner_id == '), 'invalid query for table "Task": expected a property, a value or an argument, found the end of the query (line 1, column 13)');
+    assert.equal(refusal('summary == "x" AND owner_id == "a"'), 'unsupported query for table "Task": key "summary" is not a queryable field');
+    assert.equal(refusal('owner_id == "a" LIMIT(2)'), 'flexible sync does not support LIMIT in subscriptions');
+    assert.match(refusal('owner_id == $0'), /cannot read arguments/);
+  });
+});
+
+describe('LIKE', () => {
+  test('agrees with a regular expression on random texts and patterns', () => {
+    const alphabet = fc.constantFrom('a', 'b', 'ü', '😀', '*', '?', '.');
+    fc.assert(fc.property(fc.array(alphabet.filter((c) => c !== '*' && c !== '?'), { maxLength: 12 }), fc.array(alphabet, { maxLength: 8 }), (t, p) => {
+      const text = t.join(''), pattern = p.join('');
+      const regex = new RegExp(`^${p.map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.]/g, '\\.'))).join('')}$`, 'su');
+      assert.equal(likeMatches(text, pattern), regex.test(text), `${JSON.stringify(text)} LIKE ${JSON.stringify(pattern)}`);
+    }), { numRuns: 3000 });
   });
 });

@@ -18,6 +18,8 @@ export interface HistoryEntry {
   originFileIdent: number;
   /** The client version that produced it on its origin client (0 for the server's own). */
   clientVersion: number;
+  /** The last server version its origin client had integrated when it made the changeset (0 for the server's own). */
+  baseVersion: number;
   /** Milliseconds since 2015-01-01 (realm's sync epoch). */
   timestamp: bigint;
   changeset: Uint8Array;
@@ -115,7 +117,7 @@ export class SyncHistory {
     }
     const docs = await this.collection('history').find({ p: key }, { sort: { v: 1 } });
     const entries = docs.map((d): HistoryEntry => ({
-      version: Number(d.v), originFileIdent: Number(d.o), clientVersion: Number(d.cv), timestamp: toBigInt(d.ts),
+      version: Number(d.v), originFileIdent: Number(d.o), clientVersion: Number(d.cv), baseVersion: Number(d.bv ?? 0), timestamp: toBigInt(d.ts),
       changeset: (d.cs as Binary).buffer, originalSize: Number(d.os),
     }));
     const base = Number(meta.base);
@@ -128,7 +130,7 @@ export class SyncHistory {
     const stored: HistoryEntry = { ...entry, version: history.latest + 1 };
     await this.collection('history').insertOne({
       _id: `${this.key(history.partition)}|${stored.version}`, p: this.key(history.partition), v: stored.version,
-      o: stored.originFileIdent, cv: stored.clientVersion, ts: Long.fromBigInt(stored.timestamp),
+      o: stored.originFileIdent, cv: stored.clientVersion, bv: stored.baseVersion, ts: Long.fromBigInt(stored.timestamp),
       cs: new Binary(stored.changeset), os: stored.originalSize,
     });
     history.latest = stored.version;

@@ -70,6 +70,12 @@ const ACTIONS: Record<SyncError['action'], string> = {
   'client-reset': 'ClientReset', 'retry-later': 'Transient', 'fix-client': 'ApplicationBug', 'refresh-token': 'RefreshUser', none: 'ApplicationBug',
 };
 
+/** The session ident in a message head (`upload 3 …`), for a session-level error in its body. */
+function sessionOfHead(frame: Buffer): number {
+  const m = /^[a-z_]+ (\d{1,15}) /.exec(frame.subarray(0, 64).toString('latin1'));
+  return m ? Number(m[1]) : 0;
+}
+
 export class RealmSyncConnection {
   readonly id = randomBytes(12).toString('hex');
   private readonly sessions = new Map<number, Session>();
@@ -143,8 +149,8 @@ export class RealmSyncConnection {
       message = parseClientMessage(data, { protocolVersion: this.info.protocolVersion, flexible: false });
     } catch (e) {
       if (e instanceof WireError) {
-        const session = 'session' in e && typeof (e as { session?: unknown }).session === 'number' ? this.sessions.get((e as unknown as { session: number }).session) : undefined;
-        if (e.sessionLevel && session && session.state !== 'ended') return this.sessionError(session, { code: e.code, name: 'ErrorBadChangeset', message: e.message, action: 'none', tryAgain: false });
+        const session = e.sessionLevel ? this.sessions.get(sessionOfHead(data)) : undefined;
+        if (session && session.state !== 'ended') return this.sessionError(session, { code: e.code, name: 'ErrorBadChangeset', message: e.message, action: 'none', tryAgain: false });
         return this.fail(e.sessionLevel ? 101 : e.code, e.message);
       }
       return this.fail(101, `message not understood: ${(e as Error).message}`);
@@ -255,6 +261,13 @@ export class RealmSyncConnection {
     }
     if (downloadVersion > 0 && downloadVersion < history.base) {
       return reset(222, 'ErrorClientFileExpired', `Client file has expired: it last synced at server version ${downloadVersion}, and the history before ${history.base} was compacted`);
+    }
+    // An upload integrated just before a crash may be in the history without its client file record updated.
+    for (const entry of history.entries) {
+      if (entry.originFileIdent === file.ident && entry.clientVersion > file.uploadClientVersion) {
+        file.uploadClientVersion = entry.clientVersion;
+        file.uploadServerVersion = entry.baseVersion;
+      }
     }
     session.clientFile = file;
     session.downloadServerVersion = downloadVersion;

@@ -58,6 +58,9 @@ export function applyToDocument(doc: Document, instruction: Instruction, table: 
   if (path.length > MAX_PATH_DEPTH) throw new InstructionError(`${instruction.type} on ${instruction.table}.${field}: the path is deeper than ${MAX_PATH_DEPTH}`);
   const what = `${instruction.type} ${instruction.table}.${[field, ...path].join('.')}`;
   const column = columnAt(schema, table, field, path);
+  // A collection column exists (empty) on every object; the document holds it from its first element on.
+  const own = table.columns.get(field);
+  if (own && own.collection !== 'single' && (doc[field] === undefined || doc[field] === null)) doc[field] = own.collection === 'dictionary' ? {} : [];
   switch (instruction.type) {
     case 'Update': {
       const { parent, key } = parentOf(doc, field, path);

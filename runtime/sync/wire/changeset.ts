@@ -56,16 +56,23 @@ const DECIMAL_EXPONENT_BIAS = 6176;
 const NANOS_PER_SECOND = 1_000_000_000;
 
 type IntKind = 'u8' | 'u32' | 'i32' | 'i64' | 'u64';
-const INT_SPEC: Record<IntKind, { maxBytes: number; min: bigint; max: bigint }> = {
-  u8: { maxBytes: 2, min: 0n, max: 0xffn },
-  u32: { maxBytes: 5, min: 0n, max: 0xffff_ffffn },
-  i32: { maxBytes: 5, min: -(2n ** 31n), max: 2n ** 31n - 1n },
-  i64: { maxBytes: 10, min: -(2n ** 63n), max: 2n ** 63n - 1n },
-  u64: { maxBytes: 10, min: 0n, max: 2n ** 64n - 1n },
+/** Bounds as bigints for the slow path, and as doubles for the fast one (exact where a fast value can reach). */
+const INT_SPEC: Record<IntKind, { maxBytes: number; min: bigint; max: bigint; minNumber: number; maxNumber: number }> = {
+  u8: { maxBytes: 2, min: 0n, max: 0xffn, minNumber: 0, maxNumber: 0xff },
+  u32: { maxBytes: 5, min: 0n, max: 0xffff_ffffn, minNumber: 0, maxNumber: 0xffff_ffff },
+  i32: { maxBytes: 5, min: -(2n ** 31n), max: 2n ** 31n - 1n, minNumber: -(2 ** 31), maxNumber: 2 ** 31 - 1 },
+  i64: { maxBytes: 10, min: -(2n ** 63n), max: 2n ** 63n - 1n, minNumber: -Infinity, maxNumber: Infinity },
+  u64: { maxBytes: 10, min: 0n, max: 2n ** 64n - 1n, minNumber: 0, maxNumber: Infinity },
 };
 
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 const utf8Encoder = new TextEncoder();
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 class ChangesetReader {
   private pos = 0;
@@ -92,7 +99,7 @@ class ChangesetReader {
 
   /** One integer of realm's code, range-checked for `kind`; a number when it is a safe integer. */
   private int(kind: IntKind, what: string): number | bigint {
-    const { maxBytes, min, max } = INT_SPEC[kind];
+    const { maxBytes, minNumber, maxNumber } = INT_SPEC[kind];
     const bytes = this.bytes;
     const start = this.pos;
     // Up to 7 bytes hold at most 48 value bits: exact in a double, so no BigInt on the common path.
@@ -105,7 +112,7 @@ class ChangesetReader {
         if (i >= 7) return this.bigInt(start, kind, what);
         value += (byte & 0x3f) * scale;
         if (byte & 0x40) value = -value - 1;
-        if (value < Number(min) || value > Number(max)) this.fail(`${what}: ${value} is out of range`);
+        if (value < minNumber || value > maxNumber) this.fail(`${what}: ${value} is out of range`);
         return value;
       }
       if (i === maxBytes - 1) this.fail(`${what}: integer longer than ${maxBytes} bytes`);
@@ -177,6 +184,19 @@ class ChangesetReader {
 
   string(what: string): string {
     const raw = this.sizedBytes(this.limits.maxStringSize, what);
+    if (raw.length <= 64) {
+      // Names and keys are short and mostly ASCII: no decoder call for them.
+      let ascii = '';
+      for (let i = 0; i < raw.length; i++) {
+        if (raw[i] >= 0x80) return this.utf8(raw, what);
+        ascii += String.fromCharCode(raw[i]);
+      }
+      return ascii;
+    }
+    return this.utf8(raw, what);
+  }
+
+  private utf8(raw: Uint8Array, what: string): string {
     try {
       return utf8Decoder.decode(raw);
     } catch {
@@ -225,12 +245,25 @@ class ChangesetReader {
     return type;
   }
 
+  // Consecutive instructions mostly name the same object: the last ObjectId/UUID is reused (bson values are
+  // treated as immutable), which saves most of their construction cost.
+  private lastObjectId: { bytes: Uint8Array; value: ObjectId } | undefined;
+  private lastUuid: { bytes: Uint8Array; value: UUID } | undefined;
+
   objectId(): ObjectId {
-    return new ObjectId(Buffer.from(this.take(12, 'ObjectId')));
+    const bytes = this.take(12, 'ObjectId');
+    if (this.lastObjectId && sameBytes(this.lastObjectId.bytes, bytes)) return this.lastObjectId.value;
+    const value = new ObjectId(Buffer.from(bytes));
+    this.lastObjectId = { bytes, value };
+    return value;
   }
 
   uuid(): UUID {
-    return new UUID(Buffer.from(this.take(16, 'UUID')));
+    const bytes = this.take(16, 'UUID');
+    if (this.lastUuid && sameBytes(this.lastUuid.bytes, bytes)) return this.lastUuid.value;
+    const value = new UUID(Buffer.from(bytes));
+    this.lastUuid = { bytes, value };
+    return value;
   }
 
   globalKey(): { hi: bigint; lo: bigint } {
@@ -546,6 +579,24 @@ class ChangesetWriter {
     this.raw(bytes);
   }
 
+  /** A string as its UTF-8 size then bytes, without an intermediate array for ASCII. */
+  text(value: string): void {
+    let ascii = true;
+    for (let i = 0; i < value.length; i++) {
+      if (value.charCodeAt(i) >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (!ascii) {
+      this.sized(utf8Encoder.encode(value));
+      return;
+    }
+    this.int(value.length);
+    this.ensure(value.length);
+    for (let i = 0; i < value.length; i++) this.buffer[this.length++] = value.charCodeAt(i);
+  }
+
   /** Interns `value` if new: the InternString meta-instruction goes before the instruction that uses it. */
   intern(value: string): void {
     if (this.interned.has(value)) return;
@@ -553,7 +604,7 @@ class ChangesetWriter {
     this.interned.set(value, index);
     this.byte(INTERN_STRING);
     this.int(index);
-    this.sized(utf8Encoder.encode(value));
+    this.text(value);
   }
 
   ref(value: string): void {
@@ -678,7 +729,7 @@ function writePayload(writer: ChangesetWriter, payload: Payload): void {
       writer.bool(payload.value);
       return;
     case 'string':
-      writer.sized(utf8Encoder.encode(payload.value));
+      writer.text(payload.value);
       return;
     case 'binary':
       writer.sized(payload.value);

@@ -7,7 +7,7 @@
 // declared sizes adding up to the body exactly. Compressed bodies (zlib) are inflated only up to the size the
 // head declares, after checking it against the body limit.
 import { deflateSync, inflateSync } from 'node:zlib';
-import { parseChangeset, encodeChangeset, type ChangesetLimits } from './changeset';
+import { DEFAULT_CHANGESET_LIMITS, parseChangeset, encodeChangeset, type ChangesetLimits } from './changeset';
 import { WireError } from './errors';
 import type { ChangesetEntry } from './instructions';
 
@@ -27,6 +27,9 @@ export interface MessageLimits {
   maxTokenSize: number;
   /** Bytes of a JSON_ERROR, QUERY, IDENT query or TEST_COMMAND body. */
   maxTextBodySize: number;
+  /** Changesets in one UPLOAD/DOWNLOAD. */
+  maxChangesets: number;
+  /** Limits of each changeset; `maxInstructions` counts over all changesets of one message. */
   changeset: Partial<ChangesetLimits>;
 }
 
@@ -36,6 +39,7 @@ export const DEFAULT_MESSAGE_LIMITS: Readonly<MessageLimits> = Object.freeze({
   maxPathSize: 4096,
   maxTokenSize: 16 * 1024,
   maxTextBodySize: 16 * 1024 * 1024,
+  maxChangesets: 100_000,
   changeset: {},
 });
 
@@ -298,7 +302,9 @@ function parseEntries(
 ): ChangesetEntry[] {
   const entries: ChangesetEntry[] = [];
   const at = { pos: 0 };
+  let instructionBudget = limits.changeset.maxInstructions ?? DEFAULT_CHANGESET_LIMITS.maxInstructions;
   while (at.pos < body.length) {
+    if (entries.length >= limits.maxChangesets) throw new WireError(104, `more than ${limits.maxChangesets} changesets in one ${kind} message`);
     const version = bodyNumber(body, at, kind === 'upload' ? 'client version' : 'server version', MAX_I63);
     const lastIntegratedRemoteVersion = bodyNumber(body, at, kind === 'upload' ? 'server version' : 'client version', MAX_I63);
     const originTimestamp = bodyNumber(body, at, 'origin timestamp', MAX_I63);
@@ -313,7 +319,8 @@ function parseEntries(
     at.pos += Number(size);
     let instructions;
     try {
-      instructions = parseChangeset(bytes, limits.changeset);
+      instructions = parseChangeset(bytes, { ...limits.changeset, maxInstructions: instructionBudget });
+      instructionBudget -= instructions.length;
     } catch (error) {
       if (error instanceof WireError) {
         throw new WireError(error.code, `changeset ${entries.length + 1} (version ${version}): ${error.message}`);
