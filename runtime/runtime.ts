@@ -8,6 +8,7 @@ import chokidar from 'chokidar';
 import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
+import type { Duplex } from 'node:stream';
 import { checkApp } from '../core/check';
 import { sortDiagnostics, type Diagnostic } from '../core/diagnostics';
 import { nodeFileSystem, type AppFileSystem } from '../core/fs';
@@ -31,6 +32,8 @@ import { CLIENT_API_PREFIX, Router } from './http/router';
 import { createHttpServer, type RunningHttpServer } from './http/server';
 import { homePage } from './http/home';
 import { RequestLog, type Logger } from './log';
+import { RUNTIME_PROTOCOL_VERSION } from '../core/runtime-protocol';
+import { removeRuntimeRecord, writeRuntimeRecord } from './record';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { HostedApps, internalAppId, RuntimeRouter, type HostedAppHandle, type OpenedApp } from './admin/apps';
@@ -88,6 +91,11 @@ export interface RuntimeOptions {
    * `asl serve`; a benchmark sets it to measure what authentication costs, by letting some requests skip it.
    */
   authenticateGraphql?: (headers: IncomingHttpHeaders, authenticate: (headers: IncomingHttpHeaders) => Promise<AuthenticatedRequest>) => Promise<AuthenticatedRequest>;
+  /**
+   * Runs functions on this process's threads instead of their own process: no boundary between function
+   * code and the runtime. Never set by `asl serve`; a benchmark sets it to measure what the boundary costs.
+   */
+  functionsUnisolatedForBenchmarks?: boolean;
 }
 
 export interface RunningRuntime {
@@ -173,9 +181,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     await closeAll();
     throw e;
   }
+  /** Writes an app's runtime record once the runtime listens (apps created later get theirs when opened). */
+  let announce: ((app: OpenedApp) => void) | undefined;
   const registry = new HostedApps(hosted, {
     rootDir: options.appDir === undefined ? rootDir : undefined,
-    open: (appDir) => openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin.groupId),
+    open: async (appDir) => {
+      const app = await openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin.groupId);
+      announce?.(app);
+      return app;
+    },
     groupId: admin.groupId,
     adminDir: path.join(runtimeDataDir, 'admin'),
     log,
@@ -189,6 +203,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   /** Recent requests, served at `/logs?co_id=…` (the link of every error body). */
   const requestLog = new RequestLog();
   let http: RunningHttpServer;
+  const upgraded = new Set<Duplex>();
   try {
     http = await createHttpServer({
       host: options.host ?? '127.0.0.1', port: options.port ?? 0, log, cors, requestLog,
@@ -204,6 +219,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     });
     // WebSocket upgrades: each app's live partition feed takes the ones under its own client app path.
     http.server.on('upgrade', (req, socket, head) => {
+      // Upgraded sockets leave the HTTP server's hands but still hold its close: they end with the runtime.
+      upgraded.add(socket);
+      socket.once('close', () => upgraded.delete(socket));
       if (registry.list().some((app) => app.handleUpgrade(req, socket, head))) return;
       const body = JSON.stringify({ error: 'no WebSocket endpoint at this path', error_code: 'NotFound' });
       socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
@@ -214,6 +232,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       ? new Error(`port ${options.port} on ${options.host ?? '127.0.0.1'} is already in use; pick another with --port`)
       : e;
   }
+  // Local tools (the `asl` CLI) find this runtime through a record in each data folder it holds, with a
+  // session of their own, and ask it instead of refusing the locked folder.
+  const toolSession = await admin.mintSession();
+  announce = (app) => writeRuntimeRecord(app.dataDir, {
+    version: RUNTIME_PROTOCOL_VERSION, pid: process.pid, url: http.url, appId: app.clientAppId,
+    admin: { accessToken: toolSession.access_token, refreshToken: toolSession.refresh_token },
+  });
+  for (const app of registry.list()) announce(app);
   const first = () => registry.list()[0];
   return {
     url: http.url,
@@ -231,7 +257,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     mintAdminSession: () => admin.mintSession(),
     get sync() { return first()!.sync; },
     async close() {
-      await http.close();
+      announce = undefined;
+      for (const app of registry.list()) removeRuntimeRecord(app.dataDir);
+      await admin.logout({ authorization: `Bearer ${toolSession.refresh_token}` }).catch(() => undefined);
+      const closed = http.close();
+      for (const socket of upgraded) socket.destroy();
+      await closed;
       await Promise.allSettled(registry.list().map((h) => h.close()));
     },
   };
@@ -319,6 +350,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     },
     timeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
     ...(options.functionMemoryLimitMb ? { memoryLimitMb: options.functionMemoryLimitMb } : {}),
+    ...(options.functionsUnisolatedForBenchmarks ? { unisolatedForBenchmarks: true } : {}),
     log: (fn, level, text) => (level === 'error' ? log.error : level === 'warn' ? log.warn : log.info)(`[function ${fn}] ${text}`),
     packagesDir: path.join(appDir, 'functions', 'node_modules'),
   });
@@ -512,9 +544,6 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   let systemGraphql: { generated: GeneratedSchema; endpoint: GraphqlEndpoint<'system'> } | undefined;
   const systemCollection = (service: string, database: string, collection: string) => state.data.forUser('system').collection(service, database, collection);
   const local: LocalAppAccess = {
-    users: () => state.auth.users(),
-    createEmailPasswordUser: (email, password) => state.auth.createEmailPasswordUser(email, password),
-    deleteUser: (userId) => state.auth.deleteUserById(userId),
     sessionForUser: (userId) => state.auth.sessionForUser(userId),
     async graphqlAsSystem(body, clientGone) {
       if (systemGraphql?.generated !== state.generated) {
@@ -577,6 +606,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       },
       simulate: (userRef, partitionText) => simulatePartition(sync, findUser(userRef), userRef, partitionText),
       sessions: () => realmEndpoint.sessions(),
+      traffic: (connection, session) => realmEndpoint.traffic(connection, session),
     },
     handleUpgrade: (req, socket, head) => feed.handleUpgrade(req, socket, head) || realmEndpoint.handleUpgrade(req, socket, head),
     async close() {

@@ -101,6 +101,16 @@ describe('Realm sync protocol against dist/cli.js serve', { skip, timeout: 240_0
     assert.equal(live.state, 'identified');
     const asUser = await fetch(`${served.url}/api/admin/v3.0/local/app/${served.appId}/sync/sessions`, { headers: { authorization: `Bearer ${(await (await fetch(`${served.app}/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: ada.email, password: ada.password }) })).json() as { access_token: string }).access_token}` } });
     assert.equal(asUser.status, 401, 'a user token does not open the sessions list');
+    const traffic = await fetch(`${served.url}/api/admin/v3.0/local/app/${served.appId}/sync/sessions/${live.connection}/${live.session}/traffic`, { headers: { authorization: `Bearer ${adminToken}` } });
+    const { traffic: entries } = await traffic.json() as { traffic: { type: string; direction: string; fields: Record<string, unknown>; detail?: string; changesets?: { instructions: string[] }[] }[] };
+    assert.deepEqual(entries.slice(0, 2).map((e) => `${e.direction} ${e.type}`), ['in bind', 'in permissions']);
+    assert.equal(entries[1]!.fields.write, true);
+    assert.match(entries[1]!.detail!, /%%user\.id/, 'the verdict carries its trace');
+    const bootstrap = entries.find((e) => e.type === 'download' && e.changesets?.length);
+    assert.ok(bootstrap, JSON.stringify(entries.map((e) => e.type)));
+    const lines = bootstrap.changesets!.flatMap((c) => c.instructions);
+    assert.ok(lines.includes('CreateObject Task oid(65a000000000000000000001)'), lines.join('\n'));
+    assert.ok(lines.includes('Update Task oid(65a000000000000000000001) .name = "from realm"'), lines.join('\n'));
     assertOk(await watcher.done, 'watch');
   });
 
