@@ -1,13 +1,13 @@
 // Messages between the runner (main thread) and its function workers, and the value encoding they share.
 // Values cross as BSON rather than EJSON text: canonical EJSON read back strictly turns plain numbers into
 // Int32/Double wrappers, read back relaxed it turns Long into numbers; BSON read into the store's form
-// (store/bson-decode.ts) keeps each number's type (int32 and other doubles as numbers, 4.0 as a `Double`)
+// (core/bsonDecode.ts) keeps each number's type (int32 and other doubles as numbers, 4.0 as a `Double`)
 // and ObjectId/Long/Decimal128/Date/Binary as themselves, and is several times faster to encode and decode.
 // The bytes travel as a latin1 string (one char per byte, lossless): posting a string costs a memcpy, while
 // posting a typed array costs several times more than the whole encoding.
 import { isProxy } from 'node:util/types';
 import { BSON, Decimal128, Double, Long, ObjectId } from 'bson';
-import { deserializeStored } from '../store/bson-decode';
+import { deserializeStored } from '../../core/bsonDecode';
 import type { DocumentTemplates } from './templates';
 
 /** A value in BSON, one latin1 character per byte. */

@@ -3,7 +3,7 @@
 // document costs a fraction of decoding it (BSON strings and field names are UTF-8 to be decoded; a copy
 // shares the strings). A template is never given to function code, only copies of it.
 import { Decimal128, Double, Long, ObjectId } from 'bson';
-import { deserializeStored } from '../store/bson-decode';
+import { deserializeStored } from '../../core/bsonDecode';
 
 /** Documents larger than this are decoded every time (a big template would crowd out many small ones). */
 const MAX_TEMPLATE_BYTES = 64 * 1024;

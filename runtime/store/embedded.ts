@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { BSON } from 'bson';
-import { deserializeStored } from './bson-decode';
+import { deserializeStored } from '../../core/bsonDecode';
 import { Engine } from './engine';
 import { frameRecord, JournalWriter, scanRecords, type Durability } from './journal';
 import { StoreError, StoreErrorCode, type Document, type DocumentStore } from './types';

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { BSON, Decimal128, Long, ObjectId } from 'bson';
 import { OriginalEncodings } from '../../runtime/functions/encodings';
 import { toStorable } from '../../runtime/store/bson-values';
-import { deserializeStored } from '../../runtime/store/bson-decode';
+import { deserializeStored } from '../../core/bsonDecode';
 import { mutate, mutation, supportedDoc } from './fixtures/bson-mutations';
 import {
   carry, decodeLending, decodeReturned, decodeValue, encodeDocument, encodeLending, encodeReturned, encodesAs, encodeValue, uncarry, wrapDocuments,

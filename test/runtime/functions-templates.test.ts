@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Binary, BSON, Code, Decimal128, Double, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
 import { DocumentTemplates } from '../../runtime/functions/templates';
-import { deserializeStored } from '../../runtime/store/bson-decode';
+import { deserializeStored } from '../../core/bsonDecode';
 import { mutate, mutation, supportedDoc } from './fixtures/bson-mutations';
 
 const scalar = fc.oneof(

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { BSON, Decimal128, Double, EJSON, Int32, Long } from 'bson';
 import { EmbeddedStore, openEmbeddedStore } from '../../runtime/store/embedded';
 import { openMongoStore } from '../../runtime/store/mongodb';
-import { deserializeStored, hasWholeDouble } from '../../runtime/store/bson-decode';
+import { deserializeStored, hasWholeDouble } from '../../core/bsonDecode';
 import type { Document, DocumentStore, StoreCollection } from '../../runtime/store/types';
 
 /** Canonical EJSON of a value: shows each number's BSON type ({"$numberDouble": "4.0"}, {"$numberInt": "4"}). */

@@ -1,5 +1,7 @@
-// Reading BSON into the stored form of bson-values.ts, where each number keeps its BSON type: int32 and
-// doubles with a fraction as JS numbers, whole-number doubles (4.0) as `Double`, int64 as `Long`. The bson library either promotes every number to a JS number (losing 4.0's type) or
+// Reading BSON into the typed form the runtime's store keeps documents in (runtime/store/bson-values.ts),
+// where each number keeps its BSON type: int32 and doubles with a fraction as JS numbers, whole-number
+// doubles (4.0) as `Double`, int64 as `Long`. Shared by the store (journal, snapshot) and the function
+// process (values crossing to and from functions), which may import nothing of the runtime. The bson library either promotes every number to a JS number (losing 4.0's type) or
 // wraps every one; most documents hold no whole-number double, so a walk over the bytes (no allocation)
 // picks the promoting decode for them and the wrapping decode, then unwrapped, only for the others.
 import { BSON, type Double } from 'bson';
