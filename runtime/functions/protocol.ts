@@ -1,11 +1,13 @@
 // Messages between the runner (main thread) and its function workers, and the value encoding they share.
 // Values cross as BSON rather than EJSON text: canonical EJSON read back strictly turns plain numbers into
-// Int32/Double wrappers, read back relaxed it turns Long into numbers; BSON keeps numbers as numbers and
-// ObjectId/Long/Decimal128/Date/Binary as themselves, and is several times faster to encode and decode.
+// Int32/Double wrappers, read back relaxed it turns Long into numbers; BSON read into the store's form
+// (core/bsonDecode.ts) keeps each number's type (int32 and other doubles as numbers, 4.0 as a `Double`)
+// and ObjectId/Long/Decimal128/Date/Binary as themselves, and is several times faster to encode and decode.
 // The bytes travel as a latin1 string (one char per byte, lossless): posting a string costs a memcpy, while
 // posting a typed array costs several times more than the whole encoding.
 import { isProxy } from 'node:util/types';
-import { BSON, Decimal128, Long, ObjectId } from 'bson';
+import { BSON, Decimal128, Double, Long, ObjectId } from 'bson';
+import { deserializeStored } from '../../core/bsonDecode';
 import type { DocumentTemplates } from './templates';
 
 /** A value in BSON, one latin1 character per byte. */
@@ -43,7 +45,7 @@ export function encodeValue(value: unknown): Encoded {
 }
 
 export function decodeValue(encoded: Encoded): unknown {
-  const doc = BSON.deserialize(Buffer.from(encoded, 'latin1'), { promoteLongs: false });
+  const doc = deserializeStored(Buffer.from(encoded, 'latin1'));
   return doc.u === true ? undefined : doc.v;
 }
 
@@ -72,15 +74,17 @@ const MAX_PLAIN_ARRAY = 256;
 
 /**
  * Whether `value` is data that structured cloning and a BSON round trip give back alike: null, booleans,
- * numbers, strings (UTF-8 has no lone surrogates), valid dates, arrays without holes, and plain objects
+ * numbers (but whole ones beyond int32), strings (UTF-8 has no lone surrogates), valid dates, arrays without holes, and plain objects
  * whose keys BSON can hold, of such data throughout. `undefined` inside is not (BSON makes null of it),
  * nor a `toBSON` method, a BSON type, a class instance or a proxy.
  */
 function isPlainData(value: unknown, depth: number): boolean {
   switch (typeof value) {
     case 'boolean':
-    case 'number':
       return true;
+    case 'number':
+      // A whole number beyond int32 (or -0) is a double in BSON, which decodes as a `Double`.
+      return !Number.isInteger(value) || isInt32(value);
     case 'string':
       return !LONE_SURROGATE.test(value);
     case 'object':
@@ -218,7 +222,7 @@ function lentDocuments(bytes: Buffer): [start: number, end: number][] {
  * Whether `BSON.serialize(doc)` would give exactly `bson`, found without serializing: the document is
  * walked beside its bytes, element by element, following the serializer's choices (number as int32 or
  * double, undefined as null, `toBSON` first…). Every value that is not one of the usual document types
- * (string, number, boolean, null, ObjectId, Date, Long, Decimal128, plain objects and arrays) makes it
+ * (string, number, boolean, null, ObjectId, Date, Double, Long, Decimal128, plain objects and arrays) makes it
  * answer false, and then the caller serializes: false is always safe, true only when the bytes match.
  */
 export function encodesAs(doc: Record<string, unknown>, bson: Buffer): boolean {
@@ -271,10 +275,12 @@ function sameDocument(value: unknown, bytes: Buffer, start: number, asArray: boo
 function sameElement(type: number, value: unknown, bytes: Buffer, at: number): number {
   if (typeof (value as { toBSON?: unknown } | null | undefined)?.toBSON === 'function') return -1;
   switch (type) {
-    case BSON_DOUBLE:
-      if (typeof value !== 'number' || isInt32(value)) return -1;
-      scratchDouble.writeDoubleLE(value);
+    case BSON_DOUBLE: {
+      const n = value instanceof Double && value._bsontype === 'Double' ? value.value : value;
+      if (typeof n !== 'number' || (n === value && isInt32(n))) return -1;
+      scratchDouble.writeDoubleLE(n);
       return scratchDouble.equals(bytes.subarray(at, at + 8)) ? at + 8 : -1;
+    }
     case BSON_INT32:
       return typeof value === 'number' && isInt32(value) && value === bytes.readInt32LE(at) ? at + 4 : -1;
     case BSON_STRING: {
@@ -351,7 +357,7 @@ export function decodeLending(
     const bson = bytes.subarray(start, end);
     // One latin1 character per byte, so the string's offsets are the bytes'.
     const key = docs.slice(start, end);
-    const doc = templates ? templates.decode(key, bson) : BSON.deserialize(bson, { promoteLongs: false }) as Record<string, unknown>;
+    const doc = templates ? templates.decode(key, bson) : deserializeStored(bson);
     receive(doc, handle, bson, key);
     return doc;
   };

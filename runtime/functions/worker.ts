@@ -173,11 +173,22 @@ const callTimers = {
   },
 };
 
+/** The bson value classes platform functions may call without `new`, as they could on the platform (`BSON.Double(4.0)`). */
+const CALLABLE_BSON_CLASSES = ['Binary', 'Code', 'DBRef', 'Decimal128', 'Double', 'Int32', 'Long', 'MaxKey', 'MinKey', 'ObjectId', 'BSONRegExp', 'BSONSymbol', 'Timestamp', 'UUID'] as const;
+
+/** The `BSON` global: the bson module, its value classes also callable as plain functions (instances are the same classes). */
+const functionBson: Record<string, unknown> = { ...bson };
+for (const name of CALLABLE_BSON_CLASSES) {
+  const BsonClass = bson[name] as unknown as new (...args: unknown[]) => unknown;
+  functionBson[name] = new Proxy(BsonClass, { apply: (target, _this, args: unknown[]) => new target(...args) });
+}
+Object.freeze(functionBson);
+
 /** The globals a platform function expects, beyond the per-call `context`. */
 function functionGlobals(functionName: string): Record<string, unknown> {
   return {
     console: createConsole(functionName),
-    BSON: bson,
+    BSON: functionBson,
     EJSON: bson.EJSON,
     require: requireForFunctions,
     Buffer,

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { BSON } from 'bson';
+import { deserializeStored } from '../../core/bsonDecode';
 import { Engine } from './engine';
 import { frameRecord, JournalWriter, scanRecords, type Durability } from './journal';
 import { StoreError, StoreErrorCode, type Document, type DocumentStore } from './types';
@@ -37,7 +38,6 @@ const SNAPSHOT_TEMP = 'snapshot.bson.tmp';
 const LOCK = 'LOCK';
 const FORMAT_VERSION = 1;
 const JOURNAL_PATTERN = /^journal-(\d+)\.log$/;
-const DESERIALIZE = { promoteLongs: false, promoteValues: true, promoteBuffers: false } as const;
 const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
 const DEFAULT_COMPACT_AFTER_BYTES = 64 * 1024 * 1024;
 
@@ -53,7 +53,7 @@ function encode(op: Op): Buffer {
 }
 
 function decode(payload: Buffer): Op {
-  return BSON.deserialize(payload, DESERIALIZE) as unknown as Op;
+  return deserializeStored(payload) as unknown as Op;
 }
 
 function journalName(gen: number): string {

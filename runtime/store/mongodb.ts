@@ -52,7 +52,14 @@ async function call<T>(operation: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Results go through the stored form: this bson copy's classes, Int32/Double as numbers. */
+/**
+ * Documents are read with every number wrapped (`promoteValues: false`, asked per read: the driver's own
+ * command replies stay promoted), so a whole-number double is told from an int32; the stored form then
+ * keeps it a `Double` and makes the others JS numbers, in this bson copy's classes.
+ */
+const TYPED_READ = { promoteValues: false, promoteLongs: false } as const;
+
+/** Results go through the stored form (see bson-values.ts). */
 function fromDriver(doc: unknown): Document {
   return toStorable(doc) as Document;
 }
@@ -69,7 +76,7 @@ class MongoCollection implements StoreCollection {
   find(filter?: Filter, options: FindOptions = {}): Promise<Document[]> {
     return call(async () => {
       const docs = await this.collection.find(requireDocument(filter, 'A query filter'), {
-        projection: options.projection, sort: options.sort, limit: options.limit, skip: options.skip,
+        projection: options.projection, sort: options.sort, limit: options.limit, skip: options.skip, ...TYPED_READ,
       }).toArray();
       return docs.map(fromDriver);
     });
@@ -78,7 +85,7 @@ class MongoCollection implements StoreCollection {
   findOne(filter?: Filter, options: Omit<FindOptions, 'limit'> = {}): Promise<Document | null> {
     return call(async () => {
       const doc = await this.collection.findOne(requireDocument(filter, 'A query filter'), {
-        projection: options.projection, sort: options.sort, skip: options.skip,
+        projection: options.projection, sort: options.sort, skip: options.skip, ...TYPED_READ,
       });
       return doc ? fromDriver(doc) : null;
     });
@@ -125,7 +132,7 @@ class MongoCollection implements StoreCollection {
     return call(async () => {
       const doc = await this.collection.findOneAndUpdate(requireDocument(filter, 'A query filter'), requireDocument(update, 'An update'), {
         sort: options.sort, projection: options.projection, upsert: options.upsert,
-        returnDocument: options.returnNewDocument ? 'after' : 'before', includeResultMetadata: false,
+        returnDocument: options.returnNewDocument ? 'after' : 'before', includeResultMetadata: false, ...TYPED_READ,
       });
       return doc ? fromDriver(doc) : null;
     });
@@ -135,7 +142,7 @@ class MongoCollection implements StoreCollection {
     return call(async () => {
       const doc = await this.collection.findOneAndReplace(requireDocument(filter, 'A query filter'), requireDocument(replacement, 'A replacement'), {
         sort: options.sort, projection: options.projection, upsert: options.upsert,
-        returnDocument: options.returnNewDocument ? 'after' : 'before', includeResultMetadata: false,
+        returnDocument: options.returnNewDocument ? 'after' : 'before', includeResultMetadata: false, ...TYPED_READ,
       });
       return doc ? fromDriver(doc) : null;
     });
@@ -144,7 +151,7 @@ class MongoCollection implements StoreCollection {
   findOneAndDelete(filter: Filter, options: FindOneAndDeleteOptions = {}): Promise<Document | null> {
     return call(async () => {
       const doc = await this.collection.findOneAndDelete(requireDocument(filter, 'A query filter'), {
-        sort: options.sort, projection: options.projection, includeResultMetadata: false,
+        sort: options.sort, projection: options.projection, includeResultMetadata: false, ...TYPED_READ,
       });
       return doc ? fromDriver(doc) : null;
     });
@@ -153,7 +160,7 @@ class MongoCollection implements StoreCollection {
   aggregate(pipeline: Document[]): Promise<Document[]> {
     return call(async () => {
       if (!Array.isArray(pipeline)) throw StoreError.badValue('A pipeline must be an array of stage documents');
-      return (await this.collection.aggregate(pipeline).toArray()).map(fromDriver);
+      return (await this.collection.aggregate(pipeline, TYPED_READ).toArray()).map(fromDriver);
     });
   }
 
