@@ -20,6 +20,7 @@ import { openAuth, type OpenedAuth } from './auth';
 import { customUserDataLookup } from './auth/customUserData';
 import { registerAuthRoutes } from './auth/routes';
 import type { AuthenticatedRequest, AuthService, AuthUser } from './auth/service';
+import type { WatchedLogin } from './auth/account-events';
 import type { Clock } from './auth/tokens';
 import { createDataAccess, type DataAccess } from './data';
 import { registerEndpointRoutes, withEndpointSources } from './endpoints';
@@ -28,13 +29,13 @@ import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
 import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
 import { CLIENT_API_PREFIX, Router } from './http/router';
-import { createHttpServer, type RunningHttpServer } from './http/server';
+import { answerUpgrade, createHttpServer, type RunningHttpServer } from './http/server';
 import { homePage } from './http/home';
 import { RequestLog, type Logger } from './log';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
-import { HostedApps, internalAppId, RuntimeRouter, type HostedAppHandle, type OpenedApp } from './admin/apps';
-import { createPartitionFeed, mirrorObjectTypes, simulatePartition, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
+import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
+import { createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
 import { registerAdminRoutes } from './admin/routes';
 import { registerLocalRoutes, type LocalAppAccess } from './admin/local';
 import { registerSyncLocalRoutes } from './sync/routes';
@@ -161,11 +162,23 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     : options.dataDir !== undefined ? path.join(runtimeDataDir, 'apps', path.relative(rootDir, appDir).split(path.sep).join('_') || '_root') : path.join(appDir, '.asl');
   const admin = await AdminAuth.open({ adminDir: path.join(runtimeDataDir, 'admin'), clock: options.clock });
   const hosted: OpenedApp[] = [];
-  const cors: CorsPolicy = { get allowedOrigins() { return hosted.flatMap((h) => h.allowedOrigins()); }, allowLocalhost: true };
+  const bindHost = options.host ?? '127.0.0.1';
+  let http: RunningHttpServer | undefined;
+  /**
+   * Each app's origins for its own paths; admin routes and `/logs` only the runtime's own origin (its port on
+   * a loopback name or the bound host; never a hosted site); paths naming no app (session refresh,
+   * profile, which the bearer token ties to its app) every app's.
+   */
+  const corsFor = (pathname: string): CorsPolicy => {
+    if (ADMIN_PATH.test(pathname) || pathname === '/logs') return { allowedOrigins: runtimeOrigins(bindHost, http?.port ?? options.port ?? 0), allowLocalhost: false };
+    const app = appOfPath(pathname, hosted);
+    if (app) return { allowedOrigins: app.allowedOrigins(), allowLocalhost: true };
+    return { allowedOrigins: hosted.flatMap((h) => h.allowedOrigins()), allowLocalhost: true };
+  };
   const closeAll = () => Promise.allSettled(hosted.map((h) => h.close()));
   try {
     for (const appDir of appDirs) {
-      hosted.push(await openHostedApp({ ...options, appId: options.appDir !== undefined ? options.appId : undefined }, appDir, dataDirOf(appDir), admin.groupId));
+      hosted.push(await openHostedApp({ ...options, appId: options.appDir !== undefined ? options.appId : undefined }, appDir, dataDirOf(appDir), admin));
     }
   } catch (e) {
     await closeAll();
@@ -173,7 +186,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   }
   const registry = new HostedApps(hosted, {
     rootDir: options.appDir === undefined ? rootDir : undefined,
-    open: (appDir) => openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin.groupId),
+    open: (appDir) => openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin),
     groupId: admin.groupId,
     adminDir: path.join(runtimeDataDir, 'admin'),
     log,
@@ -186,11 +199,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   registerSyncLocalRoutes(adminTable, (clientAppId) => registry.byClientId(clientAppId)?.sync);
   /** Recent requests, served at `/logs?co_id=…` (the link of every error body). */
   const requestLog = new RequestLog();
-  let http: RunningHttpServer;
   try {
     http = await createHttpServer({
-      host: options.host ?? '127.0.0.1', port: options.port ?? 0, log, cors, requestLog,
-      router: new FirstMatchRouter([runtimePages(registry, requestLog), new RuntimeRouter(adminRouter, registry)]),
+      host: bindHost, port: options.port ?? 0, log, cors: corsFor, requestLog,
+      router: new FirstMatchRouter([runtimePages(registry, requestLog, admin), new RuntimeRouter(adminRouter, registry)]),
       hosting: createHostingHandler(() => hosted.flatMap((h) => h.hostedSites())),
       userOf: (headers) => {
         for (const app of registry.list()) {
@@ -199,12 +211,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         }
         return undefined;
       },
-    });
-    // WebSocket upgrades: each app's live partition feed takes the ones under its own client app path.
-    http.server.on('upgrade', (req, socket, head) => {
-      if (registry.list().some((app) => app.handleUpgrade(req, socket, head))) return;
-      const body = JSON.stringify({ error: 'no WebSocket endpoint at this path', error_code: 'NotFound' });
-      socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      // WebSocket upgrades (Host already checked): each to the endpoint of the app its path names.
+      upgrade: (req, socket, head) => {
+        const handler = upgradeHandlerFor(registry.list(), req.url);
+        if (handler instanceof ApiError) answerUpgrade(socket, handler, '');
+        else handler(req, socket, head);
+      },
     });
   } catch (e) {
     await closeAll();
@@ -213,29 +225,31 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       : e;
   }
   const first = () => registry.list()[0];
+  const server = http;
   return {
-    url: http.url,
-    port: http.port,
+    url: server.url,
+    port: server.port,
     get appId() { return first()?.clientAppId ?? ''; },
     get dataDir() { return first()?.dataDir ?? runtimeDataDir; },
-    get hostingUrl() { const site = hosted[0]?.hostedSites()[0]; return site ? hostingUrl(site.appId, http.port) : undefined; },
+    get hostingUrl() { const site = hosted[0]?.hostedSites()[0]; return site ? hostingUrl(site.appId, server.port) : undefined; },
     get diagnostics() { return first()?.current().diagnostics ?? []; },
     reload: () => first()?.reload() ?? Promise.resolve({ applied: false, diagnostics: [] }),
     get apps() { return registry.list(); },
-    adminUrl: `${http.url}${ADMIN_API_PREFIX}`,
+    adminUrl: `${server.url}${ADMIN_API_PREFIX}`,
     groupId: admin.groupId,
     adminPublicKey: admin.publicKey,
     createdAdminKey: admin.createdKey,
     mintAdminSession: () => admin.mintSession(),
     get sync() { return first()!.sync; },
     async close() {
-      await http.close();
+      await server.close();
       await Promise.allSettled(registry.list().map((h) => h.close()));
     },
   };
 }
 
-async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirIn: string, groupId: string): Promise<OpenedApp> {
+async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirIn: string, admin: AdminAuth): Promise<OpenedApp> {
+  const groupId = admin.groupId;
   const fsys = options.fs ?? nodeFileSystem;
   const appDir = path.resolve(appDirIn);
   const log = options.log;
@@ -356,6 +370,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     const authenticate = (headers: IncomingHttpHeaders): Promise<AuthenticatedRequest> => auth.authenticateRequest(headers);
     const router = new Router();
     registerAuthRoutes(router, auth, {
+      allowedOrigins: () => app.allowedRequestOrigins,
       location: { deploymentModel: app.deploymentModel, location: app.location },
       functions: {
         functions: app.functions,
@@ -391,6 +406,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     sync.load({
       app: current.app,
       values: current.values,
+      secretValues: current.secrets.names.filter((n) => current.secrets.has(n)).map((n) => current.secrets.resolve(n, 'redaction of permission traces')),
       environment: environmentOf(current.app),
       customUserData: async (userId) => {
         const user = current.auth.user(userId);
@@ -448,13 +464,21 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     return { applied: true, diagnostics: next.diagnostics };
   }
 
+  /** A bearer access token's caller and the login a long-lived connection rests on (see AccountEvents.watch). */
+  const authenticateLogin = async (headers: IncomingHttpHeaders): Promise<{ caller: AuthenticatedRequest; login: WatchedLogin }> => {
+    const caller = await state.auth.requireAccessToken(headers);
+    const token = /^Bearer\s+(\S+)/i.exec(String(headers.authorization))![1]!;
+    return { caller, login: { userId: caller.user.id, sessionId: caller.sessionId!, expiresAt: opened.tokens.check(token, 'access').exp! } };
+  };
   const feed = createPartitionFeed({
     service: sync,
     appId,
     authenticate: async (headers) => {
-      const caller = await state.auth.requireAccessToken(headers);
-      return { id: caller.user.id, type: caller.user.type, data: caller.user.data, identities: caller.user.identities.map((i) => ({ ...i })) };
+      const { caller, login } = await authenticateLogin(headers);
+      return { user: { id: caller.user.id, type: caller.user.type, data: caller.user.data, identities: caller.user.identities.map((i) => ({ ...i })) }, login };
     },
+    watchAccount: (login, onEnd) => opened.repository.events.watch(login, onEnd),
+    tracesAllowed: (headers) => isAdminSession(admin, headers['x-admin-authorization']),
     applySchema: async (types) => {
       const running = sync.runtimeState.running;
       if (!running) throw new Error('sync is not enabled');
@@ -541,7 +565,9 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       },
       simulate: (userRef, partitionText) => simulatePartition(sync, findUser(userRef), userRef, partitionText),
     },
-    handleUpgrade: (req, socket, head) => feed.handleUpgrade(req, socket, head),
+    upgrades: new Map<string, UpgradeHandler>([[FEED_ENDPOINT, (req, socket, head) => feed.handleUpgrade(req, socket, head)]]),
+    accountEvents: opened.repository.events,
+    authenticateLogin,
     async close() {
       feed.close();
       await watcher?.close();
@@ -565,11 +591,34 @@ class CallNotAllowedError extends Error {
   readonly errorCode = 'FunctionExecutionError';
 }
 
-/** The runtime's own pages: `GET /` (what it serves, for a person) and `GET /logs` (recent requests). */
-function runtimePages(registry: HostedApps, requestLog: RequestLog): Router {
+/** The origins of the runtime's own pages: its port on the loopback names and on the bound host. */
+function runtimeOrigins(bindHost: string, port: number): string[] {
+  const names = ['localhost', '127.0.0.1', '[::1]'];
+  const bound = bindHost.includes(':') ? `[${bindHost}]` : bindHost;
+  if (!['0.0.0.0', '[::]', ''].includes(bound) && !names.includes(bound)) names.push(bound);
+  return names.map((n) => `http://${n}:${port}`);
+}
+
+/** Whether a header value is `Bearer <admin access token>` of a live admin session (the editor's, a developer tool's). */
+function isAdminSession(admin: AdminAuth, value: string | string[] | undefined): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    admin.authenticate({ authorization: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The runtime's own pages: `GET /` (what it serves, for a person) and `GET /logs` (recent requests, behind
+ * the admin session: paths and user ids are the developer's business, not a web page's).
+ */
+function runtimePages(registry: HostedApps, requestLog: RequestLog, admin: AdminAuth): Router {
   return new Router()
     .get('/', (req) => homePage({ baseUrl: req.baseUrl, apps: registry.list().map((h) => ({ name: h.current().app.name, appId: h.clientAppId })) }))
     .get('/logs', (req) => {
+      admin.authenticate(req.headers);
       const coId = req.query.get('co_id');
       if (coId === null) return { body: { requests: requestLog.recent(100) }, encoding: 'json' };
       const entry = requestLog.find(coId);

@@ -27,6 +27,7 @@ import {
   type SortSpec, type StoreCollection, type UpdateResult, type UpdateSpec, type UpsertOptions,
 } from '../store/types';
 import { applyUpdate, prepareUpdate, seedFromFilter } from '../store/update';
+import { byId } from '../store/types';
 import { DataAccessError, noMatchingRole, notPermitted } from './errors';
 import { compileRules, isRecord, NO_RULES, type CollectionRules, type CompiledRole, type FieldRule, type Permission } from './rules';
 import { compileSchema, writeValidationSettings, type SchemaValidator, type WriteValidationSettings } from './schema';
@@ -663,8 +664,8 @@ class RuledCollection implements StoreCollection {
     let modified = 0;
     for (const { prev, next } of changes) {
       if (sameValue(prev, next)) continue;
-      if (kind === 'update') await this.inner.updateOne({ _id: prev._id }, updateBetween(prev, next));
-      else await this.inner.replaceOne({ _id: prev._id }, next);
+      if (kind === 'update') await this.inner.updateOne(byId(prev._id), updateBetween(prev, next));
+      else await this.inner.replaceOne(byId(prev._id), next);
       modified++;
     }
     return modified;

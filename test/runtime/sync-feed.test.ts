@@ -35,8 +35,10 @@ describe('live partition feed on the example app', () => {
   let feedUrl: string;
   const users: Record<string, { id: string; token: string }> = {};
   const clients: FeedClient[] = [];
+  let developerTool: Record<string, string>;
+  // As the editor connects: with its admin session, so that opens asking for traces get them.
   const connect = async (who: string) => {
-    const client = await FeedClient.connect(feedUrl, users[who].token);
+    const client = await FeedClient.connect(feedUrl, users[who].token, developerTool);
     clients.push(client);
     return client;
   };
@@ -49,6 +51,7 @@ describe('live partition feed on the example app', () => {
     runtime = await startRuntime({ appDir, port: 0, log: quiet, functionTimeoutMs: 5000 });
     const app = `${runtime.url}/api/client/v2.0/app/${runtime.appId}`;
     feedUrl = `${app.replace('http://', 'ws://')}/sync/feed`;
+    developerTool = { 'X-Admin-Authorization': `Bearer ${(await runtime.mintAdminSession()).access_token}` };
     for (const name of ['ada', 'bob']) {
       const email = `${name}@example.com`;
       const register = await post(`${app}/auth/providers/local-userpass/register`, { email, password: 'correct horse' });
