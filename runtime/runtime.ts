@@ -41,6 +41,7 @@ import { registerLocalRoutes, type LocalAppAccess } from './admin/local';
 import { registerSyncLocalRoutes } from './sync/routes';
 import { ADMIN_API_PREFIX, AdminRouteTable } from './admin/table';
 import type { CorsPolicy } from './http/cors';
+import { appDataFolderName, legacyAppDataFolderName, preparePrivateFolder } from './data-folder';
 import { loadSecrets, type SecretStore } from './secrets';
 import { runServiceAction } from './service-actions';
 import { openStore } from './store';
@@ -159,7 +160,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const appDirs = options.appDir !== undefined ? [rootDir] : await findAppRoots(fsys, rootDir);
   const dataDirOf = (appDir: string) => options.appDir !== undefined
     ? runtimeDataDir
-    : options.dataDir !== undefined ? path.join(runtimeDataDir, 'apps', path.relative(rootDir, appDir).split(path.sep).join('_') || '_root') : path.join(appDir, '.asl');
+    : options.dataDir !== undefined ? appDataDirUnder(runtimeDataDir, rootDir, path.relative(rootDir, appDir)) : path.join(appDir, '.asl');
+  preparePrivateFolder(runtimeDataDir);
   const admin = await AdminAuth.open({ adminDir: path.join(runtimeDataDir, 'admin'), clock: options.clock });
   const hosted: OpenedApp[] = [];
   const bindHost = options.host ?? '127.0.0.1';
@@ -263,7 +265,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   if (options.failOnErrors && errors.length > 0) throw new AppHasErrors(appDir, errors);
   const appId = options.appId ?? first.app.appId ?? deriveAppId(first.app.name);
   const dataDir = path.resolve(dataDirIn);
-  fs.mkdirSync(dataDir, { recursive: true });
+  preparePrivateFolder(dataDir);
 
   const clock = options.clock;
   const now = clock ? () => new Date(clock.now()) : undefined;
@@ -579,6 +581,19 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   };
 }
 
+/**
+ * `<data>/apps/<name>` of an app folder (see appDataFolderName); a nested app's data left by an older
+ * version under the name it shared with others (`a_b` for `a/b`) moves to its own name, unless a folder
+ * `a_b` of the root may own it.
+ */
+function appDataDirUnder(runtimeDataDir: string, rootDir: string, relativeAppDir: string): string {
+  const dir = path.join(runtimeDataDir, 'apps', appDataFolderName(relativeAppDir));
+  const legacyName = legacyAppDataFolderName(relativeAppDir);
+  const legacy = path.join(runtimeDataDir, 'apps', legacyName);
+  if (legacy !== dir && !fs.existsSync(path.join(rootDir, legacyName)) && fs.existsSync(legacy) && !fs.existsSync(dir)) fs.renameSync(legacy, dir);
+  return dir;
+}
+
 /** A start refused because the app's files have errors (with `failOnErrors`). */
 export class AppHasErrors extends Error {
   constructor(readonly appDir: string, readonly errors: Diagnostic[]) {
@@ -715,7 +730,9 @@ async function watchApp(appDir: string, dataDir: string, log: Logger, reload: ()
     const parts = path.relative(appDir, abs).split(path.sep);
     return parts.includes('node_modules') || parts.includes('.git');
   };
-  const watcher = chokidar.watch(appDir, { ignored, ignoreInitial: true, atomic: true });
+  // Symbolic links are not followed: one pointing outside would watch foreign files, a loop would fail the scan.
+  const watcher = chokidar.watch(appDir, { ignored, ignoreInitial: true, atomic: true, followSymlinks: false });
+  watcher.on('error', (error) => log.warn(`watching ${appDir}: ${(error as Error).message}`));
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let pending = false;
