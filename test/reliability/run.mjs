@@ -1,13 +1,16 @@
 // npm run reliability: hostile input, crashes and load against the shipped bundle (`dist/cli.js serve` on a
 // copy of examples/todo-tracker with the hostile functions of hostile-functions.json), over loopback only.
 // Prints one line per figure and exits 1 when a goal is not met. Kills only the servers it started.
-// Run: node test/reliability/run.mjs [--short]   (--short: fewer crash rounds and a shorter soak, for CI)
+// The security part (security.mjs) attacks a fresh server over HTTP and WebSocket (issue 21).
+// Run: node test/reliability/run.mjs [--short] [--security]   (--short: fewer crash rounds and a shorter soak, for CI;
+// --security: the security part alone)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { securitySuite } from './security.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
@@ -16,6 +19,7 @@ const EXAMPLE = path.join(REPO, 'examples/todo-tracker');
 const APP_ID = 'todo-tracker-abcde';
 const SHORT = process.argv.includes('--short');
 const VERBOSE = process.argv.includes('--verbose');
+const SECURITY_ONLY = process.argv.includes('--security');
 const FUNCTION_TIMEOUT_S = 3;
 const HANG_MS = 5000;
 const KILL_ROUNDS = SHORT ? 3 : 10;
@@ -61,8 +65,8 @@ function prepareApp() {
 }
 
 /** Starts `dist/cli.js serve`; resolves with its URL and process once it prints "listening on". */
-function startServer(app, port = 0) {
-  const child = spawn(process.execPath, [CLI, 'serve', app.appDir, '--port', String(port), '--no-watch', '--function-timeout', String(FUNCTION_TIMEOUT_S), '--data', app.dataDir], {
+function startServer(app, port = 0, extraArgs = []) {
+  const child = spawn(process.execPath, [CLI, 'serve', app.appDir, '--port', String(port), '--no-watch', '--function-timeout', String(FUNCTION_TIMEOUT_S), '--data', app.dataDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   servers.add(child);
@@ -74,7 +78,8 @@ function startServer(app, port = 0) {
     const onData = (chunk) => {
       output += chunk;
       const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
+      // The admin lines follow the address: wait for them too, so a first start's key pair is complete.
+      if (match && /admin public key: [^\n]*\n/.test(output)) {
         clearTimeout(timer);
         resolve({ child, exited, url: match[1], api: `${match[1]}/api/client/v2.0/app/${APP_ID}`, output: () => output });
       }
@@ -487,6 +492,10 @@ async function main() {
   console.log(`reliability suite${SHORT ? ' (short form)' : ''} against ${path.relative(REPO, CLI)}, node ${process.version}, ${os.availableParallelism()} cores`);
   const app = prepareApp();
   try {
+    if (SECURITY_ONLY) {
+      await securitySuite({ prepareApp, startServer, stopServer, send, login, figure, APP_ID, CLI });
+      return finish();
+    }
     let server = await startServer(app);
     await badInputMatrix(server);
     await hostileFunctions(server);
@@ -495,10 +504,15 @@ async function main() {
     server = await startServer(app);
     await soak(server);
     await stopServer(server);
+    await securitySuite({ prepareApp, startServer, stopServer, send, login, figure, APP_ID, CLI });
   } finally {
     cleanup();
     fs.rmSync(app.root, { recursive: true, force: true });
   }
+  finish();
+}
+
+function finish() {
   const failed = results.filter((r) => !r.met).length;
   console.log(`reliability: ${results.length - failed} of ${results.length} goals met in ${Math.round((Date.now() - started) / 1000)} s`);
   process.exitCode = failed > 0 ? 1 : 0;
