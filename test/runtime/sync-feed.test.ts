@@ -86,9 +86,8 @@ describe('live partition feed on the example app', () => {
     assert.equal(opened.permissions.writeTrace.result, true);
     const ownPartition = part(opened.permissions.writeTrace, `"%%user.id": "%%partition"`);
     assert.deepEqual([ownPartition.subject, ownPartition.operand, ownPartition.result], [users.ada.id, users.ada.id, true]);
-    assert.deepEqual(Object.keys(result.collections as object).sort(), ['Project', 'Task', 'User']);
-    // onUserCreated put ada's User document into her partition.
-    assert.equal((result.collections as { User: unknown[] }).User.length, 1);
+    // The custom user data (User) is not synced: sync writes bypass rules, so its owner could rewrite isAdmin.
+    assert.deepEqual(Object.keys(result.collections as object).sort(), ['Project', 'Task']);
 
     const id = new ObjectId();
     const changed = ada.upcoming((m) => m.type === 'change' && m.op === 'insert', 'the insert change');
