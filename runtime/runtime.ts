@@ -35,7 +35,9 @@ import { RequestLog, type Logger } from './log';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
-import { createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
+import { createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
+import { createRealmSyncEndpoint, REALM_SYNC_ENDPOINT } from './sync/sessions/endpoint';
+import { RealmSyncEngine } from './sync/sessions/engine';
 import { registerAdminRoutes } from './admin/routes';
 import { registerLocalRoutes, type LocalAppAccess } from './admin/local';
 import { registerSyncLocalRoutes } from './sync/routes';
@@ -278,10 +280,24 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     (change) => {
       state.triggers.onChange(change);
       sync.onChange(change);
+      realmSync.onChange(change);
     },
-    { wants: (database, collection, operationType) => state.triggers.wants(database, collection, operationType) || sync.wants(database, collection), now },
+    {
+      wants: (database, collection, operationType) => state.triggers.wants(database, collection, operationType) || sync.wants(database, collection) || realmSync.wants(database, collection),
+      now,
+    },
   );
   sync = new SyncService({ dataDir, store, log, ...(clock ? { now: () => clock.now() } : {}) });
+  const realmSync: RealmSyncEngine = new RealmSyncEngine({
+    service: sync, store, log, ...(clock ? { now: () => clock.now() } : {}),
+    applySchema: async (types) => {
+      const running = sync.runtimeState.running;
+      if (!running) throw new Error('sync is not enabled');
+      const written = mirrorObjectTypes(appDir, running.settings, types);
+      if (written.length > 0) await reload();
+      return { written };
+    },
+  });
   const opened: OpenedAuth = await openAuth({
     dataDir, appId, providers: first.app.authProviders, secrets: loadSecrets({ file: first.app.secretsFile, flags: options.secrets }).store, log, clock: options.clock,
   });
@@ -491,6 +507,34 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     log,
   });
 
+  const realmEndpoint = createRealmSyncEndpoint({
+    appId,
+    engine: realmSync,
+    authenticate: async (token) => {
+      const caller = await state.auth.requireAccessToken({ authorization: `Bearer ${token}` });
+      return {
+        user: { id: caller.user.id, type: caller.user.type, data: caller.user.data, identities: caller.user.identities.map((i) => ({ ...i })) },
+        ...expiryOf(token),
+      };
+    },
+    log,
+    ...(clock ? { now: () => clock.now() } : {}),
+  });
+  // The account ends Realm protocol sessions as it ends the feed's: a disabled or deleted user at once; a
+  // revoked session once the user has no session left (a connection does not say which login it rests on;
+  // each connection's token expiry is its own timer).
+  opened.repository.events.subscribe((change) => {
+    if (change.kind === 'session-revoked' && opened.repository.sessionsOf(change.userId).length > 0) return;
+    const message = change.kind === 'user-disabled' ? 'user disabled' : change.kind === 'user-deleted' ? 'user deleted' : 'the session was revoked (logged out): log in again';
+    realmEndpoint.endSessions((session) => session.userId === change.userId, SYNC_ERRORS.badAuthentication(message));
+  });
+  // A transition ends the Realm protocol sessions as it ends the feed's: pause (213, retry later), terminate (client reset).
+  sync.onUpdate((event) => {
+    if (event.transition === 'paused') realmEndpoint.endSessions(() => true, SYNC_ERRORS.disabledSession('sync was paused (disabled session); try again after it resumes'));
+    else if (event.transition === 'terminated') realmEndpoint.endSessions(() => true, SYNC_ERRORS.badClientFileIdent('sync was terminated and its metadata erased; the client must client-reset'));
+    realmSync.invalidateSchema();
+  });
+
   const watcher = options.watch
     ? await watchApp(appDir, dataDir, log, () => reload().then(
       (result) => options.onReloaded?.(result.applied, result.diagnostics),
@@ -567,11 +611,17 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       },
       simulate: (userRef, partitionText) => simulatePartition(sync, findUser(userRef), userRef, partitionText),
     },
-    upgrades: new Map<string, UpgradeHandler>([[FEED_ENDPOINT, (req, socket, head) => feed.handleUpgrade(req, socket, head)]]),
+    upgrades: new Map<string, UpgradeHandler>([
+      [FEED_ENDPOINT, (req, socket, head) => feed.handleUpgrade(req, socket, head)],
+      [REALM_SYNC_ENDPOINT, (req, socket, head) => {
+        if (!realmEndpoint.handleUpgrade(req, socket, head)) answerUpgrade(socket, new ApiError(404, 'NotFound', 'no WebSocket endpoint at this path'), '');
+      }],
+    ]),
     accountEvents: opened.repository.events,
     authenticateLogin,
     async close() {
       feed.close();
+      realmEndpoint.close();
       await watcher?.close();
       // Trigger runs still in progress end with the function runner; they are not waited for.
       const draining = state.triggers.dispose();
@@ -592,6 +642,16 @@ function appDataDirUnder(runtimeDataDir: string, rootDir: string, relativeAppDir
   const legacy = path.join(runtimeDataDir, 'apps', legacyName);
   if (legacy !== dir && !fs.existsSync(path.join(rootDir, legacyName)) && fs.existsSync(legacy) && !fs.existsSync(dir)) fs.renameSync(legacy, dir);
   return dir;
+}
+
+/** When an access token (a JWT the runtime signed) expires, from its `exp` claim. */
+function expiryOf(token: string): { expiresAt?: number } {
+  try {
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    return typeof payload.exp === 'number' ? { expiresAt: payload.exp * 1000 } : {};
+  } catch {
+    return {};
+  }
 }
 
 /** A start refused because the app's files have errors (with `failOnErrors`). */

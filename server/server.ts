@@ -28,7 +28,8 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
   const documents = new TextDocuments(TextDocument);
   let workspace = new AppWorkspace(runtime.fs);
   const published = new Map<string, Set<string>>();
-  // A JavaScript file can have both app diagnostics and GraphQL ones: each is kept and sent together.
+  // A JavaScript file can have both app diagnostics and embedded-language ones (GraphQL templates, RQL
+  // `.filtered("…")` strings): each is kept and sent together.
   const appDiagnostics = new Map<string, LspDiagnostic[]>();
   const graphqlDiagnostics = new Map<string, LspDiagnostic[]>();
   let configurationEvents = false;
@@ -70,11 +71,13 @@ export function startServer(connection: Connection, runtime: ServerRuntime): voi
     refreshGraphqlDiagnostics();
   }
 
-  /** Checks the GraphQL of one open document now (no debounce: it does not reload any app). */
+  /** Checks the GraphQL and RQL of one open document now (no debounce: it does not reload any app). */
   function checkGraphql(uri: string): void {
     const file = uriToPath(uri);
     if (!file) return;
-    const diagnostics = features.graphqlDiagnostics(uri);
+    const graphql = features.graphqlDiagnostics(uri);
+    const rql = features.rqlDiagnostics(uri);
+    const diagnostics = graphql || rql.length > 0 ? [...(graphql ?? []), ...rql] : undefined;
     if (diagnostics) graphqlDiagnostics.set(uri, diagnostics);
     else if (!graphqlDiagnostics.delete(uri)) return;
     send(file);

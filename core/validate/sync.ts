@@ -9,6 +9,7 @@ import { isObject, type JsonFile } from '../json';
 import type { AppModel, Collection } from '../model';
 import { frozenChanges, syncSettingsFromFile, type FrozenSettings } from '../sync/config';
 import { frozenMessage } from '../sync/state';
+import { validateFlexibleSync } from './syncFlexible';
 
 /** bsonTypes a schema may declare for each `partition.type`. */
 const SCHEMA_TYPES_FOR_PARTITION: Record<string, string[]> = {
@@ -22,6 +23,7 @@ export function validateSync(app: AppModel, sink: DiagnosticSink): void {
   const sync = app.sync;
   if (!sync) return;
   checkFrozenWhileEnabled(sync.file, sync.runtimeState, sink);
+  if (sync.type === 'flexible') validateFlexibleSync(app, sink);
   if (sync.type !== 'partition') return;
   const file = sync.file;
   if (sync.developmentModeEnabled && !sync.databaseName) {

@@ -42,6 +42,8 @@ export interface SyncedCollection {
   database: string;
   collection: string;
   validate?: SchemaValidator;
+  /** The collection's JSON Schema (its Realm object type is derived from it). */
+  schema: Record<string, unknown>;
   relationships: { field: string; database: string; collection: string; foreignKey: string }[];
 }
 
@@ -236,6 +238,10 @@ export class SyncService {
 
   collectionOfType(type: string): SyncedCollection | undefined {
     return this.byType.get(type);
+  }
+
+  collectionOfNamespace(database: string, collection: string): SyncedCollection | undefined {
+    return this.byNamespace.get(`${database}\u0000${collection}`);
   }
 
   get partitionSettings(): PartitionSettings | undefined {
@@ -446,6 +452,7 @@ export function syncedCollections(app: AppModel, settings: SyncSettings): Synced
       database: c.database,
       collection: c.collection,
       validate: compileSchema(schema),
+      schema,
       relationships: relationshipsOf(c),
     });
   }

@@ -5,10 +5,12 @@ import type {
   CodeAction, CodeActionParams, CompletionList, CompletionParams, DefinitionParams, Diagnostic, DocumentSymbol, DocumentSymbolParams,
   Hover, HoverParams, Location,
 } from 'vscode-languageserver';
+import { TextDocument } from 'vscode-languageserver-textdocument';
 import { visit } from 'graphql';
 import { isObject, JsonFile, TextFile } from '../../core/json';
 import type { GraphqlAppReason, GraphqlAppResult, GraphqlFragmentsParams, GraphqlFragmentsResult, GraphqlSettings } from '../../core/protocol';
-import { uriToPath } from '../convert';
+import { embeddedRqlProblems } from '../../core/rql/embedded';
+import { DIAGNOSTIC_SOURCE, uriToPath } from '../convert';
 import type { LoadedApp } from '../workspace';
 import { codeActions } from './codeActions';
 import { completion } from './completion';
@@ -29,6 +31,9 @@ export interface FeatureSettings {
 
 /** The app whose schema applies to GraphQL in a file, and why (see AppWorkspace.graphqlAppOf). */
 export type GraphqlAppLookup = (absPath: string, preferred?: string) => { app: LoadedApp; reason: GraphqlAppReason } | undefined;
+
+/** JavaScript and TypeScript sources, where Realm JS code writes RQL queries. */
+const SCRIPT_FILE = /\.[cm]?[jt]sx?$/i;
 
 export class LanguageFeatures {
   private settings: FeatureSettings = { schemaDocumentation: true };
@@ -78,6 +83,25 @@ export class LanguageFeatures {
   /** GraphQL diagnostics of an open document; undefined when it has no GraphQL we check (then none are published). */
   graphqlDiagnostics(uri: string): Diagnostic[] | undefined {
     return this.guardGraphql('GraphQL diagnostics', uri, undefined, ({ documents, app, fragments }) => app ? graphqlDiagnostics(indexOf(app.app).generated.schema, documents, fragments()) : undefined);
+  }
+
+  /** Syntax errors of the Realm Query Language strings (`.filtered("…")`) of an open JS/TS document. */
+  rqlDiagnostics(uri: string): Diagnostic[] {
+    const absPath = uriToPath(uri);
+    const text = this.openText(uri);
+    if (!absPath || text === undefined || !SCRIPT_FILE.test(absPath)) return [];
+    try {
+      const problems = embeddedRqlProblems(text);
+      if (problems.length === 0) return [];
+      const document = TextDocument.create(uri, 'javascript', 0, text);
+      return problems.map((p) => ({
+        range: { start: document.positionAt(p.start), end: document.positionAt(p.end) },
+        severity: 1, code: 'rql/syntax', source: DIAGNOSTIC_SOURCE, message: p.message,
+      }));
+    } catch (e) {
+      this.log(`RQL diagnostics failed: ${(e as Error)?.stack ?? e}`);
+      return [];
+    }
   }
 
   graphqlApp(uri: string): GraphqlAppResult {

@@ -24,7 +24,8 @@ export type Payload =
   | { type: 'bool'; value: boolean }
   | { type: 'string'; value: string }
   | { type: 'binary'; value: Uint8Array }
-  /** Seconds and nanoseconds since the UNIX epoch (nanoseconds carry the sign of seconds, as in realm). */
+  /** Seconds and nanoseconds since the UNIX epoch, as the client wrote them: |nanoseconds| < 10^9, and the signs
+   * may differ (realm-core 14 writes 1969-12-31T23:59:59.999Z as -1 s + 999,000,000 ns). */
   | { type: 'timestamp'; seconds: bigint; nanoseconds: number }
   | { type: 'float'; value: number }
   | { type: 'double'; value: number }
@@ -84,4 +85,9 @@ export interface ChangesetEntry {
   /** DOWNLOAD only: the size of the changeset as originally uploaded. */
   originalChangesetSize?: number;
   instructions: Instruction[];
+  /**
+   * The changeset's bytes as received. When encoding a message, these go on the wire as they are (and
+   * `instructions` is not re-encoded), so a stored changeset is forwarded without a round trip.
+   */
+  bytes?: Uint8Array;
 }

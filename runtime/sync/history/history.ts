@@ -1,0 +1,183 @@
+// The server side of each partition's sync history ("server file"): server versions with the changesets
+// that produced them, the client files the server gave idents to, and their upload progress. Persisted
+// through the document store (database `__realm_sync`, as the platform keeps its sync metadata in the
+// linked cluster), so it lives in the data folder (embedded store) or MongoDB, and an acknowledged upload
+// is on disk before its acknowledgement leaves.
+import { randomBytes } from 'node:crypto';
+import { Binary, Long } from 'bson';
+import type { DocumentStore, StoreCollection } from '../../store/types';
+
+export const SYNC_METADATA_DATABASE = '__realm_sync';
+/** The origin file ident of changesets the server made (writes from GraphQL, functions, the Data API, bootstraps). */
+export const SERVER_FILE_IDENT = 1;
+/** History entries kept per partition before the oldest are dropped (clients older than that reset). */
+const DEFAULT_MAX_ENTRIES = 50_000;
+
+export interface HistoryEntry {
+  version: number;
+  originFileIdent: number;
+  /** The client version that produced it on its origin client (0 for the server's own). */
+  clientVersion: number;
+  /** Milliseconds since 2015-01-01 (realm's sync epoch). */
+  timestamp: bigint;
+  changeset: Uint8Array;
+  /** Size as uploaded (before the server's transform), for download progress. */
+  originalSize: number;
+}
+
+export interface ClientFileRecord {
+  ident: number;
+  salt: bigint;
+  partition: string;
+  userId: string;
+  /** The last client version integrated, and the server version its changeset was based on. */
+  uploadClientVersion: number;
+  uploadServerVersion: number;
+  lockedServerVersion: number;
+}
+
+function randomSalt(): bigint {
+  return randomBytes(8).readBigUInt64BE() & 0x7fff_ffff_ffff_ffffn || 1n;
+}
+
+/** One partition's history, in memory after its first use. */
+export class PartitionHistory {
+  constructor(
+    readonly partition: string,
+    readonly salt: bigint,
+    /** Versions up to `base` are no longer kept: a client that last synced before it must reset. */
+    public base: number,
+    public latest: number,
+    readonly entries: HistoryEntry[],
+  ) {}
+
+  /** Entries with a version greater than `version`. */
+  since(version: number): HistoryEntry[] {
+    if (version >= this.latest) return [];
+    let lo = 0;
+    let hi = this.entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.entries[mid]!.version <= version) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.entries.slice(lo);
+  }
+}
+
+export interface SyncHistoryOptions {
+  store: DocumentStore;
+  /** The sync epoch (grows at each terminate): histories and client files of another epoch are not found. */
+  epoch: () => number;
+  maxEntries?: number;
+}
+
+export class SyncHistory {
+  private readonly partitions = new Map<string, Promise<PartitionHistory>>();
+  private readonly maxEntries: number;
+  private loadedEpoch: number;
+
+  constructor(private readonly options: SyncHistoryOptions) {
+    this.maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    this.loadedEpoch = options.epoch();
+  }
+
+  private collection(name: string): StoreCollection {
+    return this.options.store.collection(SYNC_METADATA_DATABASE, name);
+  }
+
+  private key(partition: string): string {
+    return `${this.options.epoch()}|${partition}`;
+  }
+
+  /** The partition's history, created at version 1 (the partition's state when it was first synced) when new. */
+  partition(partition: string): Promise<PartitionHistory> {
+    if (this.loadedEpoch !== this.options.epoch()) {
+      this.partitions.clear();
+      this.loadedEpoch = this.options.epoch();
+    }
+    let found = this.partitions.get(partition);
+    if (!found) {
+      found = this.load(partition);
+      this.partitions.set(partition, found);
+      found.catch(() => this.partitions.delete(partition));
+    }
+    return found;
+  }
+
+  private async load(partition: string): Promise<PartitionHistory> {
+    const key = this.key(partition);
+    const meta = await this.collection('partitions').findOne({ _id: key });
+    if (!meta) {
+      const salt = randomSalt();
+      await this.collection('partitions').insertOne({ _id: key, salt: Long.fromBigInt(salt), base: 1 });
+      return new PartitionHistory(partition, salt, 1, 1, []);
+    }
+    const docs = await this.collection('history').find({ p: key }, { sort: { v: 1 } });
+    const entries = docs.map((d): HistoryEntry => ({
+      version: Number(d.v), originFileIdent: Number(d.o), clientVersion: Number(d.cv), timestamp: toBigInt(d.ts),
+      changeset: (d.cs as Binary).buffer, originalSize: Number(d.os),
+    }));
+    const base = Number(meta.base);
+    const latest = entries.length > 0 ? entries[entries.length - 1]!.version : base;
+    return new PartitionHistory(partition, toBigInt(meta.salt), base, latest, entries);
+  }
+
+  /** Appends a changeset as the next server version; resolves once it is stored. */
+  async append(history: PartitionHistory, entry: Omit<HistoryEntry, 'version'>): Promise<HistoryEntry> {
+    const stored: HistoryEntry = { ...entry, version: history.latest + 1 };
+    await this.collection('history').insertOne({
+      _id: `${this.key(history.partition)}|${stored.version}`, p: this.key(history.partition), v: stored.version,
+      o: stored.originFileIdent, cv: stored.clientVersion, ts: Long.fromBigInt(stored.timestamp),
+      cs: new Binary(stored.changeset), os: stored.originalSize,
+    });
+    history.latest = stored.version;
+    history.entries.push(stored);
+    if (history.entries.length > this.maxEntries) await this.compact(history);
+    return stored;
+  }
+
+  /** Drops the oldest half of the entries: clients that last synced before the new base reset. */
+  private async compact(history: PartitionHistory): Promise<void> {
+    const drop = history.entries.splice(0, history.entries.length >> 1);
+    history.base = drop[drop.length - 1]!.version;
+    const key = this.key(history.partition);
+    await this.collection('partitions').updateOne({ _id: key }, { $set: { base: history.base } });
+    await this.collection('history').deleteMany({ p: key, v: { $lte: history.base } });
+  }
+
+  /** A new client file for a partition. */
+  async allocateClientFile(partition: string, userId: string): Promise<ClientFileRecord> {
+    const counter = await this.collection('meta').findOneAndUpdate(
+      { _id: `clientFileIdent|${this.options.epoch()}` }, { $inc: { next: 1 } }, { upsert: true, returnNewDocument: true },
+    );
+    // Ident 1 is the server's own origin ident.
+    const ident = Number(counter!.next) + SERVER_FILE_IDENT;
+    const record: ClientFileRecord = { ident, salt: randomSalt(), partition, userId, uploadClientVersion: 0, uploadServerVersion: 0, lockedServerVersion: 0 };
+    await this.saveClientFile(record);
+    return record;
+  }
+
+  async clientFile(ident: number): Promise<ClientFileRecord | undefined> {
+    const doc = await this.collection('clientFiles').findOne({ _id: `${this.options.epoch()}|${ident}` });
+    if (!doc) return undefined;
+    return {
+      ident, salt: toBigInt(doc.salt), partition: String(doc.p), userId: String(doc.u),
+      uploadClientVersion: Number(doc.ucv), uploadServerVersion: Number(doc.usv), lockedServerVersion: Number(doc.lsv),
+    };
+  }
+
+  async saveClientFile(record: ClientFileRecord): Promise<void> {
+    await this.collection('clientFiles').replaceOne({ _id: `${this.options.epoch()}|${record.ident}` }, {
+      salt: Long.fromBigInt(record.salt), p: record.partition, u: record.userId,
+      ucv: record.uploadClientVersion, usv: record.uploadServerVersion, lsv: record.lockedServerVersion,
+    }, { upsert: true });
+  }
+}
+
+function toBigInt(value: unknown): bigint {
+  if (typeof value === 'bigint') return value;
+  if (typeof value === 'number') return BigInt(value);
+  if (value && typeof (value as Long).toBigInt === 'function') return (value as Long).toBigInt();
+  return BigInt(String(value));
+}

@@ -1,0 +1,415 @@
+// One Realm sync WebSocket connection: its sessions (one per partition realm the client opens) and their
+// flow: BIND (permissions), IDENT (client file, resume point), UPLOAD (integrated by the engine),
+// DOWNLOAD (bootstrap, then the history the client has not seen), MARK, UNBIND; PING/PONG; errors for a
+// session (JSON_ERROR, the session ends) or the connection (ERROR, the connection closes). Messages of one
+// session are handled in order; sessions run independently.
+import { randomBytes } from 'node:crypto';
+import type { WebSocket } from 'ws';
+import type { EvaluationUser } from '../../../core/rules';
+import { partitionId, partitionText, type SyncError } from '../../../core/sync';
+import type { Logger } from '../../http/server';
+import type { ClientFileRecord, PartitionHistory } from '../history/history';
+import { WireError } from '../wire/errors';
+import type { ChangesetEntry } from '../wire/instructions';
+import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
+import type { EngineError, RealmSyncEngine } from './engine';
+
+export const MAX_SESSIONS_PER_CONNECTION = 256;
+/** Soft limit of the changesets' bytes in one DOWNLOAD. */
+const DOWNLOAD_BATCH_BYTES = 256 * 1024;
+
+export interface ConnectionInfo {
+  id: string;
+  userId: string;
+  protocolVersion: number;
+  remote: string;
+}
+
+/** What the sync sessions view and `asl sync status` show of a live session. */
+export interface SessionInfo {
+  connection: string;
+  session: number;
+  userId: string;
+  partition: string;
+  protocolVersion: number;
+  state: SessionState;
+  clientFileIdent?: number;
+  downloadedVersion: number;
+  uploadedClientVersion: number;
+}
+
+type SessionState = 'binding' | 'bound' | 'identified' | 'ended';
+
+interface Session {
+  ident: number;
+  state: SessionState;
+  chain: Promise<void>;
+  partition?: unknown;
+  partitionId?: string;
+  canWrite: boolean;
+  history?: PartitionHistory;
+  clientFile?: ClientFileRecord;
+  /** The last server version scanned for this client, and its client version integrated at that point. */
+  downloadServerVersion: number;
+  downloadClientVersion: number;
+  /** Upload progress last reported, to know when a DOWNLOAD must acknowledge an upload. */
+  reportedUploadVersion: number;
+  sentFirstDownload: boolean;
+  pumpQueued: boolean;
+  unlisten?: () => void;
+}
+
+export interface ConnectionOptions {
+  engine: RealmSyncEngine;
+  log: Logger;
+  /** Milliseconds since the epoch; the access token's expiry ends the connection's sessions. */
+  now?: () => number;
+}
+
+const ACTIONS: Record<SyncError['action'], string> = {
+  'client-reset': 'ClientReset', 'retry-later': 'Transient', 'fix-client': 'ApplicationBug', 'refresh-token': 'RefreshUser', none: 'ApplicationBug',
+};
+
+/** The session ident in a message head (`upload 3 …`), for a session-level error in its body. */
+function sessionOfHead(frame: Buffer): number {
+  const m = /^[a-z_]+ (\d{1,15}) /.exec(frame.subarray(0, 64).toString('latin1'));
+  return m ? Number(m[1]) : 0;
+}
+
+export class RealmSyncConnection {
+  readonly id = randomBytes(12).toString('hex');
+  private readonly sessions = new Map<number, Session>();
+  private closed = false;
+  private expiryTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly ws: WebSocket,
+    readonly info: { user: EvaluationUser; protocolVersion: number; remote: string; expiresAt?: number },
+    private readonly options: ConnectionOptions,
+    private readonly onClose: (connection: RealmSyncConnection) => void,
+  ) {
+    ws.on('message', (data, isBinary) => this.receive(data as Buffer, isBinary));
+    ws.on('close', () => this.dispose());
+    ws.on('error', () => this.dispose());
+    if (info.protocolVersion >= 10) this.send({ type: 'log_message', session: 0, level: 'info', message: 'Client connection established with server', coId: this.id });
+    if (info.expiresAt !== undefined) this.scheduleExpiry(info.expiresAt);
+  }
+
+  private get log(): Logger {
+    return this.options.log;
+  }
+
+  private describe(session?: Session): string {
+    return `sync connection ${this.id} user ${this.info.user.id}${session ? ` session ${session.ident}${session.partition !== undefined ? ` partition ${partitionText(session.partition)}` : ''}` : ''}`;
+  }
+
+  private scheduleExpiry(expiresAt: number): void {
+    const now = this.options.now?.() ?? Date.now();
+    // Timers cap at about 24.8 days; a later expiry re-arms.
+    const delay = Math.min(Math.max(0, expiresAt - now), 2 ** 31 - 1);
+    this.expiryTimer = setTimeout(() => {
+      if ((this.options.now?.() ?? Date.now()) < expiresAt) return this.scheduleExpiry(expiresAt);
+      this.endAllSessions({ code: 202, name: 'ErrorTokenExpired', message: 'Access token expired: refresh the access token and reconnect', action: 'refresh-token', tryAgain: true });
+    }, delay);
+    this.expiryTimer.unref();
+  }
+
+  /** Ends every session with a session error (revocation, pause, terminate, token expiry). */
+  endAllSessions(error: SyncError): void {
+    for (const session of this.sessions.values()) {
+      if (session.state !== 'ended') this.sessionError(session, error);
+    }
+  }
+
+  /** Ends the sessions of a partition (or all) when `match` says so. */
+  endSessions(match: (info: SessionInfo) => boolean, error: SyncError): void {
+    for (const session of this.sessions.values()) {
+      if (session.state !== 'ended' && match(this.sessionInfo(session))) this.sessionError(session, error);
+    }
+  }
+
+  sessionInfos(): SessionInfo[] {
+    return [...this.sessions.values()].filter((s) => s.state !== 'ended').map((s) => this.sessionInfo(s));
+  }
+
+  private sessionInfo(s: Session): SessionInfo {
+    return {
+      connection: this.id, session: s.ident, userId: this.info.user.id, partition: s.partition === undefined ? '' : partitionText(s.partition),
+      protocolVersion: this.info.protocolVersion, state: s.state,
+      ...(s.clientFile ? { clientFileIdent: s.clientFile.ident } : {}),
+      downloadedVersion: s.downloadServerVersion, uploadedClientVersion: s.clientFile?.uploadClientVersion ?? 0,
+    };
+  }
+
+  private receive(data: Buffer, isBinary: boolean): void {
+    if (this.closed) return;
+    let message: ClientMessage;
+    try {
+      if (!isBinary) throw new WireError(102, 'Unknown type of input message: the protocol sends binary frames');
+      message = parseClientMessage(data, { protocolVersion: this.info.protocolVersion, flexible: false });
+    } catch (e) {
+      if (e instanceof WireError) {
+        const session = e.sessionLevel ? this.sessions.get(sessionOfHead(data)) : undefined;
+        if (session && session.state !== 'ended') return this.sessionError(session, { code: e.code, name: 'ErrorBadChangeset', message: e.message, action: 'none', tryAgain: false });
+        return this.fail(e.sessionLevel ? 101 : e.code, e.message);
+      }
+      return this.fail(101, `message not understood: ${(e as Error).message}`);
+    }
+    switch (message.type) {
+      case 'ping': return this.send({ type: 'pong', timestamp: message.timestamp });
+      case 'bind': return this.bind(message);
+      case 'json_error':
+        this.log.warn(`${this.describe(this.sessions.get(message.session))}: the client reported error ${message.errorCode}: ${message.body.slice(0, 500)}`);
+        return;
+      case 'unbind': return this.unbind(message.session);
+      case 'ident': case 'upload': case 'mark': {
+        const session = this.sessions.get(message.session);
+        if (!session) return this.fail(106, `Bad session identifier in input message: no session ${message.session} is bound`);
+        if (session.state === 'ended') return;
+        return this.enqueue(session, () => this.handle(session, message));
+      }
+      default:
+        return this.fail(102, `Unknown type of input message: ${message.type} is not part of partition-based sync`);
+    }
+  }
+
+  private enqueue(session: Session, task: () => Promise<void>): void {
+    session.chain = session.chain.then(task).catch((e) => {
+      this.log.error(`${this.describe(session)}: ${(e as Error).stack ?? e}`);
+      if (session.state !== 'ended') this.sessionError(session, { code: 201, name: 'ErrorOtherSessionError', message: `internal error: ${(e as Error).message}`, action: 'retry-later', tryAgain: true });
+    });
+  }
+
+  private bind(message: Extract<ClientMessage, { type: 'bind' }>): void {
+    const existing = this.sessions.get(message.session);
+    if (existing && existing.state !== 'ended') return this.fail(107, `Overlapping reuse of session identifier (BIND): session ${message.session} is still bound`);
+    const tooMany = this.liveSessions() >= MAX_SESSIONS_PER_CONNECTION;
+    const session: Session = {
+      ident: message.session, state: 'binding', chain: Promise.resolve(), canWrite: false,
+      downloadServerVersion: 0, downloadClientVersion: 0, reportedUploadVersion: -1, sentFirstDownload: false, pumpQueued: false,
+    };
+    this.sessions.set(message.session, session);
+    if (tooMany) return this.sessionError(session, { code: 224, name: 'ErrorTooManySessions', message: `Too many sessions in connection (BIND): at most ${MAX_SESSIONS_PER_CONNECTION}`, action: 'none', tryAgain: false });
+    this.enqueue(session, async () => {
+      const engine = this.options.engine;
+      const opened = await engine.service.open(this.info.user, message.serverPath);
+      if (session.state === 'ended') return;
+      if (!opened.ok) {
+        this.log.warn(`${this.describe(session)}: BIND ${message.serverPath} refused: ${opened.error.message}`);
+        return this.sessionError(session, opened.error);
+      }
+      session.partition = opened.partition;
+      session.partitionId = partitionId(opened.partition);
+      session.canWrite = opened.verdict.write;
+      session.history = await engine.history.partition(session.partitionId);
+      session.state = 'bound';
+      this.log.info(`${this.describe(session)}: bound (protocol ${this.info.protocolVersion}, ${session.canWrite ? 'read and write' : 'read only'})`);
+      if (message.needClientFileIdent) {
+        session.clientFile = await engine.history.allocateClientFile(session.partitionId, this.info.user.id);
+        this.send({ type: 'ident', session: session.ident, clientFileIdent: BigInt(session.clientFile.ident), clientFileIdentSalt: session.clientFile.salt });
+      }
+    });
+  }
+
+  /** After an await: the session may have ended meanwhile. */
+  private isLive(session: Session): boolean {
+    return session.state === 'identified' && !this.closed;
+  }
+
+  private liveSessions(): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.state !== 'ended') n++;
+    return n;
+  }
+
+  private async handle(session: Session, message: Extract<ClientMessage, { type: 'ident' | 'upload' | 'mark' }>): Promise<void> {
+    if (session.state === 'ended') return;
+    switch (message.type) {
+      case 'ident': return this.ident(session, message);
+      case 'upload': return this.upload(session, message);
+      case 'mark': {
+        if (session.state !== 'identified') return this.fail(109, 'Bad input message order: MARK before IDENT');
+        await this.pump(session);
+        if (session.state === 'identified') this.send({ type: 'mark', session: session.ident, requestIdent: message.requestIdent });
+      }
+    }
+  }
+
+  private async ident(session: Session, message: Extract<ClientMessage, { type: 'ident' }>): Promise<void> {
+    if (session.state !== 'bound') return this.fail(109, `Bad input message order: IDENT ${session.state === 'identified' ? 'sent twice' : 'before the session was bound'}`);
+    const engine = this.options.engine;
+    const history = session.history!;
+    const ident = Number(message.clientFileIdent);
+    const reset = (code: number, name: string, why: string) => this.sessionError(session, { code, name, message: why, action: 'client-reset', tryAgain: false });
+    if (session.clientFile && session.clientFile.ident !== ident) return reset(208, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): the server gave this session client file ${session.clientFile.ident}, not ${ident}`);
+    const file = session.clientFile ?? await engine.history.clientFile(ident);
+    if (!file || file.salt !== message.clientFileIdentSalt) {
+      return reset(208, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): client file ${ident} is unknown to this server (its sync history was reset or terminated); the client must reset`);
+    }
+    if (file.partition !== session.partitionId) return reset(208, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): client file ${ident} belongs to another partition`);
+    if (file.userId !== this.info.user.id) return reset(223, 'ErrorUserMismatch', `User mismatch for client file identifier (IDENT): client file ${ident} belongs to another user`);
+    for (const other of this.sessions.values()) {
+      if (other !== session && other.state === 'identified' && other.clientFile?.ident === ident) return this.fail(108, `Client file bound in other session (IDENT): client file ${ident} is bound in session ${other.ident}`);
+    }
+    const downloadVersion = Number(message.downloadServerVersion);
+    const latestVersion = Number(message.latestServerVersion);
+    if (downloadVersion > history.latest || latestVersion > history.latest) {
+      return reset(209, 'ErrorBadServerVersion', `Bad server version (IDENT): the client has server version ${Math.max(downloadVersion, latestVersion)}, the server's latest is ${history.latest}; the server's history was lost`);
+    }
+    if (latestVersion > 0 && message.latestServerVersionSalt !== history.salt) {
+      return reset(211, 'ErrorDivergingHistories', 'Diverging histories (IDENT): the client synced with another history of this partition');
+    }
+    if (downloadVersion > 0 && downloadVersion < history.base) {
+      return reset(222, 'ErrorClientFileExpired', `Client file has expired: it last synced at server version ${downloadVersion}, and the history before ${history.base} was compacted`);
+    }
+    session.clientFile = file;
+    session.downloadServerVersion = downloadVersion;
+    session.downloadClientVersion = Number(message.downloadClientVersion);
+    session.state = 'identified';
+    session.unlisten = engine.listen(session.partitionId!, () => this.schedulePump(session));
+    await this.pump(session);
+  }
+
+  private async upload(session: Session, message: Extract<ClientMessage, { type: 'upload' }>): Promise<void> {
+    if (session.state !== 'identified') return this.fail(109, 'Bad input message order: UPLOAD before IDENT');
+    const result = await this.options.engine.integrate(
+      { clientFile: session.clientFile!, partition: session.partition, userId: this.info.user.id, canWrite: session.canWrite },
+      message.changesets.map((c) => ({
+        clientVersion: Number(c.version), baseVersion: Number(c.lastIntegratedRemoteVersion), timestamp: c.originTimestamp,
+        instructions: c.instructions, size: c.bytes?.length ?? 0,
+      })),
+    );
+    if (!this.isLive(session)) return;
+    if (!result.ok) {
+      this.log.warn(`${this.describe(session)}: upload refused: ${result.error.message}`);
+      return this.sessionError(session, result.error);
+    }
+    await this.pump(session);
+  }
+
+  private schedulePump(session: Session): void {
+    if (session.pumpQueued || session.state !== 'identified') return;
+    session.pumpQueued = true;
+    this.enqueue(session, async () => {
+      session.pumpQueued = false;
+      await this.pump(session);
+    });
+  }
+
+  /** Sends DOWNLOADs until the client has every server version (a bootstrap first for a new client file). */
+  private async pump(session: Session): Promise<void> {
+    if (session.state !== 'identified' || this.closed) return;
+    const history = session.history!;
+    const file = session.clientFile!;
+    if (session.downloadServerVersion === 0) {
+      const bootstrap = await this.options.engine.bootstrap(session.partition, file);
+      if (!this.isLive(session)) return;
+      session.downloadServerVersion = bootstrap.version;
+      session.downloadClientVersion = bootstrap.clientVersion;
+      this.sendDownload(session, bootstrap.instructionCount > 0 ? [{
+        version: BigInt(bootstrap.version), lastIntegratedRemoteVersion: BigInt(bootstrap.clientVersion), originTimestamp: bootstrap.timestamp,
+        originFileIdent: 1n, originalChangesetSize: bootstrap.changeset.length, instructions: [], bytes: bootstrap.changeset,
+      }] : []);
+    }
+    for (;;) {
+      const pending = history.since(session.downloadServerVersion);
+      if (pending.length === 0) break;
+      const batch: ChangesetEntry[] = [];
+      let bytes = 0;
+      for (const entry of pending) {
+        session.downloadServerVersion = entry.version;
+        if (entry.originFileIdent === file.ident) {
+          session.downloadClientVersion = entry.clientVersion;
+          continue;
+        }
+        if (entry.changeset.length === 0) continue;
+        batch.push({
+          version: BigInt(entry.version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: entry.timestamp,
+          originFileIdent: BigInt(entry.originFileIdent), originalChangesetSize: entry.originalSize || entry.changeset.length, instructions: [], bytes: entry.changeset,
+        });
+        bytes += entry.changeset.length;
+        if (bytes >= DOWNLOAD_BATCH_BYTES) break;
+      }
+      this.sendDownload(session, batch);
+    }
+    if (!session.sentFirstDownload || session.reportedUploadVersion !== file.uploadClientVersion) this.sendDownload(session, []);
+  }
+
+  private sendDownload(session: Session, changesets: ChangesetEntry[]): void {
+    const history = session.history!;
+    const file = session.clientFile!;
+    session.sentFirstDownload = true;
+    session.reportedUploadVersion = file.uploadClientVersion;
+    this.send({
+      type: 'download', session: session.ident,
+      downloadServerVersion: BigInt(session.downloadServerVersion), downloadClientVersion: BigInt(session.downloadClientVersion),
+      latestServerVersion: BigInt(history.latest), latestServerVersionSalt: history.salt,
+      uploadClientVersion: BigInt(file.uploadClientVersion), uploadServerVersion: BigInt(file.uploadServerVersion),
+      downloadableBytes: 0n, changesets,
+    });
+  }
+
+  private unbind(ident: number): void {
+    const session = this.sessions.get(ident);
+    if (!session) return this.fail(106, `Bad session identifier in input message: UNBIND of session ${ident}, which is not bound`);
+    if (session.state === 'ended') {
+      // The answer to a session error: the session ident may be bound again.
+      this.sessions.delete(ident);
+      return;
+    }
+    this.enqueue(session, async () => {
+      this.endSession(session);
+      this.sessions.delete(ident);
+      this.send({ type: 'unbound', session: ident });
+    });
+  }
+
+  private endSession(session: Session): void {
+    session.state = 'ended';
+    session.unlisten?.();
+    session.unlisten = undefined;
+  }
+
+  /** A session-level error: JSON_ERROR (the client answers with UNBIND), the session ends. */
+  private sessionError(session: Session, error: SyncError | EngineError): void {
+    if (session.state === 'ended') return;
+    this.endSession(session);
+    const recoveryDisabled = this.options.engine.service.runtimeState.running?.settings.isRecoveryModeDisabled ?? false;
+    const body: Record<string, unknown> = {
+      message: error.message, tryAgain: error.tryAgain, action: error.code === 212 ? 'ProtocolViolation' : ACTIONS[error.action],
+      shouldClientReset: error.action === 'client-reset', isRecoveryModeDisabled: recoveryDisabled, logURL: '',
+      ...(error.action === 'retry-later' ? { backoffIntervalSec: 5, backoffMaxDelaySec: 300, backoffMultiplier: 2 } : {}),
+    };
+    if (this.info.protocolVersion >= 4) this.send({ type: 'json_error', errorCode: error.code, session: session.ident, body });
+    else this.send({ type: 'error', errorCode: error.code, message: error.message, tryAgain: error.tryAgain, session: session.ident });
+  }
+
+  /** A connection-level error: ERROR, then the connection closes. */
+  private fail(code: number, message: string): void {
+    if (this.closed) return;
+    this.log.warn(`${this.describe()}: error ${code}: ${message}`);
+    this.send({ type: 'error', errorCode: code, message, tryAgain: false, session: 0 });
+    this.ws.close(1000);
+    this.dispose();
+  }
+
+  private send(message: ServerMessage): void {
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    this.ws.send(encodeServerMessage(message, this.info.protocolVersion));
+  }
+
+  /** Closes the connection now (runtime shutdown, revocation). */
+  close(): void {
+    this.ws.terminate();
+    this.dispose();
+  }
+
+  private dispose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    for (const session of this.sessions.values()) this.endSession(session);
+    this.onClose(this);
+  }
+}
+

@@ -1,0 +1,99 @@
+// The Realm sync endpoint: the WebSocket upgrade at `/api/client/v2.0/app/<app id>/realm-sync` (the
+// `ws_hostname` of the location answer), authenticated by the access token in `baas_at` (or an
+// Authorization header), with one `com.mongodb.realm-sync#N` subprotocol chosen from those offered.
+// An invalid or expired token is answered 401, which makes a Realm SDK refresh its token and reconnect;
+// no common protocol version is answered without a subprotocol, which the SDK reports as a failed negotiation.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { EvaluationUser } from '../../../core/rules';
+import type { SyncError } from '../../../core/sync';
+import type { Logger } from '../../http/server';
+import { negotiate, type NegotiatedProtocol } from '../wire/negotiate';
+import { RealmSyncConnection, type SessionInfo } from './connection';
+import type { RealmSyncEngine } from './engine';
+
+export const REALM_SYNC_PATH = /^\/api\/client\/v2\.0\/app\/([^/]+)\/realm-sync$/;
+/** The endpoint's path below `/api/client/v2.0/app/<client app id>/` (see `OpenedApp.upgrades`). */
+export const REALM_SYNC_ENDPOINT = 'realm-sync';
+/** Frames larger than this close the connection (the SDK then resets): uploads are split well below it. */
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+export interface RealmSyncEndpointOptions {
+  appId: string;
+  engine: RealmSyncEngine;
+  /** The user of an access token, with when the token expires; throws when the token is not valid. */
+  authenticate(token: string): Promise<{ user: EvaluationUser; expiresAt?: number }>;
+  log: Logger;
+  now?: () => number;
+}
+
+export interface RealmSyncEndpoint {
+  /** Takes an HTTP upgrade for the endpoint's path; false when the path is not the endpoint's. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** The live sessions of every connection. */
+  sessions(): SessionInfo[];
+  /** Ends the sessions `match` selects with a session error (a user revoked, sync paused or terminated). */
+  endSessions(match: (session: SessionInfo) => boolean, error: SyncError): void;
+  close(): void;
+}
+
+function reject(socket: Duplex, status: number, reason: string, body: Record<string, unknown>): void {
+  const text = JSON.stringify(body);
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+}
+
+export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): RealmSyncEndpoint {
+  const negotiated = new WeakMap<IncomingMessage, NegotiatedProtocol>();
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_FRAME_BYTES,
+    perMessageDeflate: false,
+    handleProtocols: (_offered, req) => negotiated.get(req)?.protocol ?? false,
+  });
+  const connections = new Set<RealmSyncConnection>();
+  return {
+    handleUpgrade(req, socket, head) {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const m = REALM_SYNC_PATH.exec(url.pathname);
+      if (!m) return false;
+      if (decodeURIComponent(m[1]!) !== options.appId) return false;
+      const bearer = typeof req.headers.authorization === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization)?.[1] : undefined;
+      const token = url.searchParams.get('baas_at') ?? bearer;
+      if (!token) {
+        reject(socket, 401, 'Unauthorized', { error: 'the sync connection needs an access token (baas_at or Authorization: Bearer)', error_code: 'InvalidSession' });
+        return true;
+      }
+      const protocol = negotiate(req.headers['sec-websocket-protocol'], { accept: { partition: true, flexible: false } });
+      if (protocol) negotiated.set(req, protocol);
+      socket.on('error', () => undefined);
+      options.authenticate(token).then(({ user, expiresAt }) => {
+        if (socket.destroyed) return;
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          if (!protocol) {
+            options.log.warn(`sync: user ${user.id} offered no protocol this server speaks (${String(req.headers['sec-websocket-protocol'] ?? 'none')})`);
+            ws.close(1002, 'no common sync protocol version');
+            return;
+          }
+          const connection = new RealmSyncConnection(ws, { user, protocolVersion: protocol.version, remote: req.socket.remoteAddress ?? '', ...(expiresAt !== undefined ? { expiresAt } : {}) }, {
+            engine: options.engine, log: options.log, ...(options.now ? { now: options.now } : {}),
+          }, (closed) => connections.delete(closed));
+          connections.add(connection);
+          options.log.info(`sync: user ${user.id} connected (${protocol.protocol}, connection ${connection.id})`);
+        });
+      }, (e: Error) => {
+        options.log.info(`sync: connection refused: ${e.message}`);
+        reject(socket, 401, 'Unauthorized', { error: 'invalid session: the access token is invalid or expired', error_code: 'InvalidSession' });
+      });
+      return true;
+    },
+    sessions: () => [...connections].flatMap((c) => c.sessionInfos()),
+    endSessions(match, error) {
+      for (const connection of connections) connection.endSessions(match, error);
+    },
+    close() {
+      for (const connection of connections) connection.close();
+      wss.close();
+    },
+  };
+}

@@ -1,0 +1,451 @@
+// The partition sync engine under the Realm protocol sessions: per partition, one FIFO of work (uploads,
+// store changes, bootstraps) over its history, so versions, documents and downloads never interleave.
+// An upload is transformed against what its client had not seen (`merge/`), applied to the documents
+// (`translate/`, checked against the partition and the collection schema) and appended to the history;
+// a store write from anywhere else (GraphQL, functions, the Data API, the JSON feed) becomes a server
+// changeset in the history of each partition it touches. Sessions listening on a partition are told.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Binary, EJSON, Long } from 'bson';
+import { membershipOf, partitionId, partitionText, type PartitionSettings, type SyncError } from '../../../core/sync';
+import type { Logger } from '../../http/server';
+import type { ChangeEvent } from '../../store/changes';
+import type { Document, DocumentStore } from '../../store/types';
+import { SYNC_METADATA_DATABASE, SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
+import { mergeChangesets, type TimedChangeset } from '../merge/transform';
+import { SYNC_ERRORS, type SyncedCollection, type SyncService } from '../service';
+import { applyToDocument, changeInstructions, documentInstructions, InstructionError } from '../translate/documents';
+import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstructions, tablesFromJsonSchema, type RealmSchema, type RealmTable } from '../translate/schema';
+import { primaryKeyText, primaryKeyValue, syncTimestamp } from '../translate/values';
+import { encodeChangeset, parseChangeset } from '../wire/changeset';
+import type { Instruction } from '../wire/instructions';
+
+/** An uploaded changeset as the session hands it over. */
+export interface UploadedChangeset {
+  clientVersion: number;
+  /** The last server version the client had integrated when it made the changeset. */
+  baseVersion: number;
+  timestamp: bigint;
+  instructions: Instruction[];
+  /** Its size as uploaded. */
+  size: number;
+}
+
+/** Who uploads: the session's client file, user, partition and write verdict. */
+export interface Uploader {
+  clientFile: ClientFileRecord;
+  partition: unknown;
+  userId: string;
+  canWrite: boolean;
+}
+
+export type EngineError = SyncError & { protocolCode?: number };
+
+export interface RealmSyncEngineOptions {
+  service: SyncService;
+  store: DocumentStore;
+  log: Logger;
+  now?: () => number;
+  /** Development mode: a client's new object types become collection schemas (then the app reloads). */
+  applySchema?(types: unknown[]): Promise<{ written: string[] }>;
+}
+
+/** Marks store writes made by an upload: the upload's changeset is their history entry. */
+const uploadWrites = new AsyncLocalStorage<string>();
+const MAX_OBJECTS_PER_UPLOAD = 100_000;
+
+export class RealmSyncEngine {
+  readonly history: SyncHistory;
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly listeners = new Map<string, Set<() => void>>();
+  /** Per client file: the forms of concurrent server changesets transformed through that client's later uploads. */
+  private readonly reciprocal = new Map<number, Map<number, TimedChangeset>>();
+  private schema?: RealmSchema;
+  private declared?: Promise<Map<string, Instruction[]>>;
+  private readonly now: () => number;
+
+  constructor(private readonly options: RealmSyncEngineOptions) {
+    this.now = options.now ?? Date.now;
+    this.history = new SyncHistory({ store: options.store, epoch: () => options.service.runtimeState.epoch });
+  }
+
+  get service(): SyncService {
+    return this.options.service;
+  }
+
+  /** Runs `task` after every earlier task of the partition. */
+  run<T>(partition: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(partition) ?? Promise.resolve();
+    const next = previous.then(task, task);
+    const settled = next.catch(() => undefined);
+    this.queues.set(partition, settled);
+    void settled.then(() => { if (this.queues.get(partition) === settled) this.queues.delete(partition); });
+    return next;
+  }
+
+  listen(partition: string, listener: () => void): () => void {
+    let set = this.listeners.get(partition);
+    if (!set) this.listeners.set(partition, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set!.delete(listener);
+      if (set!.size === 0 && this.listeners.get(partition) === set) this.listeners.delete(partition);
+    };
+  }
+
+  private notify(partition: string): void {
+    for (const listener of this.listeners.get(partition) ?? []) listener();
+  }
+
+  /** The app changed (reload): the Realm schema is derived again. */
+  invalidateSchema(): void {
+    this.schema = undefined;
+  }
+
+  /** The Realm tables of the synced collections, with what clients declared on top. */
+  async realmSchema(): Promise<RealmSchema> {
+    if (this.schema) return this.schema;
+    const schema: RealmSchema = new Map();
+    const service = this.options.service;
+    for (const c of service.collections) {
+      const relationships = c.relationships.flatMap((r) => {
+        const target = service.collectionOfNamespace(r.database, r.collection);
+        const property = (c.schema.properties as Record<string, { bsonType?: unknown }> | undefined)?.[r.field];
+        return target ? [{ field: r.field, targetType: target.type, many: property?.bsonType === 'array' }] : [];
+      });
+      tablesFromJsonSchema(c.type, c.schema, relationships, schema);
+    }
+    for (const instructions of (await this.declaredTables()).values()) for (const i of instructions) applySchemaInstruction(schema, i);
+    this.schema = schema;
+    return schema;
+  }
+
+  private declaredTables(): Promise<Map<string, Instruction[]>> {
+    this.declared ??= (async () => {
+      const docs = await this.options.store.collection(SYNC_METADATA_DATABASE, 'schema').find({});
+      const out = new Map<string, Instruction[]>();
+      for (const doc of docs) {
+        try {
+          out.set(String(doc._id), parseChangeset((doc.cs as { buffer: Uint8Array }).buffer));
+        } catch (e) {
+          this.options.log.warn(`sync: ignoring the stored declaration of table ${String(doc._id)}: ${(e as Error).message}`);
+        }
+      }
+      return out;
+    })();
+    return this.declared;
+  }
+
+  /** Records what a client declared for a table (its AddTable/AddColumn), kept for later bootstraps. */
+  private async declareTable(table: RealmTable): Promise<void> {
+    const declared = await this.declaredTables();
+    const instructions = tableInstructions(table);
+    declared.set(table.name, instructions);
+    await this.options.store.collection(SYNC_METADATA_DATABASE, 'schema').replaceOne({ _id: table.name }, { cs: new Binary(encodeChangeset(instructions)) }, { upsert: true });
+  }
+
+  // ---------------------------------------------------------------- store changes
+
+  /** Whether a store write must be recorded: every write to a synced collection while sync is enabled. */
+  wants(database: string, collection: string): boolean {
+    return this.options.service.runtimeState.status === 'enabled' && this.options.service.collectionOfNamespace(database, collection) !== undefined;
+  }
+
+  /** A committed store write becomes a server changeset in the histories of the partitions it touches. */
+  onChange(change: ChangeEvent): void {
+    const service = this.options.service;
+    const settings = service.partitionSettings;
+    const synced = service.collectionOfNamespace(change.ns.db, change.ns.coll);
+    if (!settings || !synced || service.runtimeState.status !== 'enabled') return;
+    const fromUpload = uploadWrites.getStore();
+    const partitionOf = (doc: Document | undefined): { id: string; value: unknown } | undefined => {
+      if (!doc) return undefined;
+      const m = membershipOf(doc, settings);
+      return 'partition' in m ? { id: partitionId(m.partition), value: m.partition } : undefined;
+    };
+    const before = change.operationType === 'insert' ? undefined : partitionOf(change.fullDocumentBeforeChange);
+    const after = change.operationType === 'delete' ? undefined : partitionOf(change.fullDocument);
+    const record = (partition: string, beforeDoc: Document | undefined, afterDoc: Document | undefined) => {
+      if (partition === fromUpload) return;
+      void this.run(partition, async () => {
+        const schema = await this.realmSchema();
+        const table = schema.get(synced.type);
+        if (!table) return;
+        const instructions = changeInstructions(schema, table, beforeDoc, afterDoc);
+        if (instructions.length === 0) return;
+        const history = await this.history.partition(partition);
+        await this.history.append(history, {
+          originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, timestamp: syncTimestamp(this.now()),
+          changeset: encodeChangeset(instructions), originalSize: 0,
+        });
+        this.notify(partition);
+      }).catch((e) => this.options.log.error(`sync: recording a ${change.operationType} of ${synced.type} in partition ${partition} failed: ${(e as Error).message}`));
+    };
+    if (before && after && before.id === after.id) return record(before.id, change.fullDocumentBeforeChange, change.fullDocument);
+    if (before) record(before.id, change.fullDocumentBeforeChange, undefined);
+    if (after) record(after.id, undefined, change.fullDocument);
+  }
+
+  // ---------------------------------------------------------------- bootstrap
+
+  /**
+   * A new client file's first download: the partition's current state as one server changeset at the
+   * latest version (schema, then every object), instead of the whole history. Runs in the partition's queue.
+   */
+  async bootstrap(partition: unknown, file: ClientFileRecord): Promise<{ version: number; clientVersion: number; timestamp: bigint; changeset: Uint8Array; instructionCount: number }> {
+    const id = partitionId(partition);
+    return this.run(id, async () => {
+      const history = await this.history.partition(id);
+      const version = history.latest;
+      const clientVersion = file.uploadClientVersion;
+      const schema = await this.realmSchema();
+      const service = this.options.service;
+      const synced = service.collections.map((c) => c.type);
+      const tables = reachableTables(schema, synced);
+      const instructions: Instruction[] = schemaInstructions(tables);
+      const snapshot = await service.snapshot(partition);
+      for (const [collection, docs] of snapshot) {
+        const table = schema.get(collection.type);
+        if (!table || table.asymmetric) continue;
+        for (const doc of docs) instructions.push(...documentInstructions(schema, table, doc));
+      }
+      return { version, clientVersion, timestamp: syncTimestamp(this.now()), changeset: encodeChangeset(instructions), instructionCount: instructions.length };
+    });
+  }
+
+  // ---------------------------------------------------------------- uploads
+
+  /**
+   * Integrates uploaded changesets in order: each one already integrated (a resent one) is skipped; each
+   * new one is transformed, checked and applied whole, or the upload stops with the error for the session
+   * (nothing of the failing changeset is applied).
+   */
+  async integrate(uploader: Uploader, changesets: readonly UploadedChangeset[]): Promise<{ ok: true; integrated: number } | { ok: false; error: EngineError }> {
+    const id = partitionId(uploader.partition);
+    return this.run(id, async () => {
+      const history = await this.history.partition(id);
+      const file = uploader.clientFile;
+      let integrated = 0;
+      for (const changeset of changesets) {
+        if (changeset.clientVersion <= file.uploadClientVersion) continue;
+        if (changeset.baseVersion > history.latest) {
+          return { ok: false as const, error: { code: 209, name: 'ErrorBadServerVersion', message: `Bad server version (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, but the server's latest is ${history.latest}`, action: 'client-reset' as const, tryAgain: false } };
+        }
+        const transformed = this.transform(history, file, changeset, changeset.instructions);
+        if (!transformed.ok) return { ok: false as const, error: transformed.error };
+        const applied = await this.applyToStore(uploader, id, transformed.instructions);
+        if (!applied.ok) return applied;
+        // Appended even when empty: the entry tells this client's later downloads which of its versions were integrated.
+        await this.history.append(history, {
+          originFileIdent: file.ident, clientVersion: changeset.clientVersion, timestamp: changeset.timestamp,
+          changeset: transformed.instructions.length > 0 ? encodeChangeset(transformed.instructions) : new Uint8Array(0), originalSize: changeset.size,
+        });
+        file.uploadClientVersion = changeset.clientVersion;
+        file.uploadServerVersion = changeset.baseVersion;
+        integrated++;
+      }
+      if (integrated > 0) {
+        await this.history.saveClientFile(file);
+        this.notify(id);
+      }
+      return { ok: true as const, integrated };
+    });
+  }
+
+  /** The upload rebased onto the server changesets its client had not integrated. */
+  private transform(history: PartitionHistory, file: ClientFileRecord, changeset: UploadedChangeset, instructions: Instruction[]):
+    { ok: true; instructions: Instruction[] } | { ok: false; error: EngineError } {
+    let forms = this.reciprocal.get(file.ident);
+    if (!forms) this.reciprocal.set(file.ident, (forms = new Map()));
+    for (const version of forms.keys()) if (version <= changeset.baseVersion) forms.delete(version);
+    const concurrentEntries = history.since(Math.max(changeset.baseVersion, 0)).filter((e) => e.originFileIdent !== file.ident);
+    const upload: TimedChangeset = { instructions, originTimestamp: changeset.timestamp, originFileIdent: BigInt(file.ident) };
+    if (concurrentEntries.length === 0) return { ok: true, instructions };
+    const concurrent = concurrentEntries.map((e) => forms!.get(e.version) ?? timed(e));
+    const merged = mergeChangesets(concurrent, [upload]);
+    if (!merged.ok) {
+      const error = merged.error;
+      return { ok: false, error: error.kind === 'schemaMismatch'
+        ? { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${error.message}`, action: 'none', tryAgain: false }
+        : SYNC_ERRORS.badChangeset(`Bad changeset (UPLOAD): ${error.message}`) };
+    }
+    concurrentEntries.forEach((e, i) => forms!.set(e.version, merged.ours[i]!));
+    return { ok: true, instructions: merged.theirs[0]!.instructions };
+  }
+
+  /** Applies an upload's instructions to the documents: all are checked before any is written. */
+  private async applyToStore(uploader: Uploader, partition: string, instructions: Instruction[]): Promise<{ ok: true } | { ok: false; error: EngineError }> {
+    const service = this.options.service;
+    const settings = service.partitionSettings;
+    if (!settings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
+    let schema = await this.realmSchema();
+    const declared = instructions.filter((i) => i.type === 'AddTable' || i.type === 'AddColumn' || i.type === 'EraseTable' || i.type === 'EraseColumn');
+    if (declared.length > 0) {
+      const problem = await this.declareSchema(schema, declared);
+      if (problem) return { ok: false, error: problem };
+      schema = await this.realmSchema();
+    }
+    const objects = instructions.filter((i) => 'object' in i);
+    if (objects.length > 0 && !uploader.canWrite) {
+      return { ok: false, error: SYNC_ERRORS.permissionDenied('UPLOAD', `user ${uploader.userId} may not write partition ${partitionText(uploader.partition)}: the write expression is false`) };
+    }
+    interface Touched { collection: SyncedCollection; table: RealmTable; id: unknown; before: Document | null; after: Document | null }
+    const touched = new Map<string, Touched>();
+    try {
+      for (const instruction of objects) {
+        if (!('object' in instruction)) continue;
+        const key = `${instruction.table}\u0000${primaryKeyText(instruction.object)}`;
+        let entry = touched.get(key);
+        if (!entry) {
+          const collection = service.collectionOfType(instruction.table);
+          const table = schema.get(instruction.table);
+          if (!collection || !table || table.embedded) {
+            throw new InstructionError(`${instruction.type} on table "${instruction.table}", which is not a synced object type (synced: ${service.collections.map((c) => c.type).join(', ') || 'none'})`);
+          }
+          if (touched.size >= MAX_OBJECTS_PER_UPLOAD) throw new InstructionError(`an upload may touch at most ${MAX_OBJECTS_PER_UPLOAD} objects`);
+          const id = primaryKeyValue(instruction.object, table.primaryKey?.bsonType);
+          const before = table.asymmetric ? null : await service.store.collection(collection.database, collection.collection).findOne({ _id: id as never });
+          entry = { collection, table, id, before, after: before ? cloneDocument(before) : null };
+          touched.set(key, entry);
+        }
+        if (instruction.type === 'CreateObject') entry.after ??= { _id: entry.id };
+        else if (instruction.type === 'EraseObject') entry.after = null;
+        else if (!entry.after) throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, which does not exist`);
+        else applyToDocument(entry.after, instruction, entry.table, schema);
+      }
+    } catch (e) {
+      if (e instanceof InstructionError) return { ok: false, error: SYNC_ERRORS.badChangeset(`Bad changeset (UPLOAD): ${e.message}`) };
+      throw e;
+    }
+    const inPartition = (doc: Document) => {
+      const m = membershipOf(doc, settings);
+      return 'partition' in m && partitionId(m.partition) === partition;
+    };
+    for (const entry of touched.values()) {
+      if (entry.before && !inPartition(entry.before)) {
+        return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${entry.collection.type} ${EJSON.stringify(entry.id as never)} belongs to another partition than ${partitionText(uploader.partition)}`) };
+      }
+      if (!entry.after) continue;
+      if (!Object.hasOwn(entry.after, settings.key) || entry.after[settings.key] === null) entry.after[settings.key] = partitionValueFor(uploader.partition, entry.collection, settings);
+      if (!inPartition(entry.after)) {
+        return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: SET instruction had incorrect partition value for key "${settings.key}" { expectedPartition: ${partitionText(uploader.partition)}, foundPartition: ${EJSON.stringify((entry.after[settings.key] ?? null) as never, { relaxed: false })} }`) };
+      }
+      // A Realm optional property set to null is an absent value to the collection schema.
+      const violation = entry.collection.validate?.(withoutNulls(entry.after));
+      if (violation) return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${entry.collection.type} ${EJSON.stringify(entry.id as never)} does not match its schema: ${violation.message}`) };
+    }
+    await uploadWrites.run(partition, async () => {
+      for (const entry of touched.values()) {
+        const store = service.store.collection(entry.collection.database, entry.collection.collection);
+        if (!entry.after) {
+          if (entry.before) await store.deleteOne({ _id: entry.id as never });
+        } else if (!entry.before) await store.insertOne(entry.after);
+        else await store.replaceOne({ _id: entry.id as never }, entry.after);
+      }
+    });
+    return { ok: true };
+  }
+
+  /** Takes a client's schema instructions: known tables are recorded as declared; new ones need development mode. */
+  private async declareSchema(schema: RealmSchema, instructions: Instruction[]): Promise<EngineError | undefined> {
+    const service = this.options.service;
+    const next: RealmSchema = new Map([...schema].map(([name, table]) => [name, { ...table, columns: new Map(table.columns) }]));
+    for (const instruction of instructions) {
+      if (instruction.type === 'EraseTable' || instruction.type === 'EraseColumn') {
+        return { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${instruction.type} ${instruction.table}: destructive schema changes are not allowed on a synced realm`, action: 'none', tryAgain: false };
+      }
+      applySchemaInstruction(next, instruction);
+    }
+    const changed = new Set(instructions.map((i) => i.table));
+    const unknown = [...changed].filter((name) => {
+      const table = next.get(name);
+      return table && !table.embedded && !service.collectionOfType(name);
+    });
+    if (unknown.length > 0) {
+      const devMode = service.runtimeState.running?.settings.developmentModeEnabled === true;
+      if (!devMode || !this.options.applySchema) {
+        return { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not synced: no collection of the synced database has a schema titled so with the partition key "${service.partitionSettings?.key}" (turn on development mode to create ${unknown.length === 1 ? 'it' : 'them'} from the client's schema)`, action: 'none', tryAgain: false };
+      }
+      try {
+        await this.options.applySchema(unknown.map((name) => objectTypeOf(next, next.get(name)!)));
+      } catch (e) {
+        return { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): development mode could not write the schemas: ${(e as Error).message}`, action: 'none', tryAgain: false };
+      }
+      this.invalidateSchema();
+    }
+    for (const name of changed) {
+      const table = next.get(name);
+      if (table) await this.declareTable(table);
+    }
+    this.invalidateSchema();
+    return undefined;
+  }
+}
+
+function timed(entry: HistoryEntry): TimedChangeset {
+  return { instructions: parseChangeset(entry.changeset), originTimestamp: entry.timestamp, originFileIdent: BigInt(entry.originFileIdent) };
+}
+
+/** The partition value as the collection's schema stores the key (a long partition is an Int64 unless the schema says int). */
+function partitionValueFor(partition: unknown, collection: SyncedCollection, settings: PartitionSettings): unknown {
+  if (settings.type !== 'long' || typeof partition !== 'number') return partition;
+  const property = (collection.schema.properties as Record<string, { bsonType?: unknown }> | undefined)?.[settings.key];
+  return property?.bsonType === 'int' ? partition : Long.fromNumber(partition);
+}
+
+/** The document without its null-valued fields (at every depth of embedded objects). */
+function withoutNulls(doc: Document): Document {
+  const out: Document = {};
+  for (const [k, v] of Object.entries(doc)) {
+    if (v === null) continue;
+    out[k] = v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype ? withoutNulls(v as Document)
+      : Array.isArray(v) ? v.map((e) => (e !== null && typeof e === 'object' && Object.getPrototypeOf(e) === Object.prototype ? withoutNulls(e as Document) : e))
+        : v;
+  }
+  return out;
+}
+
+/** Copies the containers of a document (bson values are immutable and shared). */
+function cloneDocument<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(cloneDocument) as T;
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = cloneDocument(v);
+    return out as T;
+  }
+  return value;
+}
+
+const BSON_TYPE_OF_PAYLOAD: Record<string, string> = {
+  int: 'long', bool: 'bool', string: 'string', binary: 'binData', timestamp: 'date', float: 'float', double: 'double',
+  decimal: 'decimal', objectId: 'objectId', uuid: 'uuid', null: 'mixed',
+};
+
+/** A client's table as development mode writes it: `{name, properties: {field: JSON Schema}, required}`. */
+function objectTypeOf(schema: RealmSchema, table: RealmTable): { name: string; properties: Record<string, unknown>; required: string[] } {
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  if (table.primaryKey) {
+    properties[table.primaryKey.field] = { bsonType: table.primaryKey.type === 'int' ? 'long' : BSON_TYPE_OF_PAYLOAD[table.primaryKey.type] ?? 'objectId' };
+    required.push(table.primaryKey.field);
+  }
+  for (const column of table.columns.values()) {
+    const element = propertySchema(schema, column.type, column.linkTarget, 0);
+    if (!element) continue;
+    properties[column.name] = column.collection === 'list' ? { bsonType: 'array', items: element }
+      : column.collection === 'set' ? { bsonType: 'array', uniqueItems: true, items: element }
+        : column.collection === 'dictionary' ? { bsonType: 'object', additionalProperties: element }
+          : element;
+    if (column.collection === 'single' && !column.nullable && column.type !== 'null') required.push(column.name);
+  }
+  return { name: table.name, properties, required };
+}
+
+function propertySchema(schema: RealmSchema, type: string, linkTarget: string | undefined, depth: number): Record<string, unknown> | undefined {
+  if (type !== 'link') return BSON_TYPE_OF_PAYLOAD[type] ? { bsonType: BSON_TYPE_OF_PAYLOAD[type] } : undefined;
+  const target = linkTarget ? schema.get(linkTarget) : undefined;
+  if (!target || depth > 16) return undefined;
+  if (!target.embedded) return { bsonType: target.primaryKey?.type === 'int' ? 'long' : BSON_TYPE_OF_PAYLOAD[target.primaryKey?.type ?? 'objectId'] ?? 'objectId' };
+  const { properties, required } = objectTypeOf(schema, target);
+  return { bsonType: 'object', title: target.name, ...(required.length ? { required } : {}), properties };
+}
+

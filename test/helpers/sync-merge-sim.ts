@@ -1,0 +1,111 @@
+// A simulation of Realm sync's history exchange over the merge: one server and several clients, each
+// with its own state and history, integrating changesets the way realm-core's server and client do
+// (reciprocal transforms kept per peer, uploads carrying the server version they were made on, downloads
+// carrying the last client version the server had integrated). Used to check that everyone converges.
+import { applyChangeset, cloneState, dumpState, emptyState, type RealmState } from '../../runtime/sync/merge/apply';
+import { mergeChangesets, type TimedChangeset } from '../../runtime/sync/merge/transform';
+import type { Instruction } from '../../runtime/sync/wire/instructions';
+
+interface ServerEntry {
+  version: number;
+  changeset: TimedChangeset;
+  fromClient: bigint;
+  /** For each client, the last client version of it integrated at this server version. */
+  integratedClientVersions: Map<bigint, number>;
+}
+
+interface Upload { clientVersion: number; lastIntegratedServerVersion: number; changeset: TimedChangeset }
+
+export class SimServer {
+  state: RealmState = emptyState();
+  readonly history: ServerEntry[] = [];
+  private readonly reciprocal = new Map<bigint, Map<number, TimedChangeset>>();
+  private readonly integrated = new Map<bigint, number>();
+
+  get version(): number {
+    return this.history.length;
+  }
+
+  integrate(client: bigint, upload: Upload): void {
+    const reciprocal = this.reciprocalOf(client);
+    const concurrent = this.history.filter((e) => e.version > upload.lastIntegratedServerVersion && e.fromClient !== client);
+    const ours = concurrent.map((e) => reciprocal.get(e.version) ?? e.changeset);
+    const merged = mergeChangesets(ours, [upload.changeset]);
+    if (!merged.ok) throw merged.error;
+    concurrent.forEach((e, i) => reciprocal.set(e.version, merged.ours[i]));
+    const transformed = merged.theirs[0];
+    applyChangeset(this.state, transformed.instructions);
+    this.integrated.set(client, upload.clientVersion);
+    this.history.push({
+      version: this.history.length + 1,
+      changeset: transformed,
+      fromClient: client,
+      integratedClientVersions: new Map(this.integrated),
+    });
+  }
+
+  private reciprocalOf(client: bigint): Map<number, TimedChangeset> {
+    let map = this.reciprocal.get(client);
+    if (!map) this.reciprocal.set(client, (map = new Map()));
+    return map;
+  }
+}
+
+interface LocalEntry { clientVersion: number; changeset: TimedChangeset; reciprocal: TimedChangeset; baseServerVersion: number }
+
+export class SimClient {
+  state: RealmState = emptyState();
+  private readonly local: LocalEntry[] = [];
+  private clientVersion = 0;
+  private uploaded = 0;
+  /** The last server version integrated (downloaded) here. */
+  private serverVersion = 0;
+
+  constructor(readonly ident: bigint) {}
+
+  /** Makes a local changeset at `timestamp` (applied at once, as a write transaction). */
+  write(instructions: Instruction[], timestamp: bigint): void {
+    if (instructions.length === 0) return;
+    const scratch = cloneState(this.state);
+    applyChangeset(scratch, instructions);
+    this.state = scratch;
+    this.clientVersion++;
+    const changeset = { instructions, originTimestamp: timestamp, originFileIdent: this.ident };
+    this.local.push({ clientVersion: this.clientVersion, changeset, reciprocal: changeset, baseServerVersion: this.serverVersion });
+  }
+
+  get pendingUploads(): number {
+    return this.local.length - this.uploaded;
+  }
+
+  uploadOne(server: SimServer): void {
+    const entry = this.local[this.uploaded++];
+    server.integrate(this.ident, { clientVersion: entry.clientVersion, lastIntegratedServerVersion: entry.baseServerVersion, changeset: entry.changeset });
+  }
+
+  pendingDownloads(server: SimServer): number {
+    return server.version - this.serverVersion;
+  }
+
+  downloadOne(server: SimServer): void {
+    const entry = server.history[this.serverVersion];
+    this.serverVersion++;
+    if (entry.fromClient === this.ident) return;
+    const seen = entry.integratedClientVersions.get(this.ident) ?? 0;
+    const ours = this.local.filter((l) => l.clientVersion > seen);
+    const merged = mergeChangesets(ours.map((l) => l.reciprocal), [entry.changeset]);
+    if (!merged.ok) throw merged.error;
+    ours.forEach((l, i) => (l.reciprocal = merged.ours[i]));
+    applyChangeset(this.state, merged.theirs[0].instructions);
+  }
+}
+
+/** Uploads and downloads everything until nothing is pending. */
+export function settle(server: SimServer, clients: SimClient[]): void {
+  for (const client of clients) while (client.pendingUploads > 0) client.uploadOne(server);
+  for (const client of clients) while (client.pendingDownloads(server) > 0) client.downloadOne(server);
+}
+
+export function dumps(server: SimServer, clients: SimClient[]): { server: unknown; clients: unknown[] } {
+  return { server: dumpState(server.state), clients: clients.map((c) => dumpState(c.state)) };
+}
