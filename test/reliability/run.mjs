@@ -270,18 +270,19 @@ async function badInputMatrix(server) {
   // Malformed HTTP.
   for (const [name, raw] of [
     ['CONNECT', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n'],
-    ['TRACE', `TRACE /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
-    ['unknown method', `BREW /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
-    ['PROPFIND', `PROPFIND / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
+    ['TRACE', `TRACE /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
+    ['unknown method', `BREW /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
+    ['PROPFIND', `PROPFIND / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
     ['bad request line', 'GARBAGE\r\n\r\n'],
     ['bad header', 'GET / HTTP/1.1\r\nHost x\r\n\r\n'],
-    ['invalid content-length', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}`],
-    ['two content-lengths', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`],
-    ['bad chunked body', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
-    ['NUL in path', 'GET /api\u0000/x HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['invalid content-length', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n{}`],
+    ['two content-lengths', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`],
+    ['bad chunked body', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
+    ['NUL in path', 'GET /api\u0000/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'],
     ['HTTP/2 preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'],
-    ['absolute-form target', `GET http://evil.example/api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
-    ['websocket upgrade to an API route', `GET /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`],
+    ['foreign Host (DNS rebinding)', `GET /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`],
+    ['absolute-form target', `GET http://evil.example/api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
+    ['websocket upgrade to an API route', `GET /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`],
   ]) add(`raw ${name}`, () => sendRaw(port, raw));
 
   let clean = 0;
