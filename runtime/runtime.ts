@@ -8,6 +8,7 @@ import chokidar from 'chokidar';
 import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
+import type { Duplex } from 'node:stream';
 import { checkApp } from '../core/check';
 import { sortDiagnostics, type Diagnostic } from '../core/diagnostics';
 import { nodeFileSystem, type AppFileSystem } from '../core/fs';
@@ -203,6 +204,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   registerSyncLocalRoutes(adminTable, (clientAppId) => registry.byClientId(clientAppId)?.sync);
   /** Recent requests, served at `/logs?co_id=…` (the link of every error body). */
   const requestLog = new RequestLog();
+  const upgraded = new Set<Duplex>();
   try {
     http = await createHttpServer({
       host: bindHost, port: options.port ?? 0, log, cors: corsFor, requestLog,
@@ -217,6 +219,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       },
       // WebSocket upgrades (Host already checked): each to the endpoint of the app its path names.
       upgrade: (req, socket, head) => {
+        // Upgraded sockets leave the HTTP server's hands but still hold its close: they end with the runtime.
+        upgraded.add(socket);
+        socket.once('close', () => upgraded.delete(socket));
         const handler = upgradeHandlerFor(registry.list(), req.url);
         if (handler instanceof ApiError) answerUpgrade(socket, handler, '');
         else handler(req, socket, head);
@@ -246,7 +251,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     mintAdminSession: () => admin.mintSession(),
     get sync() { return first()!.sync; },
     async close() {
-      await server.close();
+      const closed = server.close();
+      for (const socket of upgraded) socket.destroy();
+      await closed;
       await Promise.allSettled(registry.list().map((h) => h.close()));
     },
   };
@@ -610,6 +617,8 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
         now: () => Math.floor((clock ? clock.now() : Date.now()) / 1000),
       },
       simulate: (userRef, partitionText) => simulatePartition(sync, findUser(userRef), userRef, partitionText),
+      sessions: () => realmEndpoint.sessions(),
+      traffic: (connection, session) => realmEndpoint.traffic(connection, session),
     },
     upgrades: new Map<string, UpgradeHandler>([
       [FEED_ENDPOINT, (req, socket, head) => feed.handleUpgrade(req, socket, head)],

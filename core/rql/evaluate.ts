@@ -16,7 +16,15 @@ export class RqlArgumentError extends Error {
 
 /** Several values of one operand (a list, or a path through lists) and how a comparison combines them. */
 class Many {
-  constructor(readonly values: unknown[], readonly quantifier: Quantifier = 'any') {}
+  constructor(
+    readonly values: unknown[],
+    readonly quantifier: Quantifier = 'any',
+    /**
+     * A whole collection with no quantifier written: a list property's own array, or a list literal.
+     * Two of them compare as collections (`tags == {"a", "b"}`: same elements in order), as realm-core does.
+     */
+    readonly collection = false,
+  ) {}
 }
 
 type Vars = unknown[];
@@ -66,13 +74,14 @@ function compilePath(segments: PathSegment[], scope: Scope, spreadLeaf: boolean)
     const name = steps[0]!.name;
     return (doc) => {
       const value = isDocument(doc) && Object.hasOwn(doc, name) ? doc[name] : undefined;
-      if (Array.isArray(value) && spreadLeaf) return new Many(value.map(nullIfMissing));
+      if (Array.isArray(value) && spreadLeaf) return new Many(value.map(nullIfMissing), 'any', true);
       return value ?? null;
     };
   }
   return (doc, vars) => {
     let value: unknown = slot >= 0 ? vars[slot] : doc;
     let many: unknown[] | undefined;
+    let leafCollection = false;
     for (let i = 0; i < steps.length; i++) {
       const last = i === steps.length - 1;
       if (many) {
@@ -85,11 +94,13 @@ function compilePath(segments: PathSegment[], scope: Scope, spreadLeaf: boolean)
         many = next;
       } else {
         const x = step(value, steps[i]!, keys[i]);
-        if (Array.isArray(x) && (!last || spreadLeaf)) many = x.slice();
-        else value = x;
+        if (Array.isArray(x) && (!last || spreadLeaf)) {
+          many = x.slice();
+          leafCollection = last;
+        } else value = x;
       }
     }
-    return many ? new Many(many.map(nullIfMissing)) : value ?? null;
+    return many ? new Many(many.map(nullIfMissing), 'any', leafCollection) : value ?? null;
   };
 }
 
@@ -115,8 +126,8 @@ function sizeOf(value: unknown): unknown {
 function withQuantifier(value: unknown, quantifier: Quantifier | undefined): unknown {
   if (!quantifier) return value;
   if (value instanceof Many) return new Many(value.values, quantifier);
-  // A missing or null field is one null value, with or without ANY/ALL/NONE, as MongoDB sees it.
-  return new Many([value], quantifier);
+  // A missing or null list under ANY/ALL/NONE is an empty list, as a Realm list property is never null.
+  return new Many(value === null ? [] : [value], quantifier);
 }
 
 function compileExpr(expr: Expr, scope: Scope): Compiled {
@@ -127,13 +138,13 @@ function compileExpr(expr: Expr, scope: Scope): Compiled {
     }
     case 'argument': {
       const raw = argument(scope, expr.index);
-      const value = Array.isArray(raw) ? new Many(raw.map(nullIfMissing), expr.quantifier) : withQuantifier(raw ?? null, expr.quantifier);
+      const value = Array.isArray(raw) ? new Many(raw.map(nullIfMissing), expr.quantifier, !expr.quantifier) : withQuantifier(raw ?? null, expr.quantifier);
       return () => value;
     }
     case 'list': {
       // Items are constants and arguments, so the list is built once.
       const items = expr.items.map((item) => compileExpr(item, scope)(undefined, []));
-      const value = new Many(items.flatMap((item) => (item instanceof Many ? item.values : [item])), expr.quantifier);
+      const value = new Many(items.flatMap((item) => (item instanceof Many ? item.values : [item])), expr.quantifier, !expr.quantifier);
       return () => value;
     }
     case 'path': {
@@ -223,8 +234,9 @@ function aggregate(op: 'max' | 'min' | 'sum' | 'avg', values: unknown[]): unknow
   return numbers.reduce<number>((s, v) => s + Number(v), 0);
 }
 
-/** `*` matches any run of characters, `?` one character (code point); linear in practice, never exponential. */
+/** `*` matches any run of characters, `?` one character (code point); never exponential. */
 export function likeMatches(text: string, pattern: string): boolean {
+  if (!pattern.includes('?')) return likeWithoutSingles(text, pattern);
   const t = Array.from(text), p = Array.from(pattern);
   let ti = 0, pi = 0, starP = -1, starT = 0;
   while (ti < t.length) {
@@ -241,6 +253,24 @@ export function likeMatches(text: string, pattern: string): boolean {
   }
   while (pi < p.length && p[pi] === '*') pi++;
   return pi === p.length;
+}
+
+/** Only `*`: the literal parts in order, each at its leftmost place, the first at the start, the last at the end. */
+function likeWithoutSingles(text: string, pattern: string): boolean {
+  const parts = pattern.split('*');
+  if (parts.length === 1) return text === pattern;
+  const first = parts[0]!, last = parts[parts.length - 1]!;
+  const end = text.length - last.length;
+  if (end < first.length || !text.startsWith(first) || !text.endsWith(last)) return false;
+  let position = first.length;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const part = parts[i]!;
+    if (part === '') continue;
+    const at = text.indexOf(part, position);
+    if (at < 0 || at + part.length > end) return false;
+    position = at + part.length;
+  }
+  return true;
 }
 
 function stringTest(op: CompareOp, caseInsensitive: boolean): Test {
@@ -314,7 +344,17 @@ function quantify(values: unknown[], quantifier: Quantifier, holds: (v: unknown)
   }
 }
 
-function combine(l: unknown, r: unknown, test: Test): boolean {
+/** Two collections compared whole: the same length and equal elements in order. */
+function sameCollection(l: Many, r: Many): boolean {
+  return l.values.length === r.values.length && l.values.every((v, i) => equals(v, r.values[i]));
+}
+
+function combine(l: unknown, r: unknown, test: Test, op?: CompareOp): boolean {
+  if (l instanceof Many && r instanceof Many && l.collection && r.collection && op) {
+    if (op === '==' || op === 'IN') return sameCollection(l, r);
+    if (op === '!=') return !sameCollection(l, r);
+    return false;
+  }
   if (l instanceof Many) return quantify(l.values, l.quantifier, (v) => (r instanceof Many ? quantify(r.values, r.quantifier, (w) => test(v, w)) : test(v, r)));
   if (r instanceof Many) return quantify(r.values, r.quantifier, (w) => test(l, w));
   return test(l, r);
@@ -349,13 +389,20 @@ function compilePredicate(predicate: Predicate, scope: Scope): CompiledPredicate
       };
     }
     case 'compare': {
-      const test = testFor(predicate.op, predicate.caseInsensitive);
+      // realm-core drops [c] against a list literal (`x IN[c] {"A"}` is case-sensitive); so does this.
+      const caseInsensitive = predicate.caseInsensitive && !isListOperand(predicate.right, scope) && !isListOperand(predicate.left, scope);
+      const test = testFor(predicate.op, caseInsensitive);
       const fast = simpleComparison(predicate, scope, test);
       if (fast) return fast;
       const left = compileExpr(predicate.left, scope), right = compileExpr(predicate.right, scope);
-      return (doc, vars) => combine(left(doc, vars), right(doc, vars), test);
+      const op = predicate.op;
+      return (doc, vars) => combine(left(doc, vars), right(doc, vars), test, op);
     }
   }
+}
+
+function isListOperand(expr: Expr, scope: Scope): boolean {
+  return expr.kind === 'list' || (expr.kind === 'argument' && Array.isArray(argument(scope, expr.index)));
 }
 
 /** `name <op> constant` on a top-level field, the shape nearly every subscription has, without allocations. */
@@ -365,14 +412,13 @@ function simpleComparison(predicate: Predicate & { kind: 'compare' }, scope: Sco
   const segment = left.segments[0]!;
   if (segment.index || segment.name[0] === '@' || scope.variables.includes(segment.name)) return undefined;
   const name = segment.name;
-  const members = (predicate.op === 'IN' || predicate.op === '==') && !predicate.caseInsensitive ? stringSet(right, scope) : undefined;
+  const members = (predicate.op === 'IN' || predicate.op === '==') ? stringSet(right, scope) : undefined;
   if (members) {
     return (doc) => {
       const value = isDocument(doc) && Object.hasOwn(doc, name) ? doc[name] : undefined;
       if (typeof value === 'string') return members.has(value);
-      if (Array.isArray(value)) {
-        for (const element of value) if (typeof element === 'string' && members.has(element)) return true;
-      }
+      // A list property against the list: compared as collections.
+      if (Array.isArray(value)) return value.length === members.ordered.length && value.every((v, i) => v === members.ordered[i]);
       return false;
     };
   }
@@ -389,14 +435,15 @@ function simpleComparison(predicate: Predicate & { kind: 'compare' }, scope: Sco
 }
 
 /** The strings of a list (literal or argument) holding only strings, the form of `owner_id IN {…}`. */
-function stringSet(expr: Expr, scope: Scope): Set<string> | undefined {
+function stringSet(expr: Expr, scope: Scope): (Set<string> & { ordered: string[] }) | undefined {
   let values: unknown[];
-  if (expr.kind === 'list' && (!expr.quantifier || expr.quantifier === 'any')) {
+  if (expr.kind === 'list' && !expr.quantifier) {
     values = expr.items.map((item) => (item.kind === 'constant' ? literalValue(item.literal) : item.kind === 'argument' && !item.quantifier ? argument(scope, item.index) : undefined));
-  } else if (expr.kind === 'argument' && (!expr.quantifier || expr.quantifier === 'any') && Array.isArray(argument(scope, expr.index))) {
+  } else if (expr.kind === 'argument' && !expr.quantifier && Array.isArray(argument(scope, expr.index))) {
     values = argument(scope, expr.index) as unknown[];
   } else return undefined;
-  return values.every((v): v is string => typeof v === 'string') ? new Set(values) : undefined;
+  if (!values.every((v): v is string => typeof v === 'string')) return undefined;
+  return Object.assign(new Set(values), { ordered: values });
 }
 
 const compiledWithoutArguments = new WeakMap<object, DocumentMatcher>();

@@ -6,3 +6,4 @@ export { RqlArgumentError, applyDescriptors, compileRql, likeMatches, matches, t
 export { ALWAYS_QUERYABLE_FIELDS, checkSubscriptionQuery, queriedFields, queryableFieldsOf, unsupportedInSubscriptions, type FieldUse, type QueryProblem, type QueryableFieldSettings } from './fields';
 export { toMongoFilter, type Filter, type MongoTranslation } from './mongo';
 export { compileSubscription, type CompiledSubscription, type SubscriptionResult } from './subscription';
+export { embeddedRqlProblems, findEmbeddedRql, type EmbeddedRql, type EmbeddedRqlProblem } from './embedded';

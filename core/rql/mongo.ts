@@ -125,15 +125,25 @@ class Translator {
     const name = this.fieldName(left);
     const dotted = left.segments.length > 1;
     const operand = this.operand(right);
-    const filter = this.condition(name, dotted, op, p.caseInsensitive, operand, p.span);
+    if (left.quantifier) {
+      // Under ANY/NONE a missing field is an empty list, where MongoDB sees null.
+      if (op === '!=') throw new Untranslatable(`${left.quantifier.toUpperCase()} with != has no exact MongoDB filter`, p.span);
+      if (operand.list ? operand.values.includes(null) : operand.value === null) throw new Untranslatable(`${left.quantifier.toUpperCase()} against null has no exact MongoDB filter`, p.span);
+    }
+    const filter = this.condition(name, dotted, op, p.caseInsensitive, operand, p.span, !left.quantifier && (right.kind === 'list' || right.kind === 'argument'));
     return left.quantifier === 'none' ? { $nor: [filter] } : filter;
   }
 
-  private condition(name: string, dotted: boolean, op: CompareOp, caseInsensitive: boolean, operand: Operand, span: Span): Filter {
+  /** `wholeList`: an unquantified property against an unquantified list, which compares a list property as a whole collection. */
+  private condition(name: string, dotted: boolean, op: CompareOp, caseInsensitive: boolean, operand: Operand, span: Span, wholeList = false): Filter {
     if (operand.list) {
       if ((op !== '==' && op !== 'IN') || caseInsensitive) throw new Untranslatable(`${op}${caseInsensitive ? '[c]' : ''} against a list has no exact MongoDB filter`, span);
       if (dotted && operand.values.includes(null)) throw new Untranslatable('null through an embedded path has no exact MongoDB filter', span);
-      return { [name]: { $in: operand.values.flatMap((v) => this.equalValues(v)) } };
+      const members = { $in: operand.values.flatMap((v) => this.equalValues(v)) };
+      if (!wholeList) return { [name]: members };
+      if (dotted) throw new Untranslatable('a list against a path through embedded objects has no exact MongoDB filter', span);
+      // A scalar is one of the values; a list property equals the list as a whole.
+      return { $or: [{ [name]: { $not: { $type: 'array' }, ...members } }, { [name]: { $eq: operand.values } }] };
     }
     const value = operand.value;
     if (dotted && value === null) throw new Untranslatable('null through an embedded path has no exact MongoDB filter', span);

@@ -558,10 +558,13 @@ class Parser {
   }
 }
 
-const ESCAPES: Record<string, string> = { '"': '"', "'": "'", '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', '0': '\0', '\\': '\\' };
-
+/**
+ * A string literal's value is its text between the quotes, escapes included as written: realm-core's
+ * lexer uses them only to find the closing quote (`"q\"x"` is the four characters q \ " x). Clients
+ * send strings holding quotes or backslashes as `B64"…"` instead.
+ */
 function unquote(quoted: string): string {
-  return quoted.slice(1, -1).replace(/\\(u[0-9a-fA-F]{4}|.)/g, (_m, e: string) => (e.length === 5 ? String.fromCharCode(parseInt(e.slice(1), 16)) : ESCAPES[e] ?? e));
+  return quoted.slice(1, -1);
 }
 
 function numberLiteral(text: string): Literal {

@@ -12,6 +12,11 @@ export { readSyncConfigFile, readSyncState, syncStatePath, writeSyncConfigFile, 
 import type { SyncService as Service } from './service';
 import type { SyncAdminHost as AdminHost } from './admin';
 import type { SimulationReport as Report } from './simulate';
+import type { SessionInfo } from './sessions/connection';
+import type { TrafficEntry } from './sessions/traffic';
+
+export type { SessionInfo } from './sessions/connection';
+export type { TrafficChangeset, TrafficEntry } from './sessions/traffic';
 
 /** One app's sync as the runtime exposes it. */
 export interface RuntimeSync {
@@ -20,4 +25,8 @@ export interface RuntimeSync {
   readonly admin: AdminHost;
   /** "Open partition P as user U" (user id or email; partition as EJSON text). */
   simulate(userRef: string, partitionText: string): Promise<Report>;
+  /** The live Realm protocol sessions (user, partition, protocol version, state, progress). */
+  sessions(): SessionInfo[];
+  /** A session's recent traffic, decoded (messages, changesets per object, verdicts with traces). */
+  traffic(connection: string, session: number): TrafficEntry[] | undefined;
 }

@@ -1,6 +1,8 @@
 // The editor's local-only sync routes, on the admin route table (behind the admin session):
 // `GET /api/admin/v3.0/local/app/<client app id>/sync/simulate?user=<id|email>&partition=<EJSON text>`
-// answers the simulator's report as canonical EJSON; `…/sync/status` the state machine's state.
+// answers the simulator's report as canonical EJSON; `…/sync/status` the state machine's state with the live
+// Realm protocol sessions; `…/sync/sessions` those sessions alone; `…/sync/sessions/<connection>/<session>/traffic`
+// a session's recent messages decoded (changesets per object, the BIND verdicts with their traces).
 import type { AdminRouteTable } from '../admin/table';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
@@ -20,5 +22,14 @@ export function registerSyncLocalRoutes(table: AdminRouteTable, syncOf: (clientA
     const report = await sync(req).simulate(user, partition);
     return { text: reportToJson(report), contentType: 'application/json' };
   });
-  table.get('/local/app/:appId/sync/status', (req) => ({ body: sync(req).service.status(), encoding: 'json' }));
+  table.get('/local/app/:appId/sync/status', (req) => {
+    const found = sync(req);
+    return { body: { ...found.service.status(), liveSessions: found.sessions() }, encoding: 'json' };
+  });
+  table.get('/local/app/:appId/sync/sessions', (req) => ({ body: { sessions: sync(req).sessions() }, encoding: 'json' }));
+  table.get('/local/app/:appId/sync/sessions/:connection/:session/traffic', (req) => {
+    const traffic = sync(req).traffic(req.params.connection!, Number(req.params.session));
+    if (!traffic) throw new ApiError(404, 'SessionNotFound', `no sync session ${req.params.session} on connection ${req.params.connection}`);
+    return { body: { traffic }, encoding: 'json' };
+  });
 }

@@ -33,7 +33,7 @@ export interface RunningProbe {
 }
 
 function finish(lines: ProbeLine[], exitCode: number | null, stderr: string): ProbeRun {
-  const result = lines.findLast((l) => l.event === 'result') ?? { event: 'result', status: 'no result line', exitCode };
+  const result = [...lines].reverse().find((l) => l.event === 'result') ?? { event: 'result', status: 'no result line', exitCode };
   return {
     lines, result, exitCode, stderr,
     objects: (type) => lines.filter((l) => l.event === 'object' && l.type === type && l.step === undefined).map((l) => l.value as Record<string, unknown>),

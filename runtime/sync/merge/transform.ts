@@ -56,7 +56,9 @@ export function mergeChangesets(ours: TimedChangeset[], theirs: TimedChangeset[]
   try {
     for (const changeset of [...major, ...minor]) changeset.slots.forEach((slot) => validate(slot.instr!));
     if (major.some((c) => c.slots.length > 0) && minor.some((c) => c.slots.length > 0)) {
-      for (const changeset of major) transformChangeset(changeset, minor);
+      const destructive = [...major, ...minor].some((c) => c.slots.some((slot) => slot.instr!.type === 'EraseTable' || slot.instr!.type === 'EraseColumn'));
+      if (destructive) for (const changeset of major) transformChangeset(changeset, minor);
+      else transformByObject(major, minor);
     }
   } catch (error) {
     if (error instanceof TransformError) return { ok: false, error };
@@ -150,6 +152,46 @@ function transformMajor(ours: WorkingChangeset, index: number, theirs: WorkingCh
   return majorIndex;
 }
 
+/**
+ * Without erased tables or columns, instructions only ever interact with instructions on the same object
+ * (schema instructions with schema instructions): each of ours meets only those of theirs, in the same
+ * order as the full pass (realm-core's changeset index does the same), which keeps large changesets on
+ * different objects from meeting each other.
+ */
+function transformByObject(ours: WorkingChangeset[], theirs: WorkingChangeset[]): void {
+  const groups = new Map<string, { changeset: WorkingChangeset; index: number }[]>();
+  for (const changeset of theirs) {
+    changeset.slots.forEach((slot, index) => {
+      const key = groupKey(slot.instr!);
+      const group = groups.get(key);
+      if (group) group.push({ changeset, index });
+      else groups.set(key, [{ changeset, index }]);
+    });
+  }
+  for (const changeset of ours) {
+    changeset.slots.forEach((slot, index) => {
+      const group = slot.instr && groups.get(groupKey(slot.instr));
+      if (!group) return;
+      for (const entry of group) {
+        const other = entry.changeset.slots[entry.index].instr;
+        if (!other) continue;
+        // Path instructions on different fields never interact (every rule between them needs the same field).
+        if ('field' in other && 'path' in other && 'path' in slot.instr! && other.field !== slot.instr!.field) continue;
+        const major: Side = { changeset, index, discarded: false, prepended: [] };
+        mergeInstructions(major, { changeset: entry.changeset, index: entry.index, discarded: false, prepended: [] });
+        if (major.discarded) return;
+      }
+    });
+  }
+}
+
+function groupKey(instr: Instruction): string {
+  if (!('object' in instr)) return 'schema';
+  const pk = instr.object;
+  const value = pk.type === 'null' ? '' : pk.type === 'globalKey' ? `${pk.hi}:${pk.lo}` : pk.type === 'objectId' || pk.type === 'uuid' ? pk.value.toHexString() : String(pk.value);
+  return `${instr.table}\u0000${pk.type}\u0000${value}`;
+}
+
 function instrOf(side: Side): Instruction {
   return side.changeset.slots[side.index].instr!;
 }
@@ -206,7 +248,7 @@ function sameKey(a: PrimaryKey, b: PrimaryKey): boolean {
   }
 }
 
-export function samePayload(a: Payload, b: Payload): boolean {
+function samePayload(a: Payload, b: Payload): boolean {
   if (a.type !== b.type) return false;
   switch (a.type) {
     case 'null': case 'erased': case 'set': case 'list': case 'dictionary': case 'objectValue': return true;
@@ -352,12 +394,15 @@ function mergeNested(outerSide: Side, innerSide: Side): void {
 
 // --- same-level rules: `left` has the higher (or equal) instruction type ---
 
+/** Keeps the later of the two (by timestamp, then file ident). */
+function discardEarlier(leftSide: Side, rightSide: Side): void {
+  discard(earlier(timestampOf(leftSide), timestampOf(rightSide)) ? leftSide : rightSide);
+}
+
 function mergePair(leftSide: Side, rightSide: Side): void {
   const left = instrOf(leftSide);
   const right = instrOf(rightSide);
   const leftEarlier = earlier(timestampOf(leftSide), timestampOf(rightSide));
-  /** Keeps the later of the two (by timestamp, then file ident). */
-  const discardEarlier = () => (leftEarlier ? discard(leftSide) : discard(rightSide));
 
   switch (left.type) {
     case 'AddTable': {
@@ -397,7 +442,7 @@ function mergePair(leftSide: Side, rightSide: Side): void {
         if (right.value.type === 'objectValue') return discard(rightSide);
       }
       if (left.value.type === right.value.type && (left.value.type === 'list' || left.value.type === 'dictionary')) return;
-      if (leftDefault === rightDefault) discardEarlier();
+      if (leftDefault === rightDefault) discardEarlier(leftSide, rightSide);
       else if (leftDefault) discard(leftSide);
       else discard(rightSide);
       return;
@@ -453,12 +498,12 @@ function mergePair(leftSide: Side, rightSide: Side): void {
         // Setting the same kind of collection that is cleared: both pass.
         if (left.collectionType === 'list' && right.value.type === 'list') return;
         if (left.collectionType === 'dictionary' && right.value.type === 'dictionary') return;
-        discardEarlier();
+        discardEarlier(leftSide, rightSide);
       } else if (right.type === 'AddInteger') {
         discard(rightSide);
       } else if (right.type === 'Clear') {
         // The later clear is kept, so insertions after it survive.
-        discardEarlier();
+        discardEarlier(leftSide, rightSide);
       }
       return;
     }
@@ -470,7 +515,7 @@ function mergePair(leftSide: Side, rightSide: Side): void {
       }
       if ((right.type === 'SetInsert' || right.type === 'SetErase') && samePath(left, right) && samePayload(left.value, right.value)) {
         // Both are idempotent; the later one is kept so that order by timestamp holds when more arrive.
-        discardEarlier();
+        discardEarlier(leftSide, rightSide);
       }
       return;
     }

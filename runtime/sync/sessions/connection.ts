@@ -13,6 +13,7 @@ import { WireError } from '../wire/errors';
 import type { ChangesetEntry } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
 import type { EngineError, RealmSyncEngine } from './engine';
+import { TrafficLog, type TrafficEntry } from './traffic';
 
 export const MAX_SESSIONS_PER_CONNECTION = 256;
 /** Soft limit of the changesets' bytes in one DOWNLOAD. */
@@ -57,6 +58,7 @@ interface Session {
   sentFirstDownload: boolean;
   pumpQueued: boolean;
   unlisten?: () => void;
+  traffic: TrafficLog;
 }
 
 export interface ConnectionOptions {
@@ -69,6 +71,33 @@ export interface ConnectionOptions {
 const ACTIONS: Record<SyncError['action'], string> = {
   'client-reset': 'ClientReset', 'retry-later': 'Transient', 'fix-client': 'ApplicationBug', 'refresh-token': 'RefreshUser', none: 'ApplicationBug',
 };
+
+const text = (v: bigint | number | boolean | string) => (typeof v === 'bigint' ? v.toString() : v);
+
+function incoming(message: Extract<ClientMessage, { type: 'ident' | 'upload' | 'mark' }>): Parameters<TrafficLog['add']>[0] {
+  const at = Date.now();
+  switch (message.type) {
+    case 'ident': return { at, direction: 'in', type: 'ident', fields: { clientFileIdent: text(message.clientFileIdent), downloadServerVersion: text(message.downloadServerVersion), downloadClientVersion: text(message.downloadClientVersion), latestServerVersion: text(message.latestServerVersion) } };
+    case 'upload': return { at, direction: 'in', type: 'upload', fields: { progressClientVersion: text(message.progressClientVersion), progressServerVersion: text(message.progressServerVersion), changesets: message.changesets.length }, raw: message.changesets };
+    case 'mark': return { at, direction: 'in', type: 'mark', fields: { requestIdent: text(message.requestIdent) } };
+  }
+}
+
+function outgoing(message: ServerMessage): Parameters<TrafficLog['add']>[0] {
+  const at = Date.now();
+  switch (message.type) {
+    case 'download': return {
+      at, direction: 'out', type: 'download',
+      fields: { downloadServerVersion: text(message.downloadServerVersion), downloadClientVersion: text(message.downloadClientVersion), latestServerVersion: text(message.latestServerVersion), uploadClientVersion: text(message.uploadClientVersion), changesets: message.changesets.length },
+      raw: message.changesets,
+    };
+    case 'ident': return { at, direction: 'out', type: 'ident', fields: { clientFileIdent: text(message.clientFileIdent) } };
+    case 'mark': return { at, direction: 'out', type: 'mark', fields: { requestIdent: text(message.requestIdent) } };
+    case 'json_error': return { at, direction: 'out', type: 'json_error', fields: { errorCode: message.errorCode }, detail: JSON.stringify(message.body) };
+    case 'error': return { at, direction: 'out', type: 'error', fields: { errorCode: message.errorCode, tryAgain: message.tryAgain }, detail: message.message };
+    default: return { at, direction: 'out', type: message.type, fields: {} };
+  }
+}
 
 /** The session ident in a message head (`upload 3 …`), for a session-level error in its body. */
 function sessionOfHead(frame: Buffer): number {
@@ -126,6 +155,11 @@ export class RealmSyncConnection {
     for (const session of this.sessions.values()) {
       if (session.state !== 'ended' && match(this.sessionInfo(session))) this.sessionError(session, error);
     }
+  }
+
+  /** The recent traffic of one of this connection's sessions (an ended one too, until its ident is bound again). */
+  traffic(session: number): TrafficEntry[] | undefined {
+    return this.sessions.get(session)?.traffic.recent();
   }
 
   sessionInfos(): SessionInfo[] {
@@ -187,13 +221,22 @@ export class RealmSyncConnection {
     const session: Session = {
       ident: message.session, state: 'binding', chain: Promise.resolve(), canWrite: false,
       downloadServerVersion: 0, downloadClientVersion: 0, reportedUploadVersion: -1, sentFirstDownload: false, pumpQueued: false,
+      traffic: existing?.traffic ?? new TrafficLog(),
     };
+    session.traffic.add({ at: Date.now(), direction: 'in', type: 'bind', fields: { session: message.session, path: message.serverPath, needClientFileIdent: message.needClientFileIdent } });
     this.sessions.set(message.session, session);
     if (tooMany) return this.sessionError(session, { code: 224, name: 'ErrorTooManySessions', message: `Too many sessions in connection (BIND): at most ${MAX_SESSIONS_PER_CONNECTION}`, action: 'none', tryAgain: false });
     this.enqueue(session, async () => {
       const engine = this.options.engine;
-      const opened = await engine.service.open(this.info.user, message.serverPath);
+      const opened = await engine.service.open(this.info.user, message.serverPath, { trace: true });
       if (session.state === 'ended') return;
+      if (opened.verdict) {
+        session.traffic.add({
+          at: Date.now(), direction: 'in', type: 'permissions',
+          fields: { read: opened.verdict.read, write: opened.verdict.write, readGrantedByWrite: opened.verdict.readGrantedByWrite },
+          detail: JSON.stringify({ read: opened.verdict.readTrace, write: opened.verdict.writeTrace, problems: opened.verdict.problems }),
+        });
+      }
       if (!opened.ok) {
         this.log.warn(`${this.describe(session)}: BIND ${message.serverPath} refused: ${opened.error.message}`);
         return this.sessionError(session, opened.error);
@@ -224,6 +267,7 @@ export class RealmSyncConnection {
 
   private async handle(session: Session, message: Extract<ClientMessage, { type: 'ident' | 'upload' | 'mark' }>): Promise<void> {
     if (session.state === 'ended') return;
+    session.traffic.add(incoming(message));
     switch (message.type) {
       case 'ident': return this.ident(session, message);
       case 'upload': return this.upload(session, message);
@@ -261,6 +305,13 @@ export class RealmSyncConnection {
     }
     if (downloadVersion > 0 && downloadVersion < history.base) {
       return reset(222, 'ErrorClientFileExpired', `Client file has expired: it last synced at server version ${downloadVersion}, and the history before ${history.base} was compacted`);
+    }
+    // An upload integrated just before a crash may be in the history without its client file record updated.
+    for (const entry of history.entries) {
+      if (entry.originFileIdent === file.ident && entry.clientVersion > file.uploadClientVersion) {
+        file.uploadClientVersion = entry.clientVersion;
+        file.uploadServerVersion = entry.baseVersion;
+      }
     }
     session.clientFile = file;
     session.downloadServerVersion = downloadVersion;
@@ -395,6 +446,7 @@ export class RealmSyncConnection {
 
   private send(message: ServerMessage): void {
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    if ('session' in message && message.session !== 0) this.sessions.get(message.session)?.traffic.add(outgoing(message));
     this.ws.send(encodeServerMessage(message, this.info.protocolVersion));
   }
 

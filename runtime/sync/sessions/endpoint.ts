@@ -12,6 +12,7 @@ import type { Logger } from '../../http/server';
 import { negotiate, type NegotiatedProtocol } from '../wire/negotiate';
 import { RealmSyncConnection, type SessionInfo } from './connection';
 import type { RealmSyncEngine } from './engine';
+import type { TrafficEntry } from './traffic';
 
 export const REALM_SYNC_PATH = /^\/api\/client\/v2\.0\/app\/([^/]+)\/realm-sync$/;
 /** The endpoint's path below `/api/client/v2.0/app/<client app id>/` (see `OpenedApp.upgrades`). */
@@ -33,6 +34,8 @@ export interface RealmSyncEndpoint {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /** The live sessions of every connection. */
   sessions(): SessionInfo[];
+  /** The recent traffic of a session, decoded; undefined when there is no such session. */
+  traffic(connection: string, session: number): TrafficEntry[] | undefined;
   /** Ends the sessions `match` selects with a session error (a user revoked, sync paused or terminated). */
   endSessions(match: (session: SessionInfo) => boolean, error: SyncError): void;
   close(): void;
@@ -88,6 +91,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
       return true;
     },
     sessions: () => [...connections].flatMap((c) => c.sessionInfos()),
+    traffic: (id, session) => [...connections].find((c) => c.id === id)?.traffic(session),
     endSessions(match, error) {
       for (const connection of connections) connection.endSessions(match, error);
     },

@@ -65,7 +65,13 @@ export class RealmSyncEngine {
 
   constructor(private readonly options: RealmSyncEngineOptions) {
     this.now = options.now ?? Date.now;
-    this.history = new SyncHistory({ store: options.store, epoch: () => options.service.runtimeState.epoch });
+    this.history = new SyncHistory({
+      store: options.store, epoch: () => options.service.runtimeState.epoch, now: this.now,
+      maxAgeMs: () => {
+        const days = options.service.runtimeState.running?.settings.clientMaxOfflineDays;
+        return days !== undefined && days > 0 ? days * 86_400_000 : undefined;
+      },
+    });
   }
 
   get service(): SyncService {
@@ -174,7 +180,7 @@ export class RealmSyncEngine {
         if (instructions.length === 0) return;
         const history = await this.history.partition(partition);
         await this.history.append(history, {
-          originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, timestamp: syncTimestamp(this.now()),
+          originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()),
           changeset: encodeChangeset(instructions), originalSize: 0,
         });
         this.notify(partition);
@@ -225,18 +231,26 @@ export class RealmSyncEngine {
       const history = await this.history.partition(id);
       const file = uploader.clientFile;
       let integrated = 0;
+      const stop = async (error: EngineError) => {
+        // What was integrated before the failing changeset stays integrated: remember it for the next session.
+        if (integrated > 0) {
+          await this.history.saveClientFile(file);
+          this.notify(id);
+        }
+        return { ok: false as const, error };
+      };
       for (const changeset of changesets) {
         if (changeset.clientVersion <= file.uploadClientVersion) continue;
         if (changeset.baseVersion > history.latest) {
-          return { ok: false as const, error: { code: 209, name: 'ErrorBadServerVersion', message: `Bad server version (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, but the server's latest is ${history.latest}`, action: 'client-reset' as const, tryAgain: false } };
+          return stop({ code: 209, name: 'ErrorBadServerVersion', message: `Bad server version (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, but the server's latest is ${history.latest}`, action: 'client-reset', tryAgain: false });
         }
         const transformed = this.transform(history, file, changeset, changeset.instructions);
-        if (!transformed.ok) return { ok: false as const, error: transformed.error };
+        if (!transformed.ok) return stop(transformed.error);
         const applied = await this.applyToStore(uploader, id, transformed.instructions);
-        if (!applied.ok) return applied;
+        if (!applied.ok) return stop(applied.error);
         // Appended even when empty: the entry tells this client's later downloads which of its versions were integrated.
         await this.history.append(history, {
-          originFileIdent: file.ident, clientVersion: changeset.clientVersion, timestamp: changeset.timestamp,
+          originFileIdent: file.ident, clientVersion: changeset.clientVersion, baseVersion: changeset.baseVersion, timestamp: changeset.timestamp,
           changeset: transformed.instructions.length > 0 ? encodeChangeset(transformed.instructions) : new Uint8Array(0), originalSize: changeset.size,
         });
         file.uploadClientVersion = changeset.clientVersion;
@@ -332,6 +346,8 @@ export class RealmSyncEngine {
       // A Realm optional property set to null is an absent value to the collection schema.
       const violation = entry.collection.validate?.(withoutNulls(entry.after));
       if (violation) return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${entry.collection.type} ${EJSON.stringify(entry.id as never)} does not match its schema: ${violation.message}`) };
+      const crossing = await this.crossPartitionLink(entry.collection, entry.after, partition, inPartition);
+      if (crossing) return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${crossing}`) };
     }
     await uploadWrites.run(partition, async () => {
       for (const entry of touched.values()) {
@@ -343,6 +359,22 @@ export class RealmSyncEngine {
       }
     });
     return { ok: true };
+  }
+
+  /** A relationship of the document whose target lives in another partition: relationships never cross partitions. */
+  private async crossPartitionLink(collection: SyncedCollection, doc: Document, partition: string, inPartition: (doc: Document) => boolean): Promise<string | undefined> {
+    for (const rel of collection.relationships) {
+      const value = doc[rel.field];
+      if (value === undefined || value === null) continue;
+      const keys = Array.isArray(value) ? value : [value];
+      if (keys.length === 0) continue;
+      const targets = await this.options.store.collection(rel.database, rel.collection).find({ [rel.foreignKey]: { $in: keys } });
+      const outside = targets.find((target) => !inPartition(target));
+      if (outside) {
+        return `relationship "${rel.field}" of ${collection.type} ${EJSON.stringify(doc._id as never)} points to ${rel.collection} ${EJSON.stringify(outside._id as never)}, which is not in partition ${partition}: relationships cannot cross partitions`;
+      }
+    }
+    return undefined;
   }
 
   /** Takes a client's schema instructions: known tables are recorded as declared; new ones need development mode. */
