@@ -7,12 +7,17 @@ import { parseArgs } from 'node:util';
 import { loadApp } from '../core/load';
 import { isClusterSource } from '../core/model';
 import {
-  reconcileSync, settingsForAction, syncSettingsFromFile, transitionEffect, type SyncAction, type SyncRuntimeState, type SyncSettings,
+  reconcileSync, settingsForAction, syncSettingsFromFile, transitionEffect, type SyncAction, type SyncRuntimeState,
 } from '../core/sync';
 import { startRuntime } from '../runtime';
-import { formatReport, readSyncConfigFile, readSyncState, reportToJson, writeSyncConfigFile, writeSyncState } from '../runtime/sync';
+import { EJSON } from 'bson';
+import type { RuntimeRecord } from '../core/runtime-protocol';
+import {
+  formatReport, readSyncConfigFile, readSyncState, reportToJson, writeSyncConfigFile, writeSyncState, type SimulationReport, type SyncStatusReport,
+} from '../runtime/sync';
 import { resolveAppRoots } from './check';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, type CliIO } from './io';
+import { askRuntime, errorOf, readRuntimeRecord, RuntimeGone } from './runningRuntime';
 
 export const SYNC_HELP = `Usage: asl sync <status|enable|pause|resume|terminate|simulate> [appDir] [options]
 
@@ -34,7 +39,9 @@ Options:
   --json               machine-readable output
   -h, --help           show this help
 
-Transitions edit sync/config.json; a running "asl serve" applies them when it reloads the file.`;
+Transitions edit sync/config.json; a running "asl serve" applies them when it reloads the file.
+While a runtime ("asl serve" or the editor's) holds the data folder, status and simulate ask it over its
+local admin routes (it leaves <data folder>/runtime.json for that): same output, its live state.`;
 
 const ACTIONS: readonly string[] = ['enable', 'pause', 'resume', 'terminate'];
 
@@ -96,10 +103,21 @@ export async function runSync(argv: string[], io: CliIO, prompt: SyncPrompt = te
   const now = Math.floor(Date.now() / 1000);
 
   if (verb === 'status') {
-    const pending = reconcileSync(state, settings, clusters, now);
-    const report = { ...statusOf(state), file: settings ? { type: settings.type, state: settings.state } : null, ...(pending.refused ? { refused: pending.refused.message } : {}), ...(pending.transition ? { pending: pending.transition } : {}), ...(pending.notice ? { notice: pending.notice } : {}) };
-    if (values.json) io.out(`${JSON.stringify(report, null, 2)}\n`);
-    else io.out(formatStatus(state, settings, pending.refused?.message, pending.transition, pending.notice));
+    const file = settings ? { type: settings.type, state: settings.state } : null;
+    const running = readRuntimeRecord(dataDir);
+    let report: StatusReport | undefined;
+    if (running) {
+      try {
+        report = await statusFromRuntime(running, file);
+      } catch (e) {
+        if (!(e instanceof RuntimeGone)) { io.err(`asl sync status: ${(e as Error).message}\n`); return EXIT_PROBLEMS; }
+      }
+    }
+    if (!report) {
+      const pending = reconcileSync(state, settings, clusters, now);
+      report = { ...statusOf(state), file, ...(pending.refused ? { refused: pending.refused.message } : {}), ...(pending.transition ? { pending: pending.transition } : {}), ...(pending.notice ? { notice: pending.notice } : {}) };
+    }
+    io.out(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report));
     return EXIT_OK;
   }
 
@@ -145,25 +163,61 @@ function statusOf(state: SyncRuntimeState) {
   };
 }
 
-function formatStatus(state: SyncRuntimeState, settings: SyncSettings | undefined, refused: string | undefined, pending: string | undefined, notice: string | undefined): string {
-  const lines = [`sync: ${state.status} (epoch ${state.epoch})`];
-  if (state.lastDisabled !== undefined) lines.push(`last disabled: ${new Date(state.lastDisabled * 1000).toISOString()}`);
-  const frozen = state.running?.frozen;
-  if (frozen) {
-    lines.push(`partition key: "${frozen.key}" (${frozen.type}, ${frozen.required ? 'required' : 'optional: documents without it are in the null partition'})`);
-    lines.push(`read:  ${JSON.stringify(frozen.read)}`);
-    lines.push(`write: ${JSON.stringify(frozen.write)}`);
+type StatusReport = ReturnType<typeof statusOf> & {
+  file: { type: string; state: string } | null;
+  refused?: string;
+  pending?: string;
+  notice?: string;
+  /** Live sync sessions (Realm protocol clients, partition feeds), when a running runtime answered. */
+  liveSessions?: { realm: number; feed: number };
+};
+
+/** The running runtime's state, in the shape of the report made from the data folder. */
+async function statusFromRuntime(record: RuntimeRecord, file: StatusReport['file']): Promise<StatusReport> {
+  const answer = await askRuntime(record, '/sync/status');
+  if (answer.status !== 200) throw new Error(`the running runtime at ${record.url} answered: ${errorOf(answer)}`);
+  const live = JSON.parse(answer.text) as SyncStatusReport & { liveSessions?: unknown[] };
+  const running = live.running;
+  return {
+    status: live.status,
+    epoch: live.epoch,
+    ...(live.lastDisabled !== undefined ? { lastDisabled: live.lastDisabled } : {}),
+    ...(running ? { running: { key: running.key, type: running.type, required: running.required, permissions: running.permissions } } : {}),
+    file,
+    ...(live.refused ? { refused: live.refused } : {}),
+    ...(live.notice ? { notice: live.notice } : {}),
+    liveSessions: { realm: live.liveSessions?.length ?? 0, feed: live.sessions },
+  };
+}
+
+function formatStatus(report: StatusReport): string {
+  const lines = [`sync: ${report.status} (epoch ${report.epoch})`];
+  if (report.lastDisabled !== undefined) lines.push(`last disabled: ${new Date(report.lastDisabled * 1000).toISOString()}`);
+  const running = report.running;
+  if (running) {
+    lines.push(`partition key: "${running.key}" (${running.type}, ${running.required ? 'required' : 'optional: documents without it are in the null partition'})`);
+    lines.push(`read:  ${JSON.stringify(running.permissions.read)}`);
+    lines.push(`write: ${JSON.stringify(running.permissions.write)}`);
   }
-  lines.push(`sync/config.json: ${settings ? `type "${settings.type}", state "${settings.state}"` : 'absent'}`);
-  if (pending) lines.push(`the runtime applies on its next load: ${pending}`);
-  if (refused) lines.push(`refused: ${refused}`);
-  if (notice) lines.push(notice);
+  lines.push(`sync/config.json: ${report.file ? `type "${report.file.type}", state "${report.file.state}"` : 'absent'}`);
+  if (report.pending) lines.push(`the runtime applies on its next load: ${report.pending}`);
+  if (report.refused) lines.push(`refused: ${report.refused}`);
+  if (report.notice) lines.push(report.notice);
+  if (report.liveSessions) lines.push(`live sync sessions: ${report.liveSessions.realm} Realm client(s), ${report.liveSessions.feed} partition feed(s) (asked the running runtime)`);
   return `${lines.join('\n')}\n`;
 }
 
 async function simulate(io: CliIO, appDir: string, dataDir: string, user: string | undefined, partition: string | undefined, json: boolean): Promise<number> {
   if (!user) throw new UsageError('simulate needs --user <id or email>');
   if (partition === undefined) throw new UsageError(`simulate needs --partition <EJSON value>, e.g. --partition '"abc"'`);
+  const running = readRuntimeRecord(dataDir);
+  if (running) {
+    try {
+      return await simulateOnRuntime(io, running, user, partition, json);
+    } catch (e) {
+      if (!(e instanceof RuntimeGone)) { io.err(`asl sync simulate: ${(e as Error).message}\n`); return EXIT_PROBLEMS; }
+    }
+  }
   const warnings: string[] = [];
   let runtime;
   try {
@@ -171,7 +225,7 @@ async function simulate(io: CliIO, appDir: string, dataDir: string, user: string
   } catch (e) {
     const message = (e as Error).message;
     io.err(/lock|already open/i.test(message)
-      ? `asl sync simulate: the data folder ${dataDir} is in use by a running runtime; stop it first, or use the editor's "Open Partition as User…" against the running one\n`
+      ? `asl sync simulate: the data folder ${dataDir} is in use by a runtime that left no record to reach it by (one still starting, or of an older version); try again once it has started\n`
       : `asl sync simulate: ${message}\n`);
     return EXIT_PROBLEMS;
   }
@@ -182,4 +236,16 @@ async function simulate(io: CliIO, appDir: string, dataDir: string, user: string
   } finally {
     await runtime.close();
   }
+}
+
+/** The same report, made by the runtime that holds the data folder. */
+async function simulateOnRuntime(io: CliIO, record: RuntimeRecord, user: string, partition: string, json: boolean): Promise<number> {
+  const answer = await askRuntime(record, `/sync/simulate?${new URLSearchParams({ user, partition })}`);
+  if (answer.status !== 200) {
+    io.err(`asl sync simulate: the running runtime at ${record.url} answered: ${errorOf(answer)}\n`);
+    return EXIT_PROBLEMS;
+  }
+  const report = EJSON.parse(answer.text, { relaxed: false }) as SimulationReport;
+  io.out(json ? `${reportToJson(report)}\n` : formatReport(report));
+  return report.error ? EXIT_PROBLEMS : EXIT_OK;
 }

@@ -37,3 +37,6 @@ export const commands = {
 } as const;
 
 export type CommandName = keyof typeof commands;
+
+/** Context key, true while the editor's runtime runs (or one is attached); the walkthrough's runtime step completes on it. */
+export const runtimeRunningContext = 'appServicesLocal.runtimeRunning';

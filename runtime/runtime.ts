@@ -33,6 +33,8 @@ import { CLIENT_API_PREFIX, Router } from './http/router';
 import { answerUpgrade, createHttpServer, type RunningHttpServer } from './http/server';
 import { homePage } from './http/home';
 import { RequestLog, type Logger } from './log';
+import { RUNTIME_PROTOCOL_VERSION } from '../core/runtime-protocol';
+import { removeRuntimeRecord, writeRuntimeRecord } from './record';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
@@ -91,6 +93,11 @@ export interface RuntimeOptions {
    * `asl serve`; a benchmark sets it to measure what authentication costs, by letting some requests skip it.
    */
   authenticateGraphql?: (headers: IncomingHttpHeaders, authenticate: (headers: IncomingHttpHeaders) => Promise<AuthenticatedRequest>) => Promise<AuthenticatedRequest>;
+  /**
+   * Runs functions on this process's threads instead of their own process: no boundary between function
+   * code and the runtime. Never set by `asl serve`; a benchmark sets it to measure what the boundary costs.
+   */
+  functionsUnisolatedForBenchmarks?: boolean;
 }
 
 export interface RunningRuntime {
@@ -189,9 +196,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     await closeAll();
     throw e;
   }
+  /** Writes an app's runtime record once the runtime listens (apps created later get theirs when opened). */
+  let announce: ((app: OpenedApp) => void) | undefined;
   const registry = new HostedApps(hosted, {
     rootDir: options.appDir === undefined ? rootDir : undefined,
-    open: (appDir) => openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin),
+    open: async (appDir) => {
+      const app = await openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin);
+      announce?.(app);
+      return app;
+    },
     groupId: admin.groupId,
     adminDir: path.join(runtimeDataDir, 'admin'),
     log,
@@ -233,6 +246,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       ? new Error(`port ${options.port} on ${options.host ?? '127.0.0.1'} is already in use; pick another with --port`)
       : e;
   }
+  // Local tools (the `asl` CLI) find this runtime through a record in each data folder it holds, with a
+  // session of their own, and ask it instead of refusing the locked folder.
+  const toolSession = await admin.mintSession();
+  announce = (app) => writeRuntimeRecord(app.dataDir, {
+    version: RUNTIME_PROTOCOL_VERSION, pid: process.pid, url: http.url, appId: app.clientAppId,
+    admin: { accessToken: toolSession.access_token, refreshToken: toolSession.refresh_token },
+  });
+  for (const app of registry.list()) announce(app);
   const first = () => registry.list()[0];
   const server = http;
   return {
@@ -251,6 +272,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     mintAdminSession: () => admin.mintSession(),
     get sync() { return first()!.sync; },
     async close() {
+      announce = undefined;
+      for (const app of registry.list()) removeRuntimeRecord(app.dataDir);
+      await admin.logout({ authorization: `Bearer ${toolSession.refresh_token}` }).catch(() => undefined);
       const closed = server.close();
       for (const socket of upgraded) socket.destroy();
       await closed;
@@ -342,6 +366,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     },
     timeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
     ...(options.functionMemoryLimitMb ? { memoryLimitMb: options.functionMemoryLimitMb } : {}),
+    ...(options.functionsUnisolatedForBenchmarks ? { unisolatedForBenchmarks: true } : {}),
     log: (fn, level, text) => (level === 'error' ? log.error : level === 'warn' ? log.warn : log.info)(`[function ${fn}] ${text}`),
     packagesDir: path.join(appDir, 'functions', 'node_modules'),
   });
@@ -553,9 +578,6 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   let systemGraphql: { generated: GeneratedSchema; endpoint: GraphqlEndpoint<'system'> } | undefined;
   const systemCollection = (service: string, database: string, collection: string) => state.data.forUser('system').collection(service, database, collection);
   const local: LocalAppAccess = {
-    users: () => state.auth.users(),
-    createEmailPasswordUser: (email, password) => state.auth.createEmailPasswordUser(email, password),
-    deleteUser: (userId) => state.auth.deleteUserById(userId),
     sessionForUser: (userId) => state.auth.sessionForUser(userId),
     async graphqlAsSystem(body, clientGone) {
       if (systemGraphql?.generated !== state.generated) {

@@ -25,8 +25,13 @@ const missingRefreshSession = () => new ApiError(401, 'InvalidSession', 'invalid
 const notARefreshToken = () => new ApiError(401, 'InvalidSession', 'invalid refresh token: incorrect token type');
 
 export class AdminAuth {
-  /** The key file as last seen (its change time and public key): a rotation ends every session opened before it. */
+  /** The key file as last seen (its change time and public key): a rotation ends every session opened with the old key. */
   private keySeen: { changed: number; publicKey: string };
+  /**
+   * Sessions this process minted for whoever started it (the editor's handshake, the `asl` tools' record):
+   * opened with no key, so a rotation leaves them; every other session was opened with a key pair.
+   */
+  private readonly minted = new Set<string>();
 
   private constructor(
     readonly adminDir: string,
@@ -54,7 +59,7 @@ export class AdminAuth {
     if (changed === this.keySeen.changed) return;
     const publicKey = readPublicKey(this.adminDir) ?? this.keySeen.publicKey;
     if (publicKey !== this.keySeen.publicKey) {
-      this.sessions.clear();
+      for (const id of [...this.sessions.keys()]) if (!this.minted.has(id)) this.sessions.delete(id);
       void this.saveSessions();
     }
     this.keySeen = { changed, publicKey };
@@ -85,9 +90,11 @@ export class AdminAuth {
    * A fresh admin session without the key pair, for the process that started this runtime (the editor
    * hands it over in its child-process handshake). Never reachable over HTTP.
    */
-  mintSession(): Promise<AdminSessionTokens> {
+  async mintSession(): Promise<AdminSessionTokens> {
     this.followKeyRotation();
-    return this.openSession();
+    const tokens = await this.openSession();
+    this.minted.add(this.tokens.check(tokens.access_token, 'access').iss);
+    return tokens;
   }
 
   /** `POST /auth/session` with the refresh token: a new access token for the same session. */

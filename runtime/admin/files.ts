@@ -15,9 +15,9 @@ function skipped(rel: string): boolean {
 
 /**
  * Files that hold keys wherever they are: a data folder's token secret and auth records, the admin key,
- * sessions and project. Never exported, even outside a recognised data folder.
+ * sessions and project, the runtime record (an admin session for local tools). Never exported, even outside a recognised data folder.
  */
-const KEY_MATERIAL = new Set(['token-secret', 'api-key.json', 'sessions.json', 'project.json', 'records.jsonl']);
+const KEY_MATERIAL = new Set(['token-secret', 'api-key.json', 'sessions.json', 'project.json', 'records.jsonl', 'runtime.json']);
 
 /**
  * A runtime data folder (the default `.asl`, or wherever `--data` points, even inside the app folder) is

@@ -677,7 +677,8 @@ export class EmbeddedCollection implements StoreCollection {
     const doc = cloneStored(before);
     const changed = applyUpdate(doc, prepared, { isInsert: false, now: this.engine.now(), filter: compiled.filter });
     if (changed) await this.engine.replace(state, entry, doc);
-    return this.outputDoc(options.returnNewDocument ? entry.doc : before, options.projection);
+    // `entry.doc` may hold a later write by the time the journal answered: this call's own result is `doc`.
+    return this.outputDoc(options.returnNewDocument ? (changed ? doc : before) : before, options.projection);
   }
 
   async findOneAndReplace(filter: Filter, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {

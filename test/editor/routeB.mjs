@@ -8,7 +8,7 @@ import { artifactsDir, launchBrowser, log, startCodeServer, stopCodeServer, work
 const suiteTimeoutMs = 300_000;
 
 /** Returns one result per check of the suite, or a single failed result when the suite did not report. */
-export async function runExtensionHostSuite({ runDir, extensionDir, suiteFile, workspace }) {
+export async function runExtensionHostSuite({ runDir, extensionDir, suiteFile, workspace, installed }) {
   fs.mkdirSync(runDir, { recursive: true });
   const resultFile = path.join(runDir, 'result.json');
   const consoleLines = [];
@@ -21,7 +21,7 @@ export async function runExtensionHostSuite({ runDir, extensionDir, suiteFile, w
     server = await startCodeServer({
       runDir,
       extraArgs: ['--vscode-option', 'enable-smoke-test-driver'],
-      env: { ASL_EDITOR_RESULT: resultFile, ASL_EDITOR_SHOTS: artifactsDir },
+      env: { ASL_EDITOR_RESULT: resultFile, ASL_EDITOR_SHOTS: artifactsDir, ...(installed ? { ASL_EDITOR_EXPECT_INSTALLED: '1' } : {}) },
     });
     log('route B: code-server on', server.base);
     browser = await launchBrowser(runDir);

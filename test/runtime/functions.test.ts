@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Decimal128, Long, ObjectId } from 'bson';
@@ -512,6 +513,28 @@ describe('function packages', () => {
       await assert.rejects(runner.run('outside', []), { name: 'FunctionExecutionError', message: "Cannot find module 'bson'" });
     } finally {
       await runner.close();
+    }
+  });
+});
+
+describe('network from functions', () => {
+  test('fetch and the http module reach a server over the network from the function process', { timeout: 60_000 }, async () => {
+    const server = http.createServer((req, res) => res.end(`hello ${req.url}`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const sources = new Map<string, string>([
+      ['viaFetch', 'exports = async (url) => (await fetch(url)).text();'],
+      ['viaHttp', `exports = (url) => new Promise((resolve, reject) => {
+        require('http').get(url, (res) => { let body = ''; res.on('data', (c) => { body += c; }); res.on('end', () => resolve(body)); }).on('error', reject);
+      });`],
+    ]);
+    const { runner } = startRunner(sources, { host: fakeHost().host, poolSize: 1 });
+    try {
+      assert.equal(await runner.run('viaFetch', [`http://127.0.0.1:${port}/a`]), 'hello /a');
+      assert.equal(await runner.run('viaHttp', [`http://127.0.0.1:${port}/b`]), 'hello /b');
+    } finally {
+      await runner.close();
+      server.close();
     }
   });
 });
