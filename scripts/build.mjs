@@ -42,7 +42,7 @@ const singleCopyPlugin = {
 
 /** `graphql`, `graphql/execution`, `graphql/error/index.js` → the ESM file of that module. */
 function graphqlEsmFile(specifier) {
-  // Real path: esbuild resolves other files through symlinks (a linked node_modules), so one copy, one path.
+  // The real folder: esbuild resolves every other import through symlinks (a linked node_modules), so must this one.
   const dir = fs.realpathSync(path.join(ROOT, 'node_modules', 'graphql'));
   const sub = specifier.slice('graphql'.length).replace(/^\//, '').replace(/\.(m?js)$/, '') || 'index';
   for (const candidate of [`${sub}.mjs`, path.join(sub, 'index.mjs')]) {

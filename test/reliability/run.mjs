@@ -2,13 +2,16 @@
 // copy of examples/todo-tracker with the hostile functions of hostile-functions.json and the escape attempts of
 // escape-functions.json), over loopback only.
 // Prints one line per figure and exits 1 when a goal is not met. Kills only the servers it started.
-// Run: node test/reliability/run.mjs [--short]   (--short: fewer crash rounds and a shorter soak, for CI)
+// The security part (security.mjs) attacks a fresh server over HTTP and WebSocket (issue 21).
+// Run: node test/reliability/run.mjs [--short] [--security]   (--short: fewer crash rounds and a shorter soak, for CI;
+// --security: the security part alone)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { securitySuite } from './security.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
@@ -17,6 +20,7 @@ const EXAMPLE = path.join(REPO, 'examples/todo-tracker');
 const APP_ID = 'todo-tracker-abcde';
 const SHORT = process.argv.includes('--short');
 const VERBOSE = process.argv.includes('--verbose');
+const SECURITY_ONLY = process.argv.includes('--security');
 const FUNCTION_TIMEOUT_S = 3;
 const HANG_MS = 5000;
 const KILL_ROUNDS = SHORT ? 3 : 10;
@@ -92,8 +96,8 @@ function prepareApp() {
 }
 
 /** Starts `dist/cli.js serve`; resolves with its URL and process once it prints "listening on". */
-function startServer(app, port = 0) {
-  const child = spawn(process.execPath, [CLI, 'serve', app.appDir, '--port', String(port), '--no-watch', '--function-timeout', String(FUNCTION_TIMEOUT_S), '--data', app.dataDir], {
+function startServer(app, port = 0, extraArgs = []) {
+  const child = spawn(process.execPath, [CLI, 'serve', app.appDir, '--port', String(port), '--no-watch', '--function-timeout', String(FUNCTION_TIMEOUT_S), '--data', app.dataDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   servers.add(child);
@@ -105,7 +109,8 @@ function startServer(app, port = 0) {
     const onData = (chunk) => {
       output += chunk;
       const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
+      // The admin lines follow the address: wait for them too, so a first start's key pair is complete.
+      if (match && /admin public key: [^\n]*\n/.test(output)) {
         clearTimeout(timer);
         resolve({ child, exited, url: match[1], api: `${match[1]}/api/client/v2.0/app/${APP_ID}`, output: () => output });
       }
@@ -300,18 +305,19 @@ async function badInputMatrix(server) {
   // Malformed HTTP.
   for (const [name, raw] of [
     ['CONNECT', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n'],
-    ['TRACE', `TRACE /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
-    ['unknown method', `BREW /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
-    ['PROPFIND', `PROPFIND / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
+    ['TRACE', `TRACE /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
+    ['unknown method', `BREW /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
+    ['PROPFIND', `PROPFIND / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
     ['bad request line', 'GARBAGE\r\n\r\n'],
     ['bad header', 'GET / HTTP/1.1\r\nHost x\r\n\r\n'],
-    ['invalid content-length', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}`],
-    ['two content-lengths', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`],
-    ['bad chunked body', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
-    ['NUL in path', 'GET /api\u0000/x HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['invalid content-length', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n{}`],
+    ['two content-lengths', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`],
+    ['bad chunked body', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
+    ['NUL in path', 'GET /api\u0000/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'],
     ['HTTP/2 preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'],
-    ['absolute-form target', `GET http://evil.example/api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
-    ['websocket upgrade to an API route', `GET /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`],
+    ['foreign Host (DNS rebinding)', `GET /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`],
+    ['absolute-form target', `GET http://evil.example/api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
+    ['websocket upgrade to an API route', `GET /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`],
   ]) add(`raw ${name}`, () => sendRaw(port, raw));
 
   let clean = 0;
@@ -573,6 +579,10 @@ async function main() {
   console.log(`reliability suite${SHORT ? ' (short form)' : ''} against ${path.relative(REPO, CLI)}, node ${process.version}, ${os.availableParallelism()} cores`);
   const app = prepareApp();
   try {
+    if (SECURITY_ONLY) {
+      await securitySuite({ prepareApp, startServer, stopServer, send, login, figure, APP_ID, CLI });
+      return finish();
+    }
     let server = await startServer(app);
     await badInputMatrix(server);
     await hostileFunctions(server);
@@ -582,10 +592,15 @@ async function main() {
     server = await startServer(app);
     await soak(server);
     await stopServer(server);
+    await securitySuite({ prepareApp, startServer, stopServer, send, login, figure, APP_ID, CLI });
   } finally {
     cleanup();
     fs.rmSync(app.root, { recursive: true, force: true });
   }
+  finish();
+}
+
+function finish() {
   const failed = results.filter((r) => !r.met).length;
   console.log(`reliability: ${results.length - failed} of ${results.length} goals met in ${Math.round((Date.now() - started) / 1000)} s`);
   process.exitCode = failed > 0 ? 1 : 0;
