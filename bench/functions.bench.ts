@@ -7,7 +7,14 @@
 // (measureAlternatingSlices): rounds of seconds drift by ±15% on this machine, which moved the per-round
 // ratio of autocannon rounds between 1.27 and 1.72 within one run; neighbouring slices see the same
 // machine. An autocannon run of each kind, before, gives latencies.                    goal ≤ 1.3×
+// Second figure (issue 21): what a function call costs with functions in a process of their own, under
+// Node's permission model, against what it cost on the runtime's own threads (the runtime started with
+// `functionsUnisolatedForBenchmarks`, as before the boundary). A call's added cost is time per resolver
+// request minus time per generated-field request on the same server, each from that server's alternating
+// slices; the two servers take turns in rounds (order alternating), and the figure is the median over
+// rounds of boundary's added cost ÷ threads' added cost.                                    goal ≤ 1.2×
 // Run: node --import tsx bench/functions.bench.ts [--seconds N] [--warmup N] [--sliced-seconds N] [--connections N]
+//        [--boundary-rounds N] [--boundary-seconds N]
 import assert from 'node:assert/strict';
 import { createWorkspace, GENERATED_QUERY, ownerEmail, PASSWORD, PER_OWNER, RESOLVER_QUERY } from './fixtures/app';
 import { describeLoad, goalLine, measureAlternatingSlices, median, option, post, registerAndLogin, runLoad, startServer, type ServerProcess } from './fixtures/load';
@@ -21,10 +28,14 @@ const SLICE_MS = option('slice-ms', 400);
 const SETTLE_MS = option('settle-ms', 80);
 const CONNECTIONS = option('connections', 64);
 const GOAL = 1.3;
+const BOUNDARY_ROUNDS = option('boundary-rounds', 4);
+const BOUNDARY_SECONDS = option('boundary-seconds', 10);
+const BOUNDARY_GOAL = 1.2;
 
 async function main(): Promise<void> {
   const workspace = await createWorkspace();
   let runtime: ServerProcess | undefined;
+  let unisolated: ServerProcess | undefined;
   try {
     runtime = await startServer({ kind: 'runtime', appDir: workspace.appDir, dataDir: workspace.copyData('runtime') });
     const owner = ownerEmail(7);
@@ -39,7 +50,7 @@ async function main(): Promise<void> {
     assert.equal(nativeItems.length, PER_OWNER, native.text.slice(0, 300));
     assert.deepEqual(functionItems, nativeItems, `the resolver's function answers differently: ${viaFunction.text.slice(0, 300)}`);
 
-    console.log(`functions bench: ${PER_OWNER} documents per request, ${CONNECTIONS} connections, one runtime in a child process (function workers are its threads)`);
+    console.log(`functions bench: ${PER_OWNER} documents per request, ${CONNECTIONS} connections, one runtime in a child process (its functions in a process of their own)`);
     const nativeLoad = { url: runtime.graphqlUrl, connections: CONNECTIONS, headers, body: nativeBody, expectBody: native.text };
     const functionLoad = { url: runtime.graphqlUrl, connections: CONNECTIONS, headers, body: functionBody, expectBody: viaFunction.text };
     for (const load of [nativeLoad, functionLoad]) await runLoad(load, WARMUP_SECONDS);
@@ -59,7 +70,42 @@ async function main(): Promise<void> {
     const quartile = (q: number): string => sorted[Math.floor(q * (sorted.length - 1))]!.toFixed(2);
     console.log(`time per request, function ÷ native, per pair of slices: quartiles ${quartile(0.25)} / ${quartile(0.5)} / ${quartile(0.75)} over ${sorted.length} pairs`);
     console.log(goalLine('function resolver ÷ generated field, time per request', median(sliced.ratios), '<=', GOAL));
+
+    unisolated = await startServer({ kind: 'functions-unisolated', appDir: workspace.appDir, dataDir: workspace.copyData('unisolated') });
+    const { access_token: threadsToken } = await registerAndLogin(unisolated.appUrl!, owner, PASSWORD);
+    const threadsHeaders = { authorization: `Bearer ${threadsToken}` };
+    const threadsNative = await post(unisolated.graphqlUrl, JSON.parse(nativeBody), threadsHeaders);
+    const threadsFunction = await post(unisolated.graphqlUrl, JSON.parse(functionBody), threadsHeaders);
+    assert.equal(threadsNative.text, native.text);
+    assert.equal(threadsFunction.text, viaFunction.text);
+    const servers = [
+      { name: 'boundary', url: runtime.graphqlUrl, headers, nativeText: native.text, functionText: viaFunction.text },
+      { name: 'threads', url: unisolated.graphqlUrl, headers: threadsHeaders, nativeText: threadsNative.text, functionText: threadsFunction.text },
+    ];
+    await runLoad({ url: unisolated.graphqlUrl, connections: CONNECTIONS, headers: threadsHeaders, body: functionBody, expectBody: threadsFunction.text }, WARMUP_SECONDS);
+    console.log(`function call's added cost (resolver − generated field, time per request), functions in their own process vs on the runtime's threads, ${BOUNDARY_ROUNDS} rounds of ${BOUNDARY_SECONDS} s per server:`);
+    const boundaryRatios: number[] = [];
+    for (let round = 0; round < BOUNDARY_ROUNDS; round++) {
+      const added = new Map<string, number>();
+      for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
+        const result = await measureAlternatingSlices({
+          url: server.url, connections: CONNECTIONS,
+          kinds: [
+            { name: 'native', headers: server.headers, body: nativeBody, expectBody: server.nativeText },
+            { name: 'function', headers: server.headers, body: functionBody, expectBody: server.functionText },
+          ],
+          seconds: BOUNDARY_SECONDS, sliceMs: SLICE_MS, settleMs: SETTLE_MS,
+        });
+        const [nativeRate, functionRate] = result.rates.map(median) as [number, number];
+        added.set(server.name, 1000 / functionRate - 1000 / nativeRate);
+        console.log(`  round ${round + 1} ${server.name.padEnd(8)} generated field ${nativeRate.toFixed(0).padStart(6)} req/s, resolver ${functionRate.toFixed(0).padStart(6)} req/s: a call adds ${(1000 * added.get(server.name)!).toFixed(0)} µs of server time per request`);
+      }
+      boundaryRatios.push(added.get('boundary')! / added.get('threads')!);
+    }
+    console.log(`  added cost, boundary ÷ threads, per round: ${boundaryRatios.map((r) => r.toFixed(2)).join(' ')}`);
+    console.log(goalLine('function call added cost, own process ÷ runtime threads', median(boundaryRatios), '<=', BOUNDARY_GOAL));
   } finally {
+    await unisolated?.stop();
     await runtime?.stop();
     workspace.remove();
   }

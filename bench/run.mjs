@@ -21,6 +21,7 @@ const BENCHMARKS = [
   { name: 'auth', args: [] },
   { name: 'editor', args: [] },
   { name: 'sync', args: [] },
+  { name: 'realm-sync', args: [] },
   { name: 'rql', args: [] },
   { name: 'templates', args: [] },
   { name: 'admin', args: [] },

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { bundleForBench } from './fixtures/load';
 
-void bundleForBench({ 'sync-measure': 'bench/fixtures/sync-measure.ts', 'function-worker': 'runtime/functions/worker.ts' }).then((dir) => {
+void bundleForBench({ 'sync-measure': 'bench/fixtures/sync-measure.ts', 'function-process': 'runtime/functions/process.ts', 'function-worker': 'runtime/functions/worker.ts' }).then((dir) => {
   const { status, signal } = spawnSync(process.execPath, [path.join(dir, 'sync-measure.js')], { stdio: 'inherit' });
   if (status !== 0) {
     console.error(`the sync measurements ${signal ? `were killed by ${signal}` : `exited with code ${status}`}`);

@@ -17,7 +17,8 @@ Commands:
   schema [appDir] [--out f] print (or write) the app's generated GraphQL schema (SDL)
   serve [dir] [options]     run the apps locally: client API, auth, functions, GraphQL, Admin API
   admin-keys [--rotate]     print (or replace) the runtime's admin API key pair
-  sync <command> [appDir]   partition-based sync: status, enable, pause, resume, terminate, simulate
+  sync <command> [appDir]   partition-based sync: status, enable, pause, resume, terminate, simulate,
+                            sessions [--follow] [--json]
   login --api-key K --private-api-key S [--url U]   log in to a runtime's Admin API
   logout | whoami           end the admin session | show it
   apps list | apps create -n <name> [--template <id>] [--local <dir>]

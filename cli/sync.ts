@@ -1,4 +1,4 @@
-// `asl sync status|enable|pause|resume|terminate|simulate`: partition-based sync of an app, locally.
+// `asl sync status|enable|pause|resume|terminate|simulate|sessions`: partition-based sync of an app, locally.
 // Transitions edit `sync/config.json` (as a push of `state` would) after the state machine accepted them,
 // and record the state in the data folder; a runtime serving the app applies the same change on reload.
 import path from 'node:path';
@@ -7,14 +7,20 @@ import { parseArgs } from 'node:util';
 import { loadApp } from '../core/load';
 import { isClusterSource } from '../core/model';
 import {
-  reconcileSync, settingsForAction, syncSettingsFromFile, transitionEffect, type SyncAction, type SyncRuntimeState, type SyncSettings,
+  reconcileSync, settingsForAction, syncSettingsFromFile, transitionEffect, type SyncAction, type SyncRuntimeState,
 } from '../core/sync';
 import { startRuntime } from '../runtime';
-import { formatReport, readSyncConfigFile, readSyncState, reportToJson, writeSyncConfigFile, writeSyncState } from '../runtime/sync';
+import { EJSON } from 'bson';
+import type { RuntimeRecord } from '../core/runtime-protocol';
+import {
+  formatReport, readSyncConfigFile, readSyncState, reportToJson, writeSyncConfigFile, writeSyncState, type SimulationReport, type SyncStatusReport,
+} from '../runtime/sync';
 import { resolveAppRoots } from './check';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, type CliIO } from './io';
+import { askRuntime, errorOf, readRuntimeRecord, RuntimeGone } from './runningRuntime';
+import { followSessions, listSessions } from './syncSessions';
 
-export const SYNC_HELP = `Usage: asl sync <status|enable|pause|resume|terminate|simulate> [appDir] [options]
+export const SYNC_HELP = `Usage: asl sync <status|enable|pause|resume|terminate|simulate|sessions> [appDir] [options]
 
 Partition-based sync of an app in the local runtime.
 
@@ -25,16 +31,22 @@ Partition-based sync of an app in the local runtime.
   terminate   erase sync metadata: every client must client-reset; asks for confirmation (--yes skips it)
   simulate    open a partition as a user: verdicts with the evaluation trace, the documents the client
               gets, the documents sync ignores, and the exact error a client would get
+  sessions    the running runtime's live Realm sync sessions (user, partition, protocol, state);
+              --follow prints their traffic as it arrives (messages, changeset instructions, permission
+              verdicts with their traces, errors, client resets) until Ctrl-C
 
 Options:
   --data DIR           the runtime's data folder (default <appDir>/.asl)
   --yes                terminate without asking
   --user ID|EMAIL      simulate: the user (id, or email of an email/password user)
   --partition VALUE    simulate: the partition value as EJSON text: '"abc"', '42', '{"$oid":"…"}', 'null'
-  --json               machine-readable output
+  --follow             sessions: keep printing new traffic and sessions until Ctrl-C
+  --json               machine-readable output (sessions: one JSON object per line)
   -h, --help           show this help
 
-Transitions edit sync/config.json; a running "asl serve" applies them when it reloads the file.`;
+Transitions edit sync/config.json; a running "asl serve" applies them when it reloads the file.
+While a runtime ("asl serve" or the editor's) holds the data folder, status and simulate ask it over its
+local admin routes (it leaves <data folder>/runtime.json for that): same output, its live state.`;
 
 const ACTIONS: readonly string[] = ['enable', 'pause', 'resume', 'terminate'];
 
@@ -61,16 +73,16 @@ export async function runSync(argv: string[], io: CliIO, prompt: SyncPrompt = te
     args: argv,
     options: {
       data: { type: 'string' }, yes: { type: 'boolean' }, user: { type: 'string' }, partition: { type: 'string' },
-      json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' }, follow: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
   });
   if (values.help) { io.out(SYNC_HELP + '\n'); return EXIT_OK; }
   const [verb, folder, ...extra] = positionals;
-  if (!verb) throw new UsageError('name a sync command: status, enable, pause, resume, terminate or simulate');
+  if (!verb) throw new UsageError('name a sync command: status, enable, pause, resume, terminate, simulate or sessions');
   if (extra.length > 0) throw new UsageError('asl sync takes at most one folder');
-  if (verb !== 'status' && verb !== 'simulate' && !ACTIONS.includes(verb)) throw new UsageError(`unknown sync command "${verb}"`);
+  if (verb !== 'status' && verb !== 'simulate' && verb !== 'sessions' && !ACTIONS.includes(verb)) throw new UsageError(`unknown sync command "${verb}"`);
   const roots = await resolveAppRoots(io, folder);
   if (roots.length !== 1) {
     io.err(roots.length ? `asl sync: ${roots.length} apps found; name one of them:\n${roots.join('\n')}\n` : `asl sync: no app found${folder ? ` in ${folder}` : ''}\n`);
@@ -78,6 +90,8 @@ export async function runSync(argv: string[], io: CliIO, prompt: SyncPrompt = te
   }
   const appDir = roots[0];
   const dataDir = path.resolve(io.cwd, values.data ?? path.join(appDir, '.asl'));
+  if (values.follow && verb !== 'sessions') throw new UsageError('--follow goes with "asl sync sessions"');
+  if (verb === 'sessions') return values.follow ? followSessions(io, dataDir, values.json ?? false) : listSessions(io, dataDir, values.json ?? false);
   if (verb === 'simulate') return simulate(io, appDir, dataDir, values.user, values.partition, values.json ?? false);
 
   let fileValue: unknown;
@@ -96,10 +110,21 @@ export async function runSync(argv: string[], io: CliIO, prompt: SyncPrompt = te
   const now = Math.floor(Date.now() / 1000);
 
   if (verb === 'status') {
-    const pending = reconcileSync(state, settings, clusters, now);
-    const report = { ...statusOf(state), file: settings ? { type: settings.type, state: settings.state } : null, ...(pending.refused ? { refused: pending.refused.message } : {}), ...(pending.transition ? { pending: pending.transition } : {}), ...(pending.notice ? { notice: pending.notice } : {}) };
-    if (values.json) io.out(`${JSON.stringify(report, null, 2)}\n`);
-    else io.out(formatStatus(state, settings, pending.refused?.message, pending.transition, pending.notice));
+    const file = settings ? { type: settings.type, state: settings.state } : null;
+    const running = readRuntimeRecord(dataDir);
+    let report: StatusReport | undefined;
+    if (running) {
+      try {
+        report = await statusFromRuntime(running, file);
+      } catch (e) {
+        if (!(e instanceof RuntimeGone)) { io.err(`asl sync status: ${(e as Error).message}\n`); return EXIT_PROBLEMS; }
+      }
+    }
+    if (!report) {
+      const pending = reconcileSync(state, settings, clusters, now);
+      report = { ...statusOf(state), file, ...(pending.refused ? { refused: pending.refused.message } : {}), ...(pending.transition ? { pending: pending.transition } : {}), ...(pending.notice ? { notice: pending.notice } : {}) };
+    }
+    io.out(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report));
     return EXIT_OK;
   }
 
@@ -145,25 +170,61 @@ function statusOf(state: SyncRuntimeState) {
   };
 }
 
-function formatStatus(state: SyncRuntimeState, settings: SyncSettings | undefined, refused: string | undefined, pending: string | undefined, notice: string | undefined): string {
-  const lines = [`sync: ${state.status} (epoch ${state.epoch})`];
-  if (state.lastDisabled !== undefined) lines.push(`last disabled: ${new Date(state.lastDisabled * 1000).toISOString()}`);
-  const frozen = state.running?.frozen;
-  if (frozen) {
-    lines.push(`partition key: "${frozen.key}" (${frozen.type}, ${frozen.required ? 'required' : 'optional: documents without it are in the null partition'})`);
-    lines.push(`read:  ${JSON.stringify(frozen.read)}`);
-    lines.push(`write: ${JSON.stringify(frozen.write)}`);
+type StatusReport = ReturnType<typeof statusOf> & {
+  file: { type: string; state: string } | null;
+  refused?: string;
+  pending?: string;
+  notice?: string;
+  /** Live sync sessions (Realm protocol clients, partition feeds), when a running runtime answered. */
+  liveSessions?: { realm: number; feed: number };
+};
+
+/** The running runtime's state, in the shape of the report made from the data folder. */
+async function statusFromRuntime(record: RuntimeRecord, file: StatusReport['file']): Promise<StatusReport> {
+  const answer = await askRuntime(record, '/sync/status');
+  if (answer.status !== 200) throw new Error(`the running runtime at ${record.url} answered: ${errorOf(answer)}`);
+  const live = JSON.parse(answer.text) as SyncStatusReport & { liveSessions?: unknown[] };
+  const running = live.running;
+  return {
+    status: live.status,
+    epoch: live.epoch,
+    ...(live.lastDisabled !== undefined ? { lastDisabled: live.lastDisabled } : {}),
+    ...(running ? { running: { key: running.key, type: running.type, required: running.required, permissions: running.permissions } } : {}),
+    file,
+    ...(live.refused ? { refused: live.refused } : {}),
+    ...(live.notice ? { notice: live.notice } : {}),
+    liveSessions: { realm: live.liveSessions?.length ?? 0, feed: live.sessions },
+  };
+}
+
+function formatStatus(report: StatusReport): string {
+  const lines = [`sync: ${report.status} (epoch ${report.epoch})`];
+  if (report.lastDisabled !== undefined) lines.push(`last disabled: ${new Date(report.lastDisabled * 1000).toISOString()}`);
+  const running = report.running;
+  if (running) {
+    lines.push(`partition key: "${running.key}" (${running.type}, ${running.required ? 'required' : 'optional: documents without it are in the null partition'})`);
+    lines.push(`read:  ${JSON.stringify(running.permissions.read)}`);
+    lines.push(`write: ${JSON.stringify(running.permissions.write)}`);
   }
-  lines.push(`sync/config.json: ${settings ? `type "${settings.type}", state "${settings.state}"` : 'absent'}`);
-  if (pending) lines.push(`the runtime applies on its next load: ${pending}`);
-  if (refused) lines.push(`refused: ${refused}`);
-  if (notice) lines.push(notice);
+  lines.push(`sync/config.json: ${report.file ? `type "${report.file.type}", state "${report.file.state}"` : 'absent'}`);
+  if (report.pending) lines.push(`the runtime applies on its next load: ${report.pending}`);
+  if (report.refused) lines.push(`refused: ${report.refused}`);
+  if (report.notice) lines.push(report.notice);
+  if (report.liveSessions) lines.push(`live sync sessions: ${report.liveSessions.realm} Realm client(s), ${report.liveSessions.feed} partition feed(s) (asked the running runtime)`);
   return `${lines.join('\n')}\n`;
 }
 
 async function simulate(io: CliIO, appDir: string, dataDir: string, user: string | undefined, partition: string | undefined, json: boolean): Promise<number> {
   if (!user) throw new UsageError('simulate needs --user <id or email>');
   if (partition === undefined) throw new UsageError(`simulate needs --partition <EJSON value>, e.g. --partition '"abc"'`);
+  const running = readRuntimeRecord(dataDir);
+  if (running) {
+    try {
+      return await simulateOnRuntime(io, running, user, partition, json);
+    } catch (e) {
+      if (!(e instanceof RuntimeGone)) { io.err(`asl sync simulate: ${(e as Error).message}\n`); return EXIT_PROBLEMS; }
+    }
+  }
   const warnings: string[] = [];
   let runtime;
   try {
@@ -171,7 +232,7 @@ async function simulate(io: CliIO, appDir: string, dataDir: string, user: string
   } catch (e) {
     const message = (e as Error).message;
     io.err(/lock|already open/i.test(message)
-      ? `asl sync simulate: the data folder ${dataDir} is in use by a running runtime; stop it first, or use the editor's "Open Partition as User…" against the running one\n`
+      ? `asl sync simulate: the data folder ${dataDir} is in use by a runtime that left no record to reach it by (one still starting, or of an older version); try again once it has started\n`
       : `asl sync simulate: ${message}\n`);
     return EXIT_PROBLEMS;
   }
@@ -182,4 +243,16 @@ async function simulate(io: CliIO, appDir: string, dataDir: string, user: string
   } finally {
     await runtime.close();
   }
+}
+
+/** The same report, made by the runtime that holds the data folder. */
+async function simulateOnRuntime(io: CliIO, record: RuntimeRecord, user: string, partition: string, json: boolean): Promise<number> {
+  const answer = await askRuntime(record, `/sync/simulate?${new URLSearchParams({ user, partition })}`);
+  if (answer.status !== 200) {
+    io.err(`asl sync simulate: the running runtime at ${record.url} answered: ${errorOf(answer)}\n`);
+    return EXIT_PROBLEMS;
+  }
+  const report = EJSON.parse(answer.text, { relaxed: false }) as SimulationReport;
+  io.out(json ? `${reportToJson(report)}\n` : formatReport(report));
+  return report.error ? EXIT_PROBLEMS : EXIT_OK;
 }

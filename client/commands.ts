@@ -34,6 +34,15 @@ export const commands = {
   createAppFromTemplate: { id: 'appServicesLocal.createAppFromTemplate', title: 'Create App from Template…' },
   downloadTemplateClient: { id: 'appServicesLocal.downloadTemplateClient', title: 'Download Template Client Code…' },
   openPartitionAsUser: { id: 'appServicesLocal.openPartitionAsUser', title: 'Open Partition as User…' },
+  showSyncSessions: { id: 'appServicesLocal.showSyncSessions', title: 'Show Sync Sessions' },
+  refreshSyncSessions: { id: 'appServicesLocal.refreshSyncSessions', title: 'Refresh Sync Sessions' },
+  showSyncSessionTraffic: { id: 'appServicesLocal.showSyncSessionTraffic', title: 'Show Sync Session Traffic' },
 } as const;
 
+/** The "Sync Sessions" view of the App Services view container. */
+export const syncSessionsViewId = 'appServicesLocal.syncSessions';
+
 export type CommandName = keyof typeof commands;
+
+/** Context key, true while the editor's runtime runs (or one is attached); the walkthrough's runtime step completes on it. */
+export const runtimeRunningContext = 'appServicesLocal.runtimeRunning';

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { GRAPHQL_FRAGMENTS_REQUEST, STATUS_NOTIFICATION, type GraphqlFragmentsResult, type StatusParams } from '../core/protocol';
 import type { AppServicesLocalApi } from './api';
-import { commands } from './commands';
+import { commands, syncSessionsViewId } from './commands';
 import type * as FeaturesModule from './features';
 import type { HistoryEntry } from './history';
 import type * as LanguageClientModule from './languageBundle';
@@ -63,7 +63,9 @@ export function activate(context: vscode.ExtensionContext): AppServicesLocalApi 
   const lensesChanged = new vscode.EventEmitter<void>();
   const explorerChanged = new vscode.EventEmitter<FeaturesModule.ExplorerNodeOrUndefined>();
   const historyChanged = new vscode.EventEmitter<FeaturesModule.HistoryEntryOrUndefined>();
+  const syncSessionsChanged = new vscode.EventEmitter<void>();
   const wire = (f: FeaturesModule.Features) => {
+    f.syncSessions.onDidChangeTreeData(() => syncSessionsChanged.fire());
     f.runner.onDidChangeCodeLenses(() => lensesChanged.fire());
     f.runner.onDidChangeTreeData(() => historyChanged.fire(undefined));
     f.explorer.onDidChangeTreeData((node) => explorerChanged.fire(node));
@@ -77,11 +79,25 @@ export function activate(context: vscode.ExtensionContext): AppServicesLocalApi 
     commands.clearLocalData, commands.attachRuntime, commands.selectApp, commands.runtimeActions, commands.runOperation,
     commands.runOperationAs, commands.runSelection, commands.rerunHistory, commands.openHistoryResult, commands.copyHistoryCurl,
     commands.clearHistory, commands.refreshExplorer, commands.browseDocuments, commands.runFunctionAs, commands.insertSampleOperation,
-    commands.createUser, commands.deleteUser, commands.openPartitionAsUser,
+    commands.createUser, commands.deleteUser, commands.openPartitionAsUser, commands.refreshSyncSessions, commands.showSyncSessionTraffic,
   ];
+  // Created here (not on first use) so its visibility is known before the features load: it polls only while shown.
+  const syncSessionsView = vscode.window.createTreeView<FeaturesModule.SyncSessionNode>(syncSessionsViewId, {
+    treeDataProvider: {
+      onDidChangeTreeData: syncSessionsChanged.event,
+      getTreeItem: (node) => ready().syncSessions.getTreeItem(node),
+      getChildren: (node) => {
+        const view = ready().syncSessions;
+        if (!node) view.setVisible(syncSessionsView.visible);
+        return view.getChildren(node);
+      },
+    },
+  });
 
   context.subscriptions.push(
-    output, runtimeLog, status, runtimeItem, lensesChanged, explorerChanged, historyChanged,
+    output, runtimeLog, status, runtimeItem, lensesChanged, explorerChanged, historyChanged, syncSessionsChanged, syncSessionsView,
+    syncSessionsView.onDidChangeVisibility(({ visible }) => { if (wired || visible) ready().syncSessions.setVisible(visible); }),
+    vscode.commands.registerCommand(commands.showSyncSessions.id, () => vscode.commands.executeCommand(`${syncSessionsViewId}.focus`)),
     ...ownCommands.map((c) => vscode.commands.registerCommand(c.id, (...args: unknown[]) => (ready().handlers[c.id] as (...a: unknown[]) => unknown)(...args))),
     vscode.languages.registerCodeLensProvider(graphqlSelector, {
       onDidChangeCodeLenses: lensesChanged.event,

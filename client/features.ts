@@ -11,14 +11,17 @@ import type { HistoryEntry } from './history';
 import { QueryRunner, RESULT_SCHEME, messageOf, type FragmentSource } from './runner';
 import { RuntimeController } from './runtimeController';
 import { PARTITION_SCHEME, PartitionSimulator } from './partitionSimulator';
+import { SYNC_TRAFFIC_SCHEME, SyncSessionsView, type SyncSessionNode } from './syncSessions';
 
 export type ExplorerNodeOrUndefined = ExplorerNode | undefined;
 export type HistoryEntryOrUndefined = HistoryEntry | undefined;
+export type { SyncSessionNode };
 
 export interface Features {
   runtime: RuntimeController;
   runner: QueryRunner;
   explorer: AppExplorer;
+  syncSessions: SyncSessionsView;
   /** Handlers of the commands this module owns, by command id. */
   handlers: Record<string, (...args: never[]) => unknown>;
 }
@@ -30,8 +33,10 @@ export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vsc
   const runner = new QueryRunner(context, runtime, apps, fragmentsFor);
   const explorer = new AppExplorer(runtime, apps, runner);
   const partitions = new PartitionSimulator(runtime);
+  const syncSessions = new SyncSessionsView(runtime);
   context.subscriptions.push(
-    runtime, runner, explorer, partitions,
+    runtime, runner, explorer, partitions, syncSessions,
+    vscode.workspace.registerTextDocumentContentProvider(SYNC_TRAFFIC_SCHEME, syncSessions),
     vscode.workspace.registerTextDocumentContentProvider(RESULT_SCHEME, runner.results),
     vscode.workspace.registerTextDocumentContentProvider(PARTITION_SCHEME, partitions),
   );
@@ -117,7 +122,9 @@ export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vsc
     [commands.createUser.id]: guarded('creating the user', () => explorer.createUser()),
     [commands.deleteUser.id]: guarded('deleting the user', (node: Extract<ExplorerNode, { kind: 'user' }>) => explorer.deleteUser(node)),
     [commands.openPartitionAsUser.id]: guarded('opening the partition', (args?: { userId?: string; partition?: string }) => partitions.open(args)),
+    [commands.refreshSyncSessions.id]: guarded('listing the sync sessions', () => syncSessions.refresh()),
+    [commands.showSyncSessionTraffic.id]: guarded('opening the session\'s traffic', (node: SyncSessionNode) => syncSessions.showTraffic(node)),
   };
 
-  return { runtime, runner, explorer, handlers };
+  return { runtime, runner, explorer, syncSessions, handlers };
 }

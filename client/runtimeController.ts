@@ -8,7 +8,7 @@ import { findAppRoots } from '../core/load';
 import { nodeFileSystem } from '../core/fs';
 import { SessionPool, type RunnerTarget } from '../core/runner/identities';
 import type { AdminSessionGrant, RuntimeLogLevel } from '../core/runtime-protocol';
-import { commands } from './commands';
+import { commands, runtimeRunningContext } from './commands';
 import { RuntimeProcess, RuntimeStartError, type RuntimeReady } from './runtimeProcess';
 import { describeRuntimeStatus, type RuntimeState } from './runtimeStatus';
 
@@ -46,6 +46,8 @@ export class RuntimeController implements vscode.Disposable {
 
   private setState(state: RuntimeState): void {
     this.state = state;
+    // The walkthrough's "Start the runtime" step completes on this context key.
+    void vscode.commands.executeCommand('setContext', runtimeRunningContext, state.kind === 'running');
     this.render();
     this.changed.fire();
   }

@@ -107,3 +107,27 @@ export function parentChannelOf(proc: NodeJS.Process): ParentChannel | undefined
     },
   };
 }
+
+/** The file a running runtime keeps in each app's data folder: `<data folder>/runtime.json` (mode 0600). */
+export const RUNTIME_RECORD_FILE = 'runtime.json';
+
+/**
+ * What a runtime leaves in each data folder it holds, so a local tool (`asl sync simulate` beside
+ * `asl serve`) asks it over its local admin routes instead of refusing the locked folder. Written once the
+ * runtime listens, removed when it stops; a record whose process no longer runs is stale.
+ */
+export interface RuntimeRecord {
+  version: number;
+  pid: number;
+  /** Base URL of the runtime (`{url}/api/admin/v3.0/local/app/{appId}/…`). */
+  url: string;
+  appId: string;
+  /** A session the runtime minted for local tools; anyone who can read the data folder can already act as its admin. */
+  admin: AdminSessionGrant;
+}
+
+export function isRuntimeRecord(value: unknown): value is RuntimeRecord {
+  return isRecord(value) && value.version === RUNTIME_PROTOCOL_VERSION && typeof value.pid === 'number' && Number.isInteger(value.pid) && value.pid > 0
+    && typeof value.url === 'string' && typeof value.appId === 'string'
+    && isRecord(value.admin) && typeof value.admin.accessToken === 'string' && typeof value.admin.refreshToken === 'string';
+}

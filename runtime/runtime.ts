@@ -8,6 +8,7 @@ import chokidar from 'chokidar';
 import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
+import type { Duplex } from 'node:stream';
 import { checkApp } from '../core/check';
 import { sortDiagnostics, type Diagnostic } from '../core/diagnostics';
 import { nodeFileSystem, type AppFileSystem } from '../core/fs';
@@ -20,6 +21,7 @@ import { openAuth, type OpenedAuth } from './auth';
 import { customUserDataLookup } from './auth/customUserData';
 import { registerAuthRoutes } from './auth/routes';
 import type { AuthenticatedRequest, AuthService, AuthUser } from './auth/service';
+import type { WatchedLogin } from './auth/account-events';
 import type { Clock } from './auth/tokens';
 import { createDataAccess, type DataAccess } from './data';
 import { registerEndpointRoutes, withEndpointSources } from './endpoints';
@@ -28,20 +30,23 @@ import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
 import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
 import { CLIENT_API_PREFIX, Router } from './http/router';
-import { createHttpServer, type RunningHttpServer } from './http/server';
+import { answerUpgrade, createHttpServer, type RunningHttpServer } from './http/server';
 import { homePage } from './http/home';
 import { RequestLog, type Logger } from './log';
+import { RUNTIME_PROTOCOL_VERSION } from '../core/runtime-protocol';
+import { removeRuntimeRecord, writeRuntimeRecord } from './record';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
-import { HostedApps, internalAppId, RuntimeRouter, type HostedAppHandle, type OpenedApp } from './admin/apps';
-import { createPartitionFeed, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
-import { createRealmSyncEndpoint } from './sync/sessions/endpoint';
+import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
+import { createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
+import { createRealmSyncEndpoint, REALM_SYNC_ENDPOINT } from './sync/sessions/endpoint';
 import { RealmSyncEngine } from './sync/sessions/engine';
 import { registerAdminRoutes } from './admin/routes';
 import { registerLocalRoutes, type LocalAppAccess } from './admin/local';
 import { registerSyncLocalRoutes } from './sync/routes';
 import { ADMIN_API_PREFIX, AdminRouteTable } from './admin/table';
 import type { CorsPolicy } from './http/cors';
+import { appDataFolderName, legacyAppDataFolderName, preparePrivateFolder } from './data-folder';
 import { loadSecrets, type SecretStore } from './secrets';
 import { runServiceAction } from './service-actions';
 import { openStore } from './store';
@@ -88,6 +93,11 @@ export interface RuntimeOptions {
    * `asl serve`; a benchmark sets it to measure what authentication costs, by letting some requests skip it.
    */
   authenticateGraphql?: (headers: IncomingHttpHeaders, authenticate: (headers: IncomingHttpHeaders) => Promise<AuthenticatedRequest>) => Promise<AuthenticatedRequest>;
+  /**
+   * Runs functions on this process's threads instead of their own process: no boundary between function
+   * code and the runtime. Never set by `asl serve`; a benchmark sets it to measure what the boundary costs.
+   */
+  functionsUnisolatedForBenchmarks?: boolean;
 }
 
 export interface RunningRuntime {
@@ -160,22 +170,41 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const appDirs = options.appDir !== undefined ? [rootDir] : await findAppRoots(fsys, rootDir);
   const dataDirOf = (appDir: string) => options.appDir !== undefined
     ? runtimeDataDir
-    : options.dataDir !== undefined ? path.join(runtimeDataDir, 'apps', path.relative(rootDir, appDir).split(path.sep).join('_') || '_root') : path.join(appDir, '.asl');
+    : options.dataDir !== undefined ? appDataDirUnder(runtimeDataDir, rootDir, path.relative(rootDir, appDir)) : path.join(appDir, '.asl');
+  preparePrivateFolder(runtimeDataDir);
   const admin = await AdminAuth.open({ adminDir: path.join(runtimeDataDir, 'admin'), clock: options.clock });
   const hosted: OpenedApp[] = [];
-  const cors: CorsPolicy = { get allowedOrigins() { return hosted.flatMap((h) => h.allowedOrigins()); }, allowLocalhost: true };
+  const bindHost = options.host ?? '127.0.0.1';
+  let http: RunningHttpServer | undefined;
+  /**
+   * Each app's origins for its own paths; admin routes and `/logs` only the runtime's own origin (its port on
+   * a loopback name or the bound host; never a hosted site); paths naming no app (session refresh,
+   * profile, which the bearer token ties to its app) every app's.
+   */
+  const corsFor = (pathname: string): CorsPolicy => {
+    if (ADMIN_PATH.test(pathname) || pathname === '/logs') return { allowedOrigins: runtimeOrigins(bindHost, http?.port ?? options.port ?? 0), allowLocalhost: false };
+    const app = appOfPath(pathname, hosted);
+    if (app) return { allowedOrigins: app.allowedOrigins(), allowLocalhost: true };
+    return { allowedOrigins: hosted.flatMap((h) => h.allowedOrigins()), allowLocalhost: true };
+  };
   const closeAll = () => Promise.allSettled(hosted.map((h) => h.close()));
   try {
     for (const appDir of appDirs) {
-      hosted.push(await openHostedApp({ ...options, appId: options.appDir !== undefined ? options.appId : undefined }, appDir, dataDirOf(appDir), admin.groupId));
+      hosted.push(await openHostedApp({ ...options, appId: options.appDir !== undefined ? options.appId : undefined }, appDir, dataDirOf(appDir), admin));
     }
   } catch (e) {
     await closeAll();
     throw e;
   }
+  /** Writes an app's runtime record once the runtime listens (apps created later get theirs when opened). */
+  let announce: ((app: OpenedApp) => void) | undefined;
   const registry = new HostedApps(hosted, {
     rootDir: options.appDir === undefined ? rootDir : undefined,
-    open: (appDir) => openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin.groupId),
+    open: async (appDir) => {
+      const app = await openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin);
+      announce?.(app);
+      return app;
+    },
     groupId: admin.groupId,
     adminDir: path.join(runtimeDataDir, 'admin'),
     log,
@@ -188,11 +217,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   registerSyncLocalRoutes(adminTable, (clientAppId) => registry.byClientId(clientAppId)?.sync);
   /** Recent requests, served at `/logs?co_id=…` (the link of every error body). */
   const requestLog = new RequestLog();
-  let http: RunningHttpServer;
+  const upgraded = new Set<Duplex>();
   try {
     http = await createHttpServer({
-      host: options.host ?? '127.0.0.1', port: options.port ?? 0, log, cors, requestLog,
-      router: new FirstMatchRouter([runtimePages(registry, requestLog), new RuntimeRouter(adminRouter, registry)]),
+      host: bindHost, port: options.port ?? 0, log, cors: corsFor, requestLog,
+      router: new FirstMatchRouter([runtimePages(registry, requestLog, admin), new RuntimeRouter(adminRouter, registry)]),
       hosting: createHostingHandler(() => hosted.flatMap((h) => h.hostedSites())),
       userOf: (headers) => {
         for (const app of registry.list()) {
@@ -201,12 +230,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
         }
         return undefined;
       },
-    });
-    // WebSocket upgrades: each app's live partition feed takes the ones under its own client app path.
-    http.server.on('upgrade', (req, socket, head) => {
-      if (registry.list().some((app) => app.handleUpgrade(req, socket, head))) return;
-      const body = JSON.stringify({ error: 'no WebSocket endpoint at this path', error_code: 'NotFound' });
-      socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      // WebSocket upgrades (Host already checked): each to the endpoint of the app its path names.
+      upgrade: (req, socket, head) => {
+        // Upgraded sockets leave the HTTP server's hands but still hold its close: they end with the runtime.
+        upgraded.add(socket);
+        socket.once('close', () => upgraded.delete(socket));
+        const handler = upgradeHandlerFor(registry.list(), req.url);
+        if (handler instanceof ApiError) answerUpgrade(socket, handler, '');
+        else handler(req, socket, head);
+      },
     });
   } catch (e) {
     await closeAll();
@@ -214,30 +246,45 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       ? new Error(`port ${options.port} on ${options.host ?? '127.0.0.1'} is already in use; pick another with --port`)
       : e;
   }
+  // Local tools (the `asl` CLI) find this runtime through a record in each data folder it holds, with a
+  // session of their own, and ask it instead of refusing the locked folder.
+  const toolSession = await admin.mintSession();
+  announce = (app) => writeRuntimeRecord(app.dataDir, {
+    version: RUNTIME_PROTOCOL_VERSION, pid: process.pid, url: http.url, appId: app.clientAppId,
+    admin: { accessToken: toolSession.access_token, refreshToken: toolSession.refresh_token },
+  });
+  for (const app of registry.list()) announce(app);
   const first = () => registry.list()[0];
+  const server = http;
   return {
-    url: http.url,
-    port: http.port,
+    url: server.url,
+    port: server.port,
     get appId() { return first()?.clientAppId ?? ''; },
     get dataDir() { return first()?.dataDir ?? runtimeDataDir; },
-    get hostingUrl() { const site = hosted[0]?.hostedSites()[0]; return site ? hostingUrl(site.appId, http.port) : undefined; },
+    get hostingUrl() { const site = hosted[0]?.hostedSites()[0]; return site ? hostingUrl(site.appId, server.port) : undefined; },
     get diagnostics() { return first()?.current().diagnostics ?? []; },
     reload: () => first()?.reload() ?? Promise.resolve({ applied: false, diagnostics: [] }),
     get apps() { return registry.list(); },
-    adminUrl: `${http.url}${ADMIN_API_PREFIX}`,
+    adminUrl: `${server.url}${ADMIN_API_PREFIX}`,
     groupId: admin.groupId,
     adminPublicKey: admin.publicKey,
     createdAdminKey: admin.createdKey,
     mintAdminSession: () => admin.mintSession(),
     get sync() { return first()!.sync; },
     async close() {
-      await http.close();
+      announce = undefined;
+      for (const app of registry.list()) removeRuntimeRecord(app.dataDir);
+      await admin.logout({ authorization: `Bearer ${toolSession.refresh_token}` }).catch(() => undefined);
+      const closed = server.close();
+      for (const socket of upgraded) socket.destroy();
+      await closed;
       await Promise.allSettled(registry.list().map((h) => h.close()));
     },
   };
 }
 
-async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirIn: string, groupId: string): Promise<OpenedApp> {
+async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirIn: string, admin: AdminAuth): Promise<OpenedApp> {
+  const groupId = admin.groupId;
   const fsys = options.fs ?? nodeFileSystem;
   const appDir = path.resolve(appDirIn);
   const log = options.log;
@@ -251,7 +298,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   if (options.failOnErrors && errors.length > 0) throw new AppHasErrors(appDir, errors);
   const appId = options.appId ?? first.app.appId ?? deriveAppId(first.app.name);
   const dataDir = path.resolve(dataDirIn);
-  fs.mkdirSync(dataDir, { recursive: true });
+  preparePrivateFolder(dataDir);
 
   const clock = options.clock;
   const now = clock ? () => new Date(clock.now()) : undefined;
@@ -320,6 +367,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     },
     timeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
     ...(options.functionMemoryLimitMb ? { memoryLimitMb: options.functionMemoryLimitMb } : {}),
+    ...(options.functionsUnisolatedForBenchmarks ? { unisolatedForBenchmarks: true } : {}),
     log: (fn, level, text) => (level === 'error' ? log.error : level === 'warn' ? log.warn : log.info)(`[function ${fn}] ${text}`),
     packagesDir: path.join(appDir, 'functions', 'node_modules'),
   });
@@ -373,6 +421,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     const authenticate = (headers: IncomingHttpHeaders): Promise<AuthenticatedRequest> => auth.authenticateRequest(headers);
     const router = new Router();
     registerAuthRoutes(router, auth, {
+      allowedOrigins: () => app.allowedRequestOrigins,
       location: { deploymentModel: app.deploymentModel, location: app.location },
       functions: {
         functions: app.functions,
@@ -408,6 +457,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     sync.load({
       app: current.app,
       values: current.values,
+      secretValues: current.secrets.names.filter((n) => current.secrets.has(n)).map((n) => current.secrets.resolve(n, 'redaction of permission traces')),
       environment: environmentOf(current.app),
       customUserData: async (userId) => {
         const user = current.auth.user(userId);
@@ -465,13 +515,21 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     return { applied: true, diagnostics: next.diagnostics };
   }
 
+  /** A bearer access token's caller and the login a long-lived connection rests on (see AccountEvents.watch). */
+  const authenticateLogin = async (headers: IncomingHttpHeaders): Promise<{ caller: AuthenticatedRequest; login: WatchedLogin }> => {
+    const caller = await state.auth.requireAccessToken(headers);
+    const token = /^Bearer\s+(\S+)/i.exec(String(headers.authorization))![1]!;
+    return { caller, login: { userId: caller.user.id, sessionId: caller.sessionId!, expiresAt: opened.tokens.check(token, 'access').exp! } };
+  };
   const feed = createPartitionFeed({
     service: sync,
     appId,
     authenticate: async (headers) => {
-      const caller = await state.auth.requireAccessToken(headers);
-      return { id: caller.user.id, type: caller.user.type, data: caller.user.data, identities: caller.user.identities.map((i) => ({ ...i })) };
+      const { caller, login } = await authenticateLogin(headers);
+      return { user: { id: caller.user.id, type: caller.user.type, data: caller.user.data, identities: caller.user.identities.map((i) => ({ ...i })) }, login };
     },
+    watchAccount: (login, onEnd) => opened.repository.events.watch(login, onEnd),
+    tracesAllowed: (headers) => isAdminSession(admin, headers['x-admin-authorization']),
     applySchema: async (types) => {
       const running = sync.runtimeState.running;
       if (!running) throw new Error('sync is not enabled');
@@ -495,6 +553,14 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     log,
     ...(clock ? { now: () => clock.now() } : {}),
   });
+  // The account ends Realm protocol sessions as it ends the feed's: a disabled or deleted user at once; a
+  // revoked session once the user has no session left (a connection does not say which login it rests on;
+  // each connection's token expiry is its own timer).
+  opened.repository.events.subscribe((change) => {
+    if (change.kind === 'session-revoked' && opened.repository.sessionsOf(change.userId).length > 0) return;
+    const message = change.kind === 'user-disabled' ? 'user disabled' : change.kind === 'user-deleted' ? 'user deleted' : 'the session was revoked (logged out): log in again';
+    realmEndpoint.endSessions((session) => session.userId === change.userId, SYNC_ERRORS.badAuthentication(message));
+  });
   // A transition ends the Realm protocol sessions as it ends the feed's: pause (213, retry later), terminate (client reset).
   sync.onUpdate((event) => {
     if (event.transition === 'paused') realmEndpoint.endSessions(() => true, SYNC_ERRORS.disabledSession('sync was paused (disabled session); try again after it resumes'));
@@ -513,9 +579,6 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   let systemGraphql: { generated: GeneratedSchema; endpoint: GraphqlEndpoint<'system'> } | undefined;
   const systemCollection = (service: string, database: string, collection: string) => state.data.forUser('system').collection(service, database, collection);
   const local: LocalAppAccess = {
-    users: () => state.auth.users(),
-    createEmailPasswordUser: (email, password) => state.auth.createEmailPasswordUser(email, password),
-    deleteUser: (userId) => state.auth.deleteUserById(userId),
     sessionForUser: (userId) => state.auth.sessionForUser(userId),
     async graphqlAsSystem(body, clientGone) {
       if (systemGraphql?.generated !== state.generated) {
@@ -580,7 +643,14 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       sessions: () => realmEndpoint.sessions(),
       traffic: (connection, session) => realmEndpoint.traffic(connection, session),
     },
-    handleUpgrade: (req, socket, head) => feed.handleUpgrade(req, socket, head) || realmEndpoint.handleUpgrade(req, socket, head),
+    upgrades: new Map<string, UpgradeHandler>([
+      [FEED_ENDPOINT, (req, socket, head) => feed.handleUpgrade(req, socket, head)],
+      [REALM_SYNC_ENDPOINT, (req, socket, head) => {
+        if (!realmEndpoint.handleUpgrade(req, socket, head)) answerUpgrade(socket, new ApiError(404, 'NotFound', 'no WebSocket endpoint at this path'), '');
+      }],
+    ]),
+    accountEvents: opened.repository.events,
+    authenticateLogin,
     async close() {
       feed.close();
       realmEndpoint.close();
@@ -591,6 +661,19 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       await draining;
     },
   };
+}
+
+/**
+ * `<data>/apps/<name>` of an app folder (see appDataFolderName); a nested app's data left by an older
+ * version under the name it shared with others (`a_b` for `a/b`) moves to its own name, unless a folder
+ * `a_b` of the root may own it.
+ */
+function appDataDirUnder(runtimeDataDir: string, rootDir: string, relativeAppDir: string): string {
+  const dir = path.join(runtimeDataDir, 'apps', appDataFolderName(relativeAppDir));
+  const legacyName = legacyAppDataFolderName(relativeAppDir);
+  const legacy = path.join(runtimeDataDir, 'apps', legacyName);
+  if (legacy !== dir && !fs.existsSync(path.join(rootDir, legacyName)) && fs.existsSync(legacy) && !fs.existsSync(dir)) fs.renameSync(legacy, dir);
+  return dir;
 }
 
 /** When an access token (a JWT the runtime signed) expires, from its `exp` claim. */
@@ -615,11 +698,34 @@ class CallNotAllowedError extends Error {
   readonly errorCode = 'FunctionExecutionError';
 }
 
-/** The runtime's own pages: `GET /` (what it serves, for a person) and `GET /logs` (recent requests). */
-function runtimePages(registry: HostedApps, requestLog: RequestLog): Router {
+/** The origins of the runtime's own pages: its port on the loopback names and on the bound host. */
+function runtimeOrigins(bindHost: string, port: number): string[] {
+  const names = ['localhost', '127.0.0.1', '[::1]'];
+  const bound = bindHost.includes(':') ? `[${bindHost}]` : bindHost;
+  if (!['0.0.0.0', '[::]', ''].includes(bound) && !names.includes(bound)) names.push(bound);
+  return names.map((n) => `http://${n}:${port}`);
+}
+
+/** Whether a header value is `Bearer <admin access token>` of a live admin session (the editor's, a developer tool's). */
+function isAdminSession(admin: AdminAuth, value: string | string[] | undefined): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    admin.authenticate({ authorization: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The runtime's own pages: `GET /` (what it serves, for a person) and `GET /logs` (recent requests, behind
+ * the admin session: paths and user ids are the developer's business, not a web page's).
+ */
+function runtimePages(registry: HostedApps, requestLog: RequestLog, admin: AdminAuth): Router {
   return new Router()
     .get('/', (req) => homePage({ baseUrl: req.baseUrl, apps: registry.list().map((h) => ({ name: h.current().app.name, appId: h.clientAppId })) }))
     .get('/logs', (req) => {
+      admin.authenticate(req.headers);
       const coId = req.query.get('co_id');
       if (coId === null) return { body: { requests: requestLog.recent(100) }, encoding: 'json' };
       const entry = requestLog.find(coId);
@@ -716,7 +822,9 @@ async function watchApp(appDir: string, dataDir: string, log: Logger, reload: ()
     const parts = path.relative(appDir, abs).split(path.sep);
     return parts.includes('node_modules') || parts.includes('.git');
   };
-  const watcher = chokidar.watch(appDir, { ignored, ignoreInitial: true, atomic: true });
+  // Symbolic links are not followed: one pointing outside would watch foreign files, a loop would fail the scan.
+  const watcher = chokidar.watch(appDir, { ignored, ignoreInitial: true, atomic: true, followSymlinks: false });
+  watcher.on('error', (error) => log.warn(`watching ${appDir}: ${(error as Error).message}`));
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let pending = false;

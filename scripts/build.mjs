@@ -42,7 +42,7 @@ const singleCopyPlugin = {
 
 /** `graphql`, `graphql/execution`, `graphql/error/index.js` → the ESM file of that module. */
 function graphqlEsmFile(specifier) {
-  // The real folder: a worktree's node_modules may be a link to another checkout's.
+  // The real folder: esbuild resolves every other import through symlinks (a linked node_modules), so must this one.
   const dir = fs.realpathSync(path.join(ROOT, 'node_modules', 'graphql'));
   const sub = specifier.slice('graphql'.length).replace(/^\//, '').replace(/\.(m?js)$/, '') || 'index';
   for (const candidate of [`${sub}.mjs`, path.join(sub, 'index.mjs')]) {
@@ -75,7 +75,9 @@ const entries = [
   { entryPoints: ['client/features.ts'], outfile: 'dist/features.js' },
   { entryPoints: ['server/main.ts'], outfile: 'dist/server.js' },
   { entryPoints: ['cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
-  // App functions run in worker threads; the runner loads this file next to its own bundle.
+  // App functions run in a process of their own (started by the runner from the file next to its own
+  // bundle), on worker threads it starts from the file next to it.
+  { entryPoints: ['runtime/functions/process.ts'], outfile: 'dist/function-process.js' },
   { entryPoints: ['runtime/functions/worker.ts'], outfile: 'dist/function-worker.js' },
 ];
 

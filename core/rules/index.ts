@@ -8,3 +8,4 @@ export { evaluateExpression, evaluateExpressionTraced, type EvaluationTrace, typ
 export { expandExpressionToQuery, matchNothingQuery } from './query';
 export { completionsAt, describeRuleToken, type RuleCompletion, type RuleCompletionKind } from './completion';
 export { compileExpression, type CompiledExpression } from './compile';
+export { redactTrace, redactText, redactValue, REDACTED } from './redact';

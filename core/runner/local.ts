@@ -1,4 +1,4 @@
-// What the editor asks a runtime beyond GraphQL: the app's users, the
+// What the editor asks a runtime beyond GraphQL: the app's users (the platform's Admin API user routes), the
 // collections with their document counts and a page of documents, function calls, under an identity or as
 // *system* through the local-only admin routes (`LOCAL_API`, behind the admin session of the handshake).
 import { CLIENT_API, LOCAL_API, RunnerError, SessionPool, errorOf, type Identity } from './identities';
@@ -25,11 +25,13 @@ async function request(pool: SessionPool, method: string, path: string, headers:
   return text ? JSON.parse(text) : undefined;
 }
 
+/** The app's users are the platform's Admin API routes (`…/groups/{groupId}/apps/{id}/users`); the runtime has no second copy. */
 function usersPath(pool: SessionPool): string {
-  return `${LOCAL_API}/app/${encodeURIComponent(pool.target.appId)}/users`;
+  if (!pool.target.adminAppPath) throw new RunnerError('The runtime did not give the app\'s Admin API path: its users cannot be listed or changed from here');
+  return `${pool.target.adminAppPath}/users`;
 }
 
-/** The app's users (local admin route). */
+/** The app's users (Admin API). */
 export async function listUsers(pool: SessionPool, signal?: AbortSignal): Promise<AppUser[]> {
   const body = await pool.asAdmin((headers) => request(pool, 'GET', usersPath(pool), headers, 'Listing the users', undefined, signal), signal);
   if (!Array.isArray(body)) return [];

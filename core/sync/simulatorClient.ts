@@ -4,16 +4,16 @@
 // the view refreshes when documents, custom user data or the app's rules change.
 import { EJSON } from 'bson';
 import WebSocket from 'ws';
+import type { EvaluationTrace } from '../rules/evaluate';
+import { traceLines } from '../rules/trace';
 import { CLIENT_API, LOCAL_API, errorOf, type SessionPool } from '../runner/identities';
-
-export interface TraceNode { expression: string; subject?: unknown; operand?: unknown; result: boolean; note?: string; children: TraceNode[] }
 
 /** The runtime's `SimulationReport`, as it arrives (canonical EJSON, parsed). */
 export interface SimulationView {
   status: { status: string; epoch: number; running?: { key: string; type: string; required: boolean } };
   user?: { id: string; email?: string; customData: Record<string, unknown> };
   partition: { text: string; type?: string };
-  permissions?: { read: boolean; write: boolean; readGrantedByWrite: boolean; readTrace?: TraceNode; writeTrace?: TraceNode; problems: string[] };
+  permissions?: { read: boolean; write: boolean; readGrantedByWrite: boolean; readTrace?: EvaluationTrace; writeTrace?: EvaluationTrace; problems: string[] };
   error?: { code: number; name: string; message: string; action: string };
   collections: { type: string; namespace: string; count: number; first: unknown[] }[];
   ignored: { type: string; namespace: string; count: number; reasons: Record<string, number> }[];
@@ -37,9 +37,9 @@ export function renderSimulation(view: SimulationView): string {
   const p = view.permissions;
   if (p) {
     lines.push(`write: ${p.write ? 'ALLOWED' : 'denied'}`);
-    if (p.writeTrace) traceLines(p.writeTrace, '  ', lines);
+    if (p.writeTrace) lines.push(...traceLines(p.writeTrace));
     lines.push(`read: ${p.read ? 'ALLOWED' : 'denied'}${p.readGrantedByWrite ? ' (granted by write)' : ''}`);
-    if (p.readTrace) traceLines(p.readTrace, '  ', lines);
+    if (p.readTrace) lines.push(...traceLines(p.readTrace));
     for (const problem of p.problems) lines.push(`problem: ${problem}`);
   }
   lines.push(view.error ? `client error: ${view.error.code} ${view.error.name}: ${view.error.message}` : 'client error: none (the partition opens)');
@@ -47,21 +47,6 @@ export function renderSimulation(view: SimulationView): string {
   for (const c of view.ignored) for (const [reason, count] of Object.entries(c.reasons)) lines.push(`ignored in ${c.type}: ${count} × ${reason}`);
   const header = lines.map((line) => `// ${line.replace(/\r?\n/g, ' ')}`).join('\n');
   return `${header}\n${EJSON.stringify(view as never, { relaxed: true }, 2)}\n`;
-}
-
-function traceLines(node: TraceNode, indent: string, lines: string[]): void {
-  const values = [
-    ...('subject' in node ? [`subject ${show(node.subject)}`] : []),
-    ...('operand' in node ? [`operand ${show(node.operand)}`] : []),
-  ];
-  lines.push(`${indent}${node.result ? '✓' : '✗'} ${node.expression}${values.length ? `  [${values.join(', ')}]` : ''}${node.note ? `  (${node.note})` : ''}`);
-  for (const child of node.children) traceLines(child, `${indent}  `, lines);
-}
-
-function show(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  const text = EJSON.stringify(value as never, { relaxed: true });
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
 export interface PartitionWatch { close(): void }

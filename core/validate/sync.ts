@@ -3,10 +3,10 @@
 //
 // Codes: sync/partition-key-missing, sync/partition-key-not-in-schema, sync/partition-type-mismatch,
 // sync/partition-type-uuid, sync/dev-mode-needs-database, sync/partition-key-writable,
-// sync/frozen-while-enabled.
+// sync/frozen-while-enabled, sync/writable-custom-user-data, sync/writable-access-field.
 import type { DiagnosticSink, RelatedLocation } from '../diagnostics';
 import { isObject, type JsonFile } from '../json';
-import type { AppModel } from '../model';
+import type { AppModel, Collection } from '../model';
 import { frozenChanges, syncSettingsFromFile, type FrozenSettings } from '../sync/config';
 import { frozenMessage } from '../sync/state';
 import { validateFlexibleSync } from './syncFlexible';
@@ -45,6 +45,8 @@ export function validateSync(app: AppModel, sink: DiagnosticSink): void {
     const properties = isObject(schema.value) && isObject(schema.value.properties) ? schema.value.properties : {};
     const field = properties[partition.key];
     if (!isObject(field)) {
+      // The custom user data is best left out of sync (see checkEscalationThroughSync): nothing to suggest.
+      if (isCustomUserData(app, ds.name, coll)) continue;
       sink.at(schema, ['properties'], 'warning', 'sync/partition-key-not-in-schema',
         `${coll.database}.${coll.collection} has no "${partition.key}" property, so it is not synced; add the partition key to sync it`, { target: 'key', data: { key: partition.key, type: partition.type } });
       continue;
@@ -72,9 +74,113 @@ export function validateSync(app: AppModel, sink: DiagnosticSink): void {
     const rules = coll.rules ?? ds.defaultRule;
     if (partition.key in properties && rules) checkPartitionKeyWrites(rules, partition.key, `${coll.database}.${coll.collection}`, sink);
   }
+  checkEscalationThroughSync(app, ds.name, schemas.filter((c) => {
+    const props = isObject(c.schema!.value) && isObject(c.schema!.value.properties) ? c.schema!.value.properties : {};
+    return Object.hasOwn(props, partition.key!);
+  }), partition.key, sink);
   if (schemas.length > 0 && withKey === 0) {
     sink.at(file, ['partition', 'key'], 'error', 'sync/partition-key-missing', `No collection schema of "${ds.name}" defines the partition key "${partition.key}"; nothing would sync`);
   }
+}
+
+/**
+ * Sync writes are checked against the sync write permission only, never against the collections' rules
+ * (rules-and-sync §4). So whatever the rules protect from clients can be rewritten by anyone who may
+ * write a partition holding the document: the custom user data (which `%%user.custom_data` reads, in
+ * rules and in the sync permissions themselves), and fields the rules both grant access by and keep
+ * read-only. Each such synced collection is a way to escalate privileges, reported at the write permission.
+ */
+function checkEscalationThroughSync(app: AppModel, serviceName: string, synced: Collection[], key: string, sink: DiagnosticSink): void {
+  const sync = app.sync!;
+  const write = isObject(sync.file.value) && isObject(sync.file.value.partition) && isObject(sync.file.value.partition.permissions)
+    ? sync.file.value.partition.permissions.write : undefined;
+  if (write === undefined || write === false) return;
+  const at = ['partition', 'permissions', 'write'];
+  const cud = app.customUserData;
+  for (const coll of synced) {
+    const namespace = `${coll.database}.${coll.collection}`;
+    const schema = coll.schema!;
+    const keyAt: RelatedLocation = { file: schema.path, range: schema.range(['properties', key]), message: `${namespace} is synced: its schema has the partition key "${key}"` };
+    if (cud && isCustomUserData(app, serviceName, coll)) {
+      const used = customDataFieldsUsed(app);
+      sink.at(sync.file, at, 'warning', 'sync/writable-custom-user-data',
+        `${namespace} holds the custom user data and is synced, and sync writes bypass its rules: a user who can write the partition holding her own user document can change ${used.length ? used.map((f) => `"${f}"`).join(', ') : 'its fields'}, which ${used.length ? 'the app\'s rules and sync permissions read as %%user.custom_data to grant access' : 'becomes her %%user.custom_data'} (e.g. make herself admin); keep the custom user data out of sync (remove "${key}" from its schema) or in partitions no user may write`,
+        { related: [keyAt, { file: cud.source.file.path, range: cud.source.file.range([...cud.source.path, 'collection_name']), message: 'the custom user data collection' }], data: { collection: namespace, fields: used } });
+      continue;
+    }
+    for (const { field, role } of protectedAccessFields(coll, key)) {
+      sink.at(sync.file, at, 'warning', 'sync/writable-access-field',
+        `The rules of ${namespace} grant access by "${field}" and keep role "${role}" from writing it, but sync writes bypass rules: a user who can write a partition holding ${namespace} documents can change "${field}" through sync and gain the access it grants`,
+        { related: [keyAt, { file: coll.rules!.path, range: coll.rules!.range(['roles']), message: `the rules of ${namespace}` }], data: { collection: namespace, field } });
+    }
+  }
+}
+
+function isCustomUserData(app: AppModel, serviceName: string, coll: Collection): boolean {
+  const cud = app.customUserData;
+  return Boolean(cud?.enabled && cud.serviceName === serviceName && cud.databaseName === coll.database && cud.collectionName === coll.collection);
+}
+
+const CUSTOM_DATA_REF = /^%%user\.custom_data\.([^.]+)/;
+
+/** Fields of the custom user data that rules (every collection's, and the default rule) and the sync permissions read. */
+function customDataFieldsUsed(app: AppModel): string[] {
+  const found = new Set<string>();
+  const files: JsonFile[] = [app.sync!.file];
+  for (const ds of app.dataSources) {
+    if (ds.defaultRule) files.push(ds.defaultRule);
+    for (const c of ds.collections) if (c.rules) files.push(c.rules);
+  }
+  const walk = (value: unknown, depth: number): void => {
+    if (depth > 64) return;
+    if (typeof value === 'string') {
+      const m = CUSTOM_DATA_REF.exec(value);
+      if (m) found.add(m[1]!);
+    } else if (Array.isArray(value)) for (const v of value) walk(v, depth + 1);
+    else if (isObject(value)) for (const [k, v] of Object.entries(value)) { walk(k, depth + 1); walk(v, depth + 1); }
+  };
+  for (const f of files) walk(f.value, 0);
+  return [...found].sort();
+}
+
+/**
+ * Fields a collection's rules grant access by (keys of `apply_when` and `document_filters` expressions,
+ * `%%root.<field>` references) that some role may not write (a field rule that is not `true`).
+ * The partition key and `_id` are left out: sync refuses changes of both.
+ */
+function protectedAccessFields(coll: Collection, key: string): { field: string; role: string }[] {
+  const rules = coll.rules?.value;
+  const roles = isObject(rules) && Array.isArray(rules.roles) ? rules.roles.filter(isObject) : [];
+  const access = new Set<string>();
+  const collect = (value: unknown, depth: number): void => {
+    if (depth > 64) return;
+    if (typeof value === 'string') {
+      const m = /^%%(?:root|prevRoot)\.([^.]+)/.exec(value);
+      if (m) access.add(m[1]!);
+    } else if (Array.isArray(value)) for (const v of value) collect(v, depth + 1);
+    else if (isObject(value)) {
+      for (const [k, v] of Object.entries(value)) {
+        if (!k.startsWith('%') && !k.startsWith('$')) access.add(k.split('.')[0]!);
+        collect(k, depth + 1);
+        collect(v, depth + 1);
+      }
+    }
+  };
+  for (const role of roles) {
+    collect(role.apply_when, 0);
+    if (isObject(role.document_filters)) { collect(role.document_filters.read, 0); collect(role.document_filters.write, 0); }
+  }
+  access.delete(key);
+  access.delete('_id');
+  const out: { field: string; role: string }[] = [];
+  for (const field of [...access].sort()) {
+    const role = roles.find((r) => {
+      const rule = isObject(r.fields) ? r.fields[field] : undefined;
+      return isObject(rule) && rule.write !== undefined && rule.write !== true;
+    });
+    if (role) out.push({ field, role: typeof role.name === 'string' ? role.name : '?' });
+  }
+  return out;
 }
 
 /**

@@ -1,6 +1,7 @@
 // Admin API routes of apps: list/create/get/delete, export and import, drafts and deployments, templates
 // (admin-api-wire.md §4–§5, templates-admin-cli.md §2.2–2.3). Every write goes to the app's files first
 // and is then taken up by the app's normal reload; a pushed app is checked before any file is written.
+import fs from 'node:fs';
 import path from 'node:path';
 import fsp from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
@@ -34,15 +35,54 @@ interface Deployment {
   commit: string; status: 'created' | 'pending' | 'successful' | 'failed'; status_error_message: string; diff_url: string; remote_location: string;
 }
 
-/** Drafts, deployments and a write lock per app (kept in memory: a restart forgets drafts, as a deploy would end them). */
+/** The deployments an app keeps (newest), as the platform lists a bounded history. */
+const KEPT_DEPLOYMENTS = 100;
+
+/**
+ * Drafts, deployments and a write lock per app. Drafts and deployments are kept in the app's data folder
+ * (`admin-work.json`, mode 0600), so a restart of the runtime keeps a draft being edited and the history;
+ * a deployment the runtime stopped in the middle of is recorded as failed when it starts again.
+ */
 export class AppWork {
   draft: Draft | undefined;
   readonly deployments = new Map<string, Deployment>();
   private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly file: string) {
+    let saved: unknown;
+    try {
+      saved = JSON.parse(fs.readFileSync(file, 'utf8'));
+    } catch {
+      return;
+    }
+    if (!isObject(saved)) return;
+    if (isObject(saved.draft) && typeof saved.draft._id === 'string') this.draft = saved.draft as unknown as Draft;
+    for (const d of Array.isArray(saved.deployments) ? saved.deployments : []) {
+      if (!isObject(d) || typeof d._id !== 'string') continue;
+      const deployment = d as unknown as Deployment;
+      if (deployment.status === 'created' || deployment.status === 'pending') {
+        deployment.status = 'failed';
+        deployment.status_error_message = 'the runtime stopped before this deployment finished';
+      }
+      this.deployments.set(deployment._id, deployment);
+    }
+  }
+
   serial<T>(work: () => Promise<T>): Promise<T> {
     const run = this.queue.then(work, work);
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** Writes the draft and the newest deployments; called after every change of either. */
+  save(): void {
+    const deployments = [...this.deployments.values()];
+    for (const old of deployments.slice(0, Math.max(0, deployments.length - KEPT_DEPLOYMENTS))) this.deployments.delete(old._id);
+    const text = JSON.stringify({ draft: this.draft ?? null, deployments: [...this.deployments.values()] }) + '\n';
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, text, { mode: 0o600 });
+    fs.renameSync(tmp, this.file);
   }
 }
 
@@ -50,7 +90,7 @@ const work = new WeakMap<OpenedApp, AppWork>();
 
 export function workOf(app: OpenedApp): AppWork {
   let w = work.get(app);
-  if (!w) { w = new AppWork(); work.set(app, w); }
+  if (!w) { w = new AppWork(path.join(app.dataDir, 'admin-work.json')); work.set(app, w); }
   return w;
 }
 
@@ -205,7 +245,7 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
       const next = toFiles(body, current);
       const changes = changedFiles(current, next);
       if (req.query.get('diff') === 'true') return json(unifiedDiffs(changes));
-      if (w.draft) { w.draft.staged = body; return undefined; }
+      if (w.draft) { w.draft.staged = body; w.save(); return undefined; }
       const problem = await problemsOf(app, next);
       if (problem) throw new ApiError(400, 'InvalidConfig', problem);
       await applyChanges(ctx, app, changes);
@@ -218,6 +258,7 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
     const w = workOf(app);
     if (w.draft) throw new ApiError(409, 'DraftAlreadyExists', `a draft already exists for this app (draft id ${w.draft._id}); deploy or discard it first`);
     w.draft = { _id: objectIdHex(), user_id: ctx.auth.project.user_id, app: { _id: app.id } };
+    w.save();
     return json(draftView(w.draft), 201);
   });
   table.get('/groups/:groupId/apps/:appId/drafts', (req) => {
@@ -232,6 +273,7 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
   table.delete('/groups/:groupId/apps/:appId/drafts/:draftId', (req) => {
     const { w } = draftOf(req);
     w.draft = undefined;
+    w.save();
   });
   table.get('/groups/:groupId/apps/:appId/drafts/:draftId/diff', async (req) => {
     const { draft } = draftOf(req);
@@ -256,6 +298,7 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
       status_error_message: '', diff_url: '', remote_location: app.current().app.location ?? 'US-VA',
     };
     w.deployments.set(deployment._id, deployment);
+    w.save();
     await w.serial(async () => {
       w.draft = undefined;
       if (draft.staged === undefined) { deployment.status = 'successful'; return; }
@@ -270,7 +313,7 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
         deployment.status = 'failed';
         deployment.status_error_message = e instanceof ApiError ? e.message : `deployment failed: ${(e as Error).message}`;
       }
-    });
+    }).finally(() => w.save());
     return json(deployment, 201);
   });
   table.get('/groups/:groupId/apps/:appId/deployments', (req) => json([...workOf(appOf(req)).deployments.values()].reverse()));

@@ -9,7 +9,8 @@ import type { Duplex } from 'node:stream';
 import type { Diagnostic } from '../../core/diagnostics';
 import type { AppFileSystem } from '../../core/fs';
 import type { AppModel } from '../../core/model';
-import type { AuthService } from '../auth/service';
+import type { AccountEvents, WatchedLogin } from '../auth/account-events';
+import type { AuthenticatedRequest, AuthService } from '../auth/service';
 import type { DataAccess } from '../data';
 import { ApiError } from '../http/errors';
 import { Router, type RouteMatch } from '../http/router';
@@ -41,8 +42,15 @@ export interface OpenedApp extends HostedAppHandle {
   /** What the editor's local-only routes (./local.ts) do with this app. */
   readonly local: LocalAppAccess;
   ownsToken(headers: IncomingHttpHeaders): boolean;
-  /** Takes a WebSocket upgrade for this app's live partition feed; false when the path is not its. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /**
+   * The app's WebSocket endpoints by their path below `/api/client/v2.0/app/<client app id>/` (the live
+   * partition feed is `sync/feed`): `routeUpgrade` hands each upgrade to the app its path names.
+   */
+  readonly upgrades: ReadonlyMap<string, UpgradeHandler>;
+  /** Sessions revoked, users disabled or deleted: `watch` a sync connection's login to end it on them or on token expiry. */
+  readonly accountEvents: AccountEvents;
+  /** The caller of `Authorization: Bearer <access token>` and its login (user, session, expiry) to watch; rejects with a 401 ApiError. */
+  authenticateLogin(headers: IncomingHttpHeaders): Promise<{ caller: AuthenticatedRequest; login: WatchedLogin }>;
   /** The user of the request's bearer token when this app signed it and already verified it (for the request log). */
   verifiedUserOf(headers: IncomingHttpHeaders): string | undefined;
   /** The app's CORS origins and hosted site, joined into the shared HTTP front's. */
@@ -50,6 +58,9 @@ export interface OpenedApp extends HostedAppHandle {
   hostedSites(): { appId: string; filesDir: string }[];
   close(): Promise<void>;
 }
+
+/** Takes an HTTP upgrade request (the Host is already checked): answers it or completes the handshake. */
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
 /** What the runtime remembers about an app beyond its files (`<admin dir>/apps.json`, by client app id). */
 export interface AppRecord { template_id?: string; product?: string; created?: number }
@@ -160,8 +171,30 @@ export class RuntimeRouter extends Router {
   }
 }
 
+const APP_UPGRADE_PATH = /^\/api\/client\/v2\.0\/app\/([^/]+)\/(.+)$/;
+
+/**
+ * The upgrade handler of a path `/api/client/v2.0/app/<client app id>/<endpoint>`, among every served
+ * app (the first, second or a later one alike); an ApiError (404) when no app or endpoint matches.
+ */
+export function upgradeHandlerFor(apps: readonly Pick<OpenedApp, 'clientAppId' | 'upgrades'>[], url: string | undefined): UpgradeHandler | ApiError {
+  let pathname: string;
+  try { pathname = new URL(url ?? '/', 'http://localhost').pathname; } catch { return new ApiError(404, 'NotFound', 'no WebSocket endpoint at this path'); }
+  const m = APP_UPGRADE_PATH.exec(pathname);
+  if (!m) return new ApiError(404, 'NotFound', 'no WebSocket endpoint at this path');
+  const clientAppId = safeDecode(m[1]!);
+  const app = apps.find((a) => a.clientAppId === clientAppId);
+  if (!app) return new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${clientAppId}'`);
+  return app.upgrades.get(m[2]!) ?? new ApiError(404, 'NotFound', `no WebSocket endpoint at this path (this app has: ${[...app.upgrades.keys()].join(', ') || 'none'})`);
+}
+
+/** The app a path names by its client app id (`/api/client/v2.0/app/<id>/…`, `/app/<id>/endpoint/…`). */
+export function appOfPath(pathname: string, apps: readonly OpenedApp[]): OpenedApp | undefined {
+  return appNamedIn(pathname, apps);
+}
+
 /** Paths the admin routes answer: the Admin API, the private version route and the Atlas routes the platform CLI calls. */
-const ADMIN_PATH = /^\/api\/(admin|private|atlas|public)\//;
+export const ADMIN_PATH = /^\/api\/(admin|private|atlas|public)\//;
 
 function appNamedIn(pathname: string, apps: readonly OpenedApp[]): OpenedApp | undefined {
   const segments = pathname.split('/');

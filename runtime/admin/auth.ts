@@ -3,13 +3,13 @@
 // route and an admin token never passes on a client route. Sessions are kept in the data folder (mode
 // 0600), so a logged-in CLI stays logged in across restarts; `DELETE /auth/session` ends one.
 import fsp from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../http/errors';
 import { DEFAULT_REFRESH_TOKEN_SECONDS, TokenFailure, TokenService, loadOrCreateTokenSecret, systemClock, type Clock } from '../auth/tokens';
-import { checkAdminKey, loadOrCreateAdminKey, type AdminKeyPair } from './keys';
+import { adminKeyFile, checkAdminKey, loadOrCreateAdminKey, type AdminKeyPair } from './keys';
 
 /** What a successful admin login answers (admin-api-wire.md §2). */
 export interface AdminSessionTokens { access_token: string; refresh_token: string; user_id: string; device_id: string }
@@ -25,16 +25,45 @@ const missingRefreshSession = () => new ApiError(401, 'InvalidSession', 'invalid
 const notARefreshToken = () => new ApiError(401, 'InvalidSession', 'invalid refresh token: incorrect token type');
 
 export class AdminAuth {
+  /** The key file as last seen (its change time and public key): a rotation ends every session opened with the old key. */
+  private keySeen: { changed: number; publicKey: string };
+  /**
+   * Sessions this process minted for whoever started it (the editor's handshake, the `asl` tools' record):
+   * opened with no key, so a rotation leaves them; every other session was opened with a key pair.
+   */
+  private readonly minted = new Set<string>();
+
   private constructor(
     readonly adminDir: string,
     readonly project: AdminProject,
-    readonly publicKey: string,
+    publicKey: string,
     /** The pair made by this start, when the folder had none: shown once by `asl serve`. */
     readonly createdKey: AdminKeyPair | undefined,
     private readonly tokens: TokenService,
     private readonly clock: Clock,
     private readonly sessions: Map<string, number>,
-  ) {}
+  ) {
+    this.keySeen = { changed: keyFileChanged(adminDir), publicKey };
+  }
+
+  get publicKey(): string {
+    return this.keySeen.publicKey;
+  }
+
+  /**
+   * `asl admin-keys --rotate` (another process, maybe while this one runs) replaces the key file: every
+   * session opened with the old key ends. Checked before any session is used or opened; a stat per admin request.
+   */
+  private followKeyRotation(): void {
+    const changed = keyFileChanged(this.adminDir);
+    if (changed === this.keySeen.changed) return;
+    const publicKey = readPublicKey(this.adminDir) ?? this.keySeen.publicKey;
+    if (publicKey !== this.keySeen.publicKey) {
+      for (const id of [...this.sessions.keys()]) if (!this.minted.has(id)) this.sessions.delete(id);
+      void this.saveSessions();
+    }
+    this.keySeen = { changed, publicKey };
+  }
 
   static async open(options: { adminDir: string; clock?: Clock }): Promise<AdminAuth> {
     const { adminDir, clock = systemClock } = options;
@@ -50,6 +79,7 @@ export class AdminAuth {
 
   /** `POST /auth/providers/mongodb-cloud/login` `{username, apiKey}` (and `local-userpass` `{username, password}`). */
   async loginWithKey(publicKey: unknown, privateKey: unknown): Promise<AdminSessionTokens> {
+    this.followKeyRotation();
     if (!(await checkAdminKey(this.adminDir, publicKey, privateKey))) {
       throw new ApiError(401, 'InvalidPassword', 'failed to authenticate with MongoDB Cloud API: invalid username/password');
     }
@@ -60,8 +90,11 @@ export class AdminAuth {
    * A fresh admin session without the key pair, for the process that started this runtime (the editor
    * hands it over in its child-process handshake). Never reachable over HTTP.
    */
-  mintSession(): Promise<AdminSessionTokens> {
-    return this.openSession();
+  async mintSession(): Promise<AdminSessionTokens> {
+    this.followKeyRotation();
+    const tokens = await this.openSession();
+    this.minted.add(this.tokens.check(tokens.access_token, 'access').iss);
+    return tokens;
   }
 
   /** `POST /auth/session` with the refresh token: a new access token for the same session. */
@@ -79,6 +112,7 @@ export class AdminAuth {
 
   /** The admin behind an admin access token; 401 `InvalidSession` for anything else (a client user's token included). */
   authenticate(headers: IncomingHttpHeaders): AdminCaller {
+    this.followKeyRotation();
     const token = bearerOf(headers);
     if (token === undefined) throw invalidAdminSession();
     let sessionId: string;
@@ -123,6 +157,7 @@ export class AdminAuth {
   }
 
   private refreshSessionOf(headers: IncomingHttpHeaders): string {
+    this.followKeyRotation();
     const token = bearerOf(headers);
     if (token === undefined) throw missingRefreshSession();
     let sessionId: string;
@@ -153,6 +188,20 @@ export class AdminAuth {
       await fsp.rename(tmp, file);
     });
     return this.saving;
+  }
+}
+
+/** The key file's change time in ms (0 when absent). */
+function keyFileChanged(adminDir: string): number {
+  try { return statSync(adminKeyFile(adminDir)).ctimeMs; } catch { return 0; }
+}
+
+function readPublicKey(adminDir: string): string | undefined {
+  try {
+    const value = JSON.parse(readFileSync(adminKeyFile(adminDir), 'utf8')) as { public_key?: unknown };
+    return typeof value.public_key === 'string' ? value.public_key : undefined;
+  } catch {
+    return undefined;
   }
 }
 

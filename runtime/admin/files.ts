@@ -13,13 +13,34 @@ function skipped(rel: string): boolean {
   return first === '.asl' || first === '.git' || first === 'node_modules' || rel === 'secrets.json' || rel.split('/').includes('node_modules');
 }
 
-/** Every file of the app folder, by relative POSIX path. */
+/**
+ * Files that hold keys wherever they are: a data folder's token secret and auth records, the admin key,
+ * sessions and project, the runtime record (an admin session for local tools). Never exported, even outside a recognised data folder.
+ */
+const KEY_MATERIAL = new Set(['token-secret', 'api-key.json', 'sessions.json', 'project.json', 'records.jsonl', 'runtime.json']);
+
+/**
+ * A runtime data folder (the default `.asl`, or wherever `--data` points, even inside the app folder) is
+ * recognised by what only a data folder holds: `auth/token-secret` (an app's) or `admin/api-key.json` (the runtime's).
+ */
+const DATA_FOLDER_MARKERS = ['auth/token-secret', 'admin/api-key.json'];
+
+/** Every file of the app folder, by relative POSIX path; symbolic links are not followed, data folders and key files are left out. */
 export async function readAppFiles(dir: string): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
   const entries = await fsp.readdir(dir, { recursive: true, withFileTypes: true });
-  await Promise.all(entries.filter((e) => e.isFile()).map(async (e) => {
-    const rel = path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/');
-    if (!skipped(rel)) out.set(rel, await fsp.readFile(path.join(dir, rel)));
+  const files = new Set(entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/')));
+  const dataFolders: string[] = [];
+  for (const rel of files) {
+    for (const marker of DATA_FOLDER_MARKERS) {
+      if (rel === marker) dataFolders.push('');
+      else if (rel.endsWith(`/${marker}`)) dataFolders.push(rel.slice(0, -marker.length));
+    }
+  }
+  const inDataFolder = (rel: string) => dataFolders.some((folder) => folder === '' || rel.startsWith(folder));
+  await Promise.all([...files].map(async (rel) => {
+    if (skipped(rel) || inDataFolder(rel) || KEY_MATERIAL.has(rel.slice(rel.lastIndexOf('/') + 1))) return;
+    out.set(rel, await fsp.readFile(path.join(dir, rel)));
   }));
   return out;
 }

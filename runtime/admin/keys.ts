@@ -36,9 +36,17 @@ export async function loadOrCreateAdminKey(adminDir: string): Promise<{ publicKe
 }
 
 /** Replaces the pair; sessions opened with the old one stay valid until they end or are revoked. */
+/**
+ * A new key pair; every admin session opened with the old one ends (the stored sessions are emptied, and
+ * a running runtime drops its own when it sees the key file change).
+ */
 export async function rotateAdminKey(adminDir: string): Promise<AdminKeyPair> {
   const pair = newKeyPair();
   await writeStoredKey(adminDir, pair, 'w');
+  const sessions = path.join(adminDir, 'sessions.json');
+  const tmp = `${sessions}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await fsp.writeFile(tmp, '{}\n', { mode: 0o600 });
+  await fsp.rename(tmp, sessions);
   return pair;
 }
 

@@ -1,20 +1,18 @@
 // The editor's local-only routes, behind the admin session (declared on the admin route table, so a user's
-// token never reaches them): list, create and delete users, act as an existing user without a password, run GraphQL and functions as
+// token never reaches them): act as an existing user without a password (listing, creating and deleting users
+// are the Admin API's own routes, configRoutes.ts), run GraphQL and functions as
 // *system* (rules bypassed), and count every collection's documents. Paths under `/api/admin/v3.0/local/app/
 // <client app id>/…` (the client shares them through core/runner/identities.ts `LOCAL_API`).
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
 import { isObject } from '../../core/json';
-import type { AuthUser, LoginResponse } from '../auth/service';
+import type { LoginResponse } from '../auth/service';
 import { json, type AdminRouteTable } from './table';
 
 export interface CollectionDocumentCount { dataSource: string; database: string; collection: string; count: number }
 
 /** What the local routes need of one served app. */
 export interface LocalAppAccess {
-  users(): Array<AuthUser & { disabled: boolean }>;
-  createEmailPasswordUser(email: unknown, password: unknown): Promise<AuthUser>;
-  deleteUser(userId: string): Promise<void>;
   sessionForUser(userId: string): Promise<LoginResponse>;
   /** Executes a raw GraphQL request body as system. */
   graphqlAsSystem(body: string, clientGone: () => boolean): Promise<{ status: number; body: unknown }>;
@@ -29,17 +27,6 @@ export function registerLocalRoutes(table: AdminRouteTable, appByClientId: (clie
     if (!found) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
     return found;
   };
-  table.get('/local/app/:appId/users', (req) => json(app(req).users().map((u) => ({
-    _id: u.id, type: u.type, data: u.data, disabled: u.disabled,
-    identities: u.identities.map((i) => ({ id: i.id, provider_type: i.provider_type, provider_id: i.provider_id })),
-  }))));
-  table.post('/local/app/:appId/users', async (req) => {
-    const body = await req.json();
-    if (!isObject(body)) throw badRequest('the body must be {"email": "…", "password": "…"}');
-    const user = await app(req).createEmailPasswordUser(body.email, body.password);
-    return json({ _id: user.id, data: user.data }, 201);
-  });
-  table.delete('/local/app/:appId/users/:userId', async (req) => { await app(req).deleteUser(req.params.userId!); });
   table.post('/local/app/:appId/users/:userId/session', async (req) => json(await app(req).sessionForUser(req.params.userId!), 201));
   table.post('/local/app/:appId/graphql', async (req) => {
     const result = await app(req).graphqlAsSystem(await req.text(), req.clientGone);

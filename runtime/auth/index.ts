@@ -24,7 +24,8 @@ export interface OpenedAuth {
 
 export async function openAuth(options: OpenAuthOptions): Promise<OpenedAuth> {
   const { dataDir, recordStore, clock = systemClock, ...rest } = options;
-  const repository = recordStore ? await AuthRepository.overStore(recordStore) : await AuthRepository.open(dataDir);
+  const now = () => clock.now();
+  const repository = recordStore ? await AuthRepository.overStore(recordStore, undefined, now) : await AuthRepository.open(dataDir, now);
   const domainId = createHash('sha256').update(`domain\u0000${rest.appId}`).digest('hex').slice(0, 24);
   const tokens = new TokenService(await loadOrCreateTokenSecret(dataDir), clock, domainId);
   const serviceFor = (o: Omit<AuthServiceOptions, 'repository' | 'tokens' | 'clock' | 'domainId'>) => new AuthService({ ...o, repository, tokens, clock, domainId });

@@ -19,7 +19,7 @@ export class Journal {
   private constructor(private readonly handle: fsp.FileHandle, readonly state: JournalState) {}
 
   static async open(filePath: string): Promise<Journal> {
-    await fsp.mkdir(path.dirname(filePath), { recursive: true });
+    await fsp.mkdir(path.dirname(filePath), { recursive: true, mode: 0o700 });
     const state: JournalState = new Map();
     let text = '';
     try { text = await fsp.readFile(filePath, 'utf8'); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; }

@@ -2,6 +2,7 @@
 // through to the data dir's journal (so an acknowledged change survives kill -9).
 import path from 'node:path';
 import type { DocumentStore } from '../store/types';
+import { AccountEvents } from './account-events';
 import { Journal, type JournalRecord, type JournalState } from './journal';
 
 /** Where the records live: the auth journal, or collections of a DocumentStore. All records are loaded at open. */
@@ -80,24 +81,27 @@ export class AuthRepository {
   private readonly byIdentity = new Map<string, string>();
   private readonly byEmail = new Map<string, string>();
   private readonly byKeyHash = new Map<string, string>();
+  /** Sessions revoked, users disabled or deleted, as they are stored: live sync connections end on them. */
+  readonly events: AccountEvents;
 
-  private constructor(private readonly journal: AuthRecordBackend) {
+  private constructor(private readonly journal: AuthRecordBackend, now?: () => number) {
+    this.events = new AccountEvents(now);
     for (const u of this.all<UserRecord>(USERS)) this.indexUser(u);
     for (const a of this.all<UserpassRecord>(USERPASS)) this.byEmail.set(emailKey(a.email), a._id);
     for (const k of this.all<ApiKeyRecord>(API_KEYS)) this.byKeyHash.set(k.keyHash, k._id);
   }
 
   /** Opens (or creates) the auth records in a journal under `<dataDir>/auth/`. */
-  static async open(dataDir: string): Promise<AuthRepository> {
-    return new AuthRepository(await Journal.open(path.join(dataDir, 'auth', 'records.jsonl')));
+  static async open(dataDir: string, now?: () => number): Promise<AuthRepository> {
+    return new AuthRepository(await Journal.open(path.join(dataDir, 'auth', 'records.jsonl')), now);
   }
 
   /**
    * Keeps the records in collections of `database` of a DocumentStore. Use a store of its own (not the
    * app's data source), so that service calls and functions can never read password hashes or sessions.
    */
-  static async overStore(store: DocumentStore, database = '__asl_auth'): Promise<AuthRepository> {
-    return new AuthRepository(await StoreRecords.open(store, database));
+  static async overStore(store: DocumentStore, database = '__asl_auth', now?: () => number): Promise<AuthRepository> {
+    return new AuthRepository(await StoreRecords.open(store, database), now);
   }
 
   close(): Promise<void> { return this.journal.close(); }
@@ -115,6 +119,7 @@ export class AuthRepository {
     if (old) for (const i of old.identities) this.byIdentity.delete(identityKey(i.provider_id, i.id));
     this.indexUser(user);
     await this.journal.put(USERS, user as unknown as JournalRecord);
+    if (user.disabled && !old?.disabled) this.events.emit({ kind: 'user-disabled', userId: user._id });
   }
 
   /** Removes the user with everything that belongs to it: sessions, API keys, email/password account. */
@@ -122,7 +127,8 @@ export class AuthRepository {
     const user = this.user(userId);
     if (!user) return;
     const work: Promise<void>[] = [];
-    for (const s of this.all<SessionRecord>(SESSIONS)) if (s.userId === userId) work.push(this.deleteSession(s._id));
+    // Sessions go without their own events: the one event, user-deleted, says why they end.
+    for (const s of this.all<SessionRecord>(SESSIONS)) if (s.userId === userId) work.push(this.journal.delete(SESSIONS, s._id));
     for (const k of this.apiKeys(userId)) work.push(this.deleteApiKey(k._id));
     for (const i of user.identities) {
       this.byIdentity.delete(identityKey(i.provider_id, i.id));
@@ -130,11 +136,16 @@ export class AuthRepository {
     }
     work.push(this.journal.delete(USERS, userId));
     await Promise.all(work);
+    this.events.emit({ kind: 'user-deleted', userId });
   }
 
   session(id: string): SessionRecord | undefined { return this.get<SessionRecord>(SESSIONS, id); }
   putSession(s: SessionRecord): Promise<void> { return this.journal.put(SESSIONS, s as unknown as JournalRecord); }
-  deleteSession(id: string): Promise<void> { return this.journal.delete(SESSIONS, id); }
+  async deleteSession(id: string): Promise<void> {
+    const session = this.session(id);
+    await this.journal.delete(SESSIONS, id);
+    if (session) this.events.emit({ kind: 'session-revoked', userId: session.userId, sessionId: id });
+  }
   sessionsOf(userId: string): SessionRecord[] { return this.all<SessionRecord>(SESSIONS).filter((s) => s.userId === userId); }
 
   apiKey(id: string): ApiKeyRecord | undefined { return this.get<ApiKeyRecord>(API_KEYS, id); }

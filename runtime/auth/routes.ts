@@ -3,6 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError, badRequest } from '../http/errors';
 import { CLIENT_API_PREFIX, type Router } from '../http/router';
+import { isTrustedRequestOrigin } from '../http/origin';
 import type { HttpHandler, HttpRequest, HttpResult } from '../http/server';
 import type { AuthenticatedRequest, AuthService } from './service';
 
@@ -24,6 +25,11 @@ export interface FunctionCallDependencies {
 export interface AuthRouteOptions {
   location?: LocationInfo;
   functions?: FunctionCallDependencies;
+  /**
+   * The app's `allowed_request_origins`: besides loopback origins, the only web pages whose requests the
+   * unauthenticated state-changing routes (login, register, confirm, reset) take. Default: none.
+   */
+  allowedOrigins?: () => readonly string[];
 }
 
 /** Error codes a function failure may carry through to the client, with their statuses (client-api.md §10). */
@@ -47,12 +53,24 @@ export function registerAuthRoutes(router: Router, auth: AuthService, options: A
     if (req.params.appId !== auth.appId) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
     return handler(req);
   };
+  /**
+   * A page elsewhere can post a form or a simple `fetch` here without any preflight (CSRF): refused unless
+   * its Origin is loopback or one of the app's, whatever the content type.
+   */
+  const fromTrustedOrigin = (req: HttpRequest) => {
+    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+    const site = typeof req.headers['sec-fetch-site'] === 'string' ? req.headers['sec-fetch-site'] : undefined;
+    if (!isTrustedRequestOrigin(origin, site, options.allowedOrigins?.() ?? [])) {
+      throw new ApiError(403, 'Forbidden', `requests from origin ${JSON.stringify(String(origin ?? site).slice(0, 200))} are not allowed: add it to allowed_request_origins in the app's config`);
+    }
+  };
   const userpass = (req: HttpRequest) => {
     const provider = auth.provider(req.params.provider!);
     if (provider.type !== 'local-userpass') throw new ApiError(404, 'AuthProviderNotFound', `provider '${provider.name}' has no ${req.path.split('/providers/')[1]?.split('/').slice(1).join('/')} route`);
   };
   const userpassRoute = (sub: string, run: (body: unknown) => Promise<void>, status: number) =>
     router.post(`${app}/auth/providers/:provider/${sub}`, forApp(async (req) => {
+      fromTrustedOrigin(req);
       userpass(req);
       await run(await req.json());
       return status === 204 ? undefined : { status };
@@ -68,6 +86,7 @@ export function registerAuthRoutes(router: Router, auth: AuthService, options: A
   })));
 
   router.post(`${app}/auth/providers/:provider/login`, forApp(async (req) => {
+    fromTrustedOrigin(req);
     const linking = req.query.get('link') === 'true';
     const body = await req.json();
     return { body: await auth.login(req.params.provider!, body, linking ? bearer(req.headers) ?? '' : undefined) };

@@ -160,7 +160,7 @@ function decodeJson(part: string): Record<string, unknown> | undefined {
 
 /** The data dir's token secret, created on first use with mode 0600; concurrent first starts agree on one. */
 export async function loadOrCreateTokenSecret(dataDir: string, file = path.join(dataDir, 'auth', 'token-secret')): Promise<Uint8Array> {
-  await fsp.mkdir(path.dirname(file), { recursive: true });
+  await fsp.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   try {
     return decodeSecret(await fsp.readFile(file, 'utf8'), file);
   } catch (e) {

@@ -27,6 +27,8 @@ import {
   type SortSpec, type StoreCollection, type UpdateResult, type UpdateSpec, type UpsertOptions,
 } from '../store/types';
 import { applyUpdate, prepareUpdate, seedFromFilter } from '../store/update';
+import { byId } from '../store/types';
+import { describeViolation, findPipelineViolation } from '../store/pipeline-check';
 import { DataAccessError, noMatchingRole, notPermitted } from './errors';
 import { compileRules, isRecord, NO_RULES, type CollectionRules, type CompiledRole, type FieldRule, type Permission } from './rules';
 import { compileSchema, writeValidationSettings, type SchemaValidator, type WriteValidationSettings } from './schema';
@@ -492,7 +494,6 @@ function typeOf(value: unknown): string {
 
 // ---------------------------------------------------------------------------------------------------
 
-const CROSS_COLLECTION_STAGES = new Set(['$lookup', '$graphLookup', '$unionWith', '$out', '$merge']);
 const SEARCH_STAGES = new Set(['$search', '$searchMeta']);
 
 /** How a write turns each matched document into its new version, and what an upsert inserts. */
@@ -578,8 +579,9 @@ class RuledCollection implements StoreCollection {
   async aggregate(pipeline: Document[]): Promise<Document[]> {
     if (!Array.isArray(pipeline) || !pipeline.every(isRecord)) throw new DataAccessError('InvalidParameter', 'aggregate expects a pipeline: an array of stage documents');
     const stageNames = pipeline.map((stage) => Object.keys(stage)[0] ?? '');
-    const crossing = stageNames.find((name) => CROSS_COLLECTION_STAGES.has(name));
-    if (crossing) throw notPermitted('aggregate', `${crossing} is not allowed when collection rules apply; run the aggregation from a system function`);
+    // At every depth: a $lookup inside $facet or a $unionWith pipeline reads another collection all the same.
+    const violation = findPipelineViolation(pipeline, { allowCrossCollection: false });
+    if (violation) throw notPermitted('aggregate', describeViolation(violation));
     const prepared = await this.scope.prepare(this.policy);
     if (prepared.candidates.length === 0) return [];
     const scope = and([prepared.readScope, prepared.filterQuery]);
@@ -663,8 +665,8 @@ class RuledCollection implements StoreCollection {
     let modified = 0;
     for (const { prev, next } of changes) {
       if (sameValue(prev, next)) continue;
-      if (kind === 'update') await this.inner.updateOne({ _id: prev._id }, updateBetween(prev, next));
-      else await this.inner.replaceOne({ _id: prev._id }, next);
+      if (kind === 'update') await this.inner.updateOne(byId(prev._id), updateBetween(prev, next));
+      else await this.inner.replaceOne(byId(prev._id), next);
       modified++;
     }
     return modified;

@@ -46,9 +46,10 @@ function tagOf(value: unknown): string | undefined {
 }
 
 /**
- * Whether a value has a bsonType. JS numbers carry no int/double distinction (the store keeps Int32 and
- * Double as plain numbers), so a plain number is an `int` when it is a 32-bit integer, a `long` when it
- * is a safe integer, and a `double` or `decimal` always; explicit bson wrappers must match exactly.
+ * Whether a value has a bsonType. Input reaches the rules before the store's form is certain (plain JSON
+ * numbers carry no int/double distinction; the store keeps only whole-number doubles as `Double`), so a
+ * plain number is an `int` when it is a 32-bit integer, a `long` when it is a safe integer, and a `double`
+ * or `decimal` always; explicit bson wrappers must match exactly.
  */
 export function matchesBsonType(type: string, value: unknown): boolean {
   const tag = tagOf(value);

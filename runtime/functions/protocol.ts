@@ -1,11 +1,13 @@
 // Messages between the runner (main thread) and its function workers, and the value encoding they share.
 // Values cross as BSON rather than EJSON text: canonical EJSON read back strictly turns plain numbers into
-// Int32/Double wrappers, read back relaxed it turns Long into numbers; BSON keeps numbers as numbers and
-// ObjectId/Long/Decimal128/Date/Binary as themselves, and is several times faster to encode and decode.
+// Int32/Double wrappers, read back relaxed it turns Long into numbers; BSON read into the store's form
+// (core/bsonDecode.ts) keeps each number's type (int32 and other doubles as numbers, 4.0 as a `Double`)
+// and ObjectId/Long/Decimal128/Date/Binary as themselves, and is several times faster to encode and decode.
 // The bytes travel as a latin1 string (one char per byte, lossless): posting a string costs a memcpy, while
 // posting a typed array costs several times more than the whole encoding.
 import { isProxy } from 'node:util/types';
-import { BSON, Decimal128, Long, ObjectId } from 'bson';
+import { BSON, Decimal128, Double, Long, ObjectId } from 'bson';
+import { deserializeStored } from '../../core/bsonDecode';
 import type { DocumentTemplates } from './templates';
 
 /** A value in BSON, one latin1 character per byte. */
@@ -43,7 +45,7 @@ export function encodeValue(value: unknown): Encoded {
 }
 
 export function decodeValue(encoded: Encoded): unknown {
-  const doc = BSON.deserialize(Buffer.from(encoded, 'latin1'), { promoteLongs: false });
+  const doc = deserializeStored(Buffer.from(encoded, 'latin1'));
   return doc.u === true ? undefined : doc.v;
 }
 
@@ -72,15 +74,17 @@ const MAX_PLAIN_ARRAY = 256;
 
 /**
  * Whether `value` is data that structured cloning and a BSON round trip give back alike: null, booleans,
- * numbers, strings (UTF-8 has no lone surrogates), valid dates, arrays without holes, and plain objects
+ * numbers (but whole ones beyond int32), strings (UTF-8 has no lone surrogates), valid dates, arrays without holes, and plain objects
  * whose keys BSON can hold, of such data throughout. `undefined` inside is not (BSON makes null of it),
  * nor a `toBSON` method, a BSON type, a class instance or a proxy.
  */
 function isPlainData(value: unknown, depth: number): boolean {
   switch (typeof value) {
     case 'boolean':
-    case 'number':
       return true;
+    case 'number':
+      // A whole number beyond int32 (or -0) is a double in BSON, which decodes as a `Double`.
+      return !Number.isInteger(value) || isInt32(value);
     case 'string':
       return !LONE_SURROGATE.test(value);
     case 'object':
@@ -218,7 +222,7 @@ function lentDocuments(bytes: Buffer): [start: number, end: number][] {
  * Whether `BSON.serialize(doc)` would give exactly `bson`, found without serializing: the document is
  * walked beside its bytes, element by element, following the serializer's choices (number as int32 or
  * double, undefined as null, `toBSON` first…). Every value that is not one of the usual document types
- * (string, number, boolean, null, ObjectId, Date, Long, Decimal128, plain objects and arrays) makes it
+ * (string, number, boolean, null, ObjectId, Date, Double, Long, Decimal128, plain objects and arrays) makes it
  * answer false, and then the caller serializes: false is always safe, true only when the bytes match.
  */
 export function encodesAs(doc: Record<string, unknown>, bson: Buffer): boolean {
@@ -271,10 +275,12 @@ function sameDocument(value: unknown, bytes: Buffer, start: number, asArray: boo
 function sameElement(type: number, value: unknown, bytes: Buffer, at: number): number {
   if (typeof (value as { toBSON?: unknown } | null | undefined)?.toBSON === 'function') return -1;
   switch (type) {
-    case BSON_DOUBLE:
-      if (typeof value !== 'number' || isInt32(value)) return -1;
-      scratchDouble.writeDoubleLE(value);
+    case BSON_DOUBLE: {
+      const n = value instanceof Double && value._bsontype === 'Double' ? value.value : value;
+      if (typeof n !== 'number' || (n === value && isInt32(n))) return -1;
+      scratchDouble.writeDoubleLE(n);
       return scratchDouble.equals(bytes.subarray(at, at + 8)) ? at + 8 : -1;
+    }
     case BSON_INT32:
       return typeof value === 'number' && isInt32(value) && value === bytes.readInt32LE(at) ? at + 4 : -1;
     case BSON_STRING: {
@@ -351,7 +357,7 @@ export function decodeLending(
     const bson = bytes.subarray(start, end);
     // One latin1 character per byte, so the string's offsets are the bytes'.
     const key = docs.slice(start, end);
-    const doc = templates ? templates.decode(key, bson) : BSON.deserialize(bson, { promoteLongs: false }) as Record<string, unknown>;
+    const doc = templates ? templates.decode(key, bson) : deserializeStored(bson);
     receive(doc, handle, bson, key);
     return doc;
   };
@@ -415,51 +421,95 @@ export interface CallPayload {
 export interface WorkerInit {
   /** The app's `functions/node_modules`, from which functions may `require()` packages. */
   packagesDir: string | undefined;
-  /** Shared flag the worker sleeps on while the main thread answers a synchronous request. */
+  /** Shared flag the worker sleeps on while the runtime answers a synchronous request. */
   syncFlag: Int32Array;
   /**
-   * The id of the call whose code the worker is running (0: none, or not known), so that the runner can
+   * The id of the call whose code the worker is running (0: none, or not known), so that the pool can
    * tell which call keeps a stuck worker busy.
    */
   runningCall: Int32Array;
+  /**
+   * The worker's number (`seq`) of the last call it started, with SEALED set once the pool has sealed the
+   * worker: changed only by compare-and-exchange, so the worker and the pool agree on which calls it
+   * started (it runs those) and which it did not (the pool runs those elsewhere).
+   */
+  started: Int32Array;
+  /** How many messages the worker has handled: a worker stuck in code stops counting (see pool.ts). */
+  handled: Int32Array;
   syncPort: import('node:worker_threads').MessagePort;
 }
+
+/** The bit of WorkerInit.started that seals a worker. */
+export const SEALED = 0x40000000;
 
 // Both directions post arrays of messages: everything one side has for the other when its event loop
 // turn ends goes in one postMessage, whose fixed cost dominates small messages under load.
 
 /**
- * Documents that crossed to the worker keep a handle to the main thread's object. When a function returns
+ * Documents that crossed to the worker keep a handle to the runtime's object. When a function returns
  * one of them unchanged (its encoding is the same), only the handle travels back: decoding twenty
- * documents costs the main thread more than anything else a resolver function does. `root` is the handle
+ * documents costs the runtime more than anything else a resolver function does. `root` is the handle
  * of the value itself; `items` gives the handles of an array's elements as flat pairs (index, handle, index,
  * handle…): posting one array of numbers costs a fraction of posting an array per pair.
  */
 export interface Lent { root?: number; items?: number[] }
 
+/** The runtime's answer to a call's request for data or a nested call; `id` names the call. */
+export type Reply = ({ t: 'reply'; id: number; rid: number; ok: true } & LendingEncoded) | { t: 'reply'; id: number; rid: number; ok: false; message: string };
+
 export type ToWorker =
-  | { t: 'call'; id: number; name: string; sourceId: number; source?: string; path: string; payload: Carried }
-  | ({ t: 'reply'; rid: number; ok: true } & LendingEncoded)
-  | { t: 'reply'; rid: number; ok: false; message: string }
+  /** `seq`: the call's number on this worker (see WorkerInit.started). */
+  | { t: 'call'; id: number; seq: number; name: string; sourceId: number; source?: string; path: string; payload: Carried }
+  | Reply
   /** Answered with `pong` at once: tells a worker whose event loop runs from one stuck in a loop. */
   | { t: 'ping' }
   /** The call ran out of time while the worker stayed responsive: drop it, refuse its further requests. */
   | { t: 'abandon'; id: number }
   | { t: 'reload' };
 
+/** What a worker tells the pool; `done`, `failed`, `syntax`, `service`, `execute` and `log` go on to the runtime. */
 export type FromWorker =
   | { t: 'ready' }
   | { t: 'pong' }
   /** The worker has handled everything sent to it so far and is back in its event loop (not stuck). */
   | { t: 'drained' }
+  /** The worker was sealed before it started this call, which the pool runs elsewhere. */
+  | { t: 'skipped'; id: number }
+  | CallMessage
+  | { t: 'log'; name: string; level: LogLevel; text: string };
+
+/** A call's outcome, or its request to the runtime. */
+export type CallMessage =
   /** `returned`: places of the payload (left null there) that hold documents lent to this call. */
   | ({ t: 'done'; id: number } & ReturnedEncoded)
   | { t: 'failed'; id: number; message: string }
   | { t: 'syntax'; id: number; reason: string; line: number; character: number }
   | { t: 'service'; id: number; rid: number; service: string; action: string; payload: Encoded }
-  | { t: 'execute'; id: number; rid: number; name: string; payload: Encoded }
-  | { t: 'log'; name: string; level: LogLevel; text: string };
+  | { t: 'execute'; id: number; rid: number; name: string; payload: Encoded };
 
 /** Synchronous requests (values, environment) travel on their own port so the worker can block on them. */
 export type SyncRequest = { t: 'value'; name: string } | { t: 'environment' };
 export interface SyncReply { ok: boolean; payload?: Carried; message?: string }
+
+// Between the runtime and an app's function process (process.ts), over the process's IPC channel, as
+// arrays of messages too. The function process is untrusted: the runtime checks every message it gets
+// from there (see runner.ts) and gives it nothing but what calls need.
+
+/** From the runtime to the function process. */
+export type ToPool =
+  /** `source` comes with the first call of a source the process has not been sent; `parent`: the call that executed this one. */
+  | { t: 'call'; id: number; parent?: number; name: string; sourceId: number; source?: string; path: string; payload: Carried }
+  | Reply
+  | { t: 'sync'; sid: number; reply: SyncReply }
+  /** Sources changed on disk: forget those sent so far. */
+  | { t: 'reload' };
+
+/** From the function process to the runtime. */
+export type FromPool =
+  | CallMessage
+  | { t: 'log'; name: string; level: LogLevel; text: string }
+  /** A worker's synchronous request, answered with `sync` and the same `sid`. */
+  | { t: 'sync'; sid: number; request: SyncRequest }
+  /** The pool ended the call: it ran out of time, or failed as `message` says (its worker stopped). */
+  | { t: 'ended'; id: number; timeUp: true; message?: undefined }
+  | { t: 'ended'; id: number; timeUp?: undefined; message: string };

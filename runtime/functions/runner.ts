@@ -1,19 +1,20 @@
-// Runs app functions on a small pool of worker threads. Calls share workers: a function spends most of its
-// time waiting for data from this thread, and while it waits its worker runs others. Messages each way
-// leave in one batch per turn of the event loop. The time limit: when a call runs out of time, its worker
-// is pinged; a worker that answers is merely waiting, so only that call is dropped; a worker that does not
-// is stuck in a loop and is terminated. Its other calls then are retried on another worker when they had
-// not yet asked this thread for anything (so nothing of them was seen), and fail with a clear error
-// otherwise. New calls are not given to a worker that has left messages unanswered for a while. Data,
-// values and nested function calls are answered here, on the main thread, by the injected host.
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+// Runs an app's functions in a process of their own: the function process (process.ts), started on the
+// first call under Node's permission model, with an empty environment and none of the runtime's key
+// material or other apps' data, runs them on its pool of worker threads (pool.ts: sharing, time limit,
+// memory). Data, values and nested function calls are answered here, in the runtime, by the injected
+// host; the process gets the values a call asks for and nothing else. Every message from the process is
+// checked before it is used: code there is the app's, and the runtime trusts none of it.
+import { spawn } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 import fs from 'node:fs';
 import path from 'node:path';
 import { OriginalEncodings } from './encodings';
 import { ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError } from './errors';
+import { createWorkerPool } from './pool';
+import type { FunctionProcessSettings } from './process';
 import {
   carry, decodeReturned, decodeValue, encodeLending,
-  type CallPayload, type Carried, type Encoded, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
+  type CallPayload, type Carried, type Encoded, type FromPool, type LogLevel, type SyncReply, type ToPool,
 } from './protocol';
 
 /** The platform's function time limit. */
@@ -77,6 +78,12 @@ export interface FunctionRunnerOptions {
   log?: FunctionLog;
   /** The app's `functions/node_modules`; without it functions can require only the allowed Node built-ins. */
   packagesDir?: string;
+  /**
+   * Runs the worker pool on this process's own threads, without the function process: no boundary at all
+   * (function code that leaves its vm context reaches this process). Only for measuring what the boundary
+   * costs (bench/functions.bench.ts); never for serving apps.
+   */
+  unisolatedForBenchmarks?: boolean;
 }
 
 export interface FunctionRunner {
@@ -89,36 +96,26 @@ export interface FunctionRunner {
 
 interface LoadedSource { id: number; text: string; path: string }
 
-interface WorkerSlot {
-  worker: Worker;
-  syncPort: MessagePort;
-  ready: boolean;
+/** One function process (or, for benchmarks, the pool on this process's threads) and what it has been sent. */
+interface FunctionProcess {
   alive: boolean;
-  calls: Map<number, CallRecord>;
+  /** Sources sent to it since its start or the last reload. */
   knownSources: Set<number>;
-  /** Messages for the worker, posted together when this turn of the event loop ends. */
-  outbox: ToWorker[];
-  /** When the oldest message the worker has not answered since was sent; undefined when it has answered all. */
-  unansweredSince?: number;
-  /** Which call's code the worker is running (see WorkerInit.runningCall). */
-  runningCall: Int32Array;
-  /** Resolves true when the worker answers the ping in flight. */
-  ping?: { answered: Promise<boolean>; answer(alive: boolean): void };
+  /** Messages for it, sent together when this turn of the event loop ends. */
+  outbox: ToPool[];
+  deliver(batch: ToPool[]): void;
+  /** Whether it keeps this process's event loop going (while calls run) or not. */
+  hold(busy: boolean): void;
+  stop(): Promise<void>;
 }
 
 interface CallRecord {
   id: number;
   name: string;
   source: LoadedSource;
-  payload: Carried;
   ctx: FunctionCallContext;
   caller: FunctionCaller;
-  /** The call that executed this one (`context.functions.execute`); it runs on the same worker. */
-  parent?: CallRecord;
-  slot?: WorkerSlot;
-  timer?: NodeJS.Timeout;
-  /** Requests it sent to this thread (data, nested calls): after one, a retry could repeat what it did. */
-  hostRequests: number;
+  process: FunctionProcess;
   /** Documents lent to it in replies, by handle (see protocol.Lent). */
   lent?: Map<number, unknown>;
   resolve(value: unknown): void;
@@ -126,57 +123,121 @@ interface CallRecord {
 }
 
 /**
- * Workers started at most, whatever the number of cores: calls spend most of their time waiting for this
- * thread, so a worker more than there are cores costs little, and each worker's queue of messages (whose
+ * Workers started at most, whatever the number of cores: calls spend most of their time waiting for the
+ * runtime, so a worker more than there are cores costs little, and each worker's queue of messages (whose
  * answers leave together) stays short. On two cores four served function resolvers ~10% faster than two.
  */
 const DEFAULT_POOL_SIZE = 4;
-/** How long a worker may leave messages unanswered before new calls go elsewhere. */
-const UNRESPONSIVE_AFTER_MS = 1000;
-/** How long a ping may go unanswered before the worker counts as stuck. */
-const PING_GRACE_MS = 250;
-const RECENT_NAMES_KEPT = 1000;
-/** A worker's heap limit (V8's old generation); buffers and typed arrays are outside it, see watchMemory. */
-const WORKER_HEAP_LIMIT_MB = 256;
 const DEFAULT_MEMORY_LIMIT_MB = 768;
-const MEMORY_RELEASE_MS = 500;
-/** How often the workers' memory is checked while calls run: a loop filling buffers can take ~100 MiB in 25 ms. */
-const MEMORY_CHECK_MS = 25;
+const STDERR_TAIL_CHARS = 2000;
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The bundle ships the worker as dist/function-worker.js beside the code that loads it; from sources it is compiled by tsx. */
-function startWorker(init: WorkerInit): Worker {
-  const options = {
-    workerData: init,
-    transferList: [init.syncPort],
-    env: {},
-    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_LIMIT_MB },
-    name: 'asl-functions',
-  };
-  const bundled = path.join(__dirname, 'function-worker.js');
-  if (fs.existsSync(bundled)) return new Worker(bundled, options);
-  const loader = `require(require.resolve('tsx/cjs', { paths: [${JSON.stringify(__dirname)}] }));`;
-  return new Worker(`${loader} require(${JSON.stringify(path.join(__dirname, 'worker.ts'))});`, { ...options, eval: true });
+/**
+ * The bundled function process, beside the bundle that loads it (dist/); from sources (tests through tsx),
+ * the one `npm run build` left in dist/: under the permission model it cannot compile TypeScript itself.
+ */
+function functionProcessFile(): string {
+  const bundled = path.join(__dirname, 'function-process.js');
+  if (fs.existsSync(bundled)) return bundled;
+  const built = path.resolve(__dirname, '../../dist/function-process.js');
+  if (fs.existsSync(built)) return built;
+  throw new Error(`the function process is not built (${built}): run npm run build`);
+}
+
+/** Node 20 names the permission model `--experimental-permission`; later versions `--permission`. */
+function permissionFlag(): string {
+  return process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
+}
+
+/**
+ * Characters `--allow-fs-read` gives a meaning to on some Node versions (a list separator, a wildcard): a
+ * path holding one could grant more than itself, so it is never granted.
+ */
+const PERMISSION_PATH_SYNTAX = /[,*]/;
+
+/**
+ * The function process's command line: read access to its own two files and the app's packages only,
+ * worker threads allowed (they run the functions), nothing else: no file writes, no child processes, no
+ * native addons, no WASI, no inspector.
+ */
+function functionProcessArguments(file: string, settings: FunctionProcessSettings, log: FunctionLog): string[] {
+  const own = [file, path.join(path.dirname(file), 'function-worker.js')];
+  if (own.some((p) => PERMISSION_PATH_SYNTAX.test(p))) throw new Error(`functions cannot run from ${path.dirname(file)}: its path holds a comma or an asterisk, which Node's permission model reads as syntax`);
+  const packages = settings.packagesDir;
+  if (packages && PERMISSION_PATH_SYNTAX.test(packages)) {
+    log('functions', 'warn', `functions cannot require packages from ${packages}: its path holds a comma or an asterisk, which Node's permission model reads as syntax`);
+  }
+  const readable = [...own, ...(packages && !PERMISSION_PATH_SYNTAX.test(packages) ? [packages] : [])];
+  return [
+    permissionFlag(), ...readable.map((p) => `--allow-fs-read=${p}`), '--allow-worker',
+    // The permission model's own warnings (experimental; --allow-worker) say nothing the runtime's user can act on.
+    '--no-warnings',
+    file, JSON.stringify(settings),
+  ];
+}
+
+const isId = (v: unknown): v is number => Number.isSafeInteger(v);
+const isText = (v: unknown): v is string => typeof v === 'string';
+const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
+
+function isLent(v: unknown): boolean {
+  if (v === null || typeof v !== 'object') return false;
+  const { root, items } = v as { root?: unknown; items?: unknown };
+  return (root === undefined || isId(root)) && (items === undefined || (Array.isArray(items) && items.every(isId)));
+}
+
+/** The message, when it is one the function process may send; its code is the app's, so nothing is taken on trust. */
+function checkedMessage(m: unknown): FromPool | undefined {
+  if (m === null || typeof m !== 'object') return undefined;
+  const x = m as Record<string, unknown>;
+  const ok = (() => {
+    switch (x.t) {
+      case 'done':
+        return isId(x.id) && (x.returned === undefined ? isText(x.payload) : isLent(x.returned) && (x.payload === undefined || isText(x.payload)));
+      case 'failed':
+        return isId(x.id) && isText(x.message);
+      case 'syntax':
+        return isId(x.id) && isText(x.reason) && isId(x.line) && isId(x.character);
+      case 'service':
+        return isId(x.id) && isId(x.rid) && isText(x.service) && isText(x.action) && isText(x.payload);
+      case 'execute':
+        return isId(x.id) && isId(x.rid) && isText(x.name) && isText(x.payload);
+      case 'log':
+        return isText(x.name) && LOG_LEVELS.has(x.level as string) && isText(x.text);
+      case 'sync': {
+        const request = x.request as Record<string, unknown> | null;
+        return isId(x.sid) && request !== null && typeof request === 'object' && (request.t === 'environment' || (request.t === 'value' && isText(request.name)));
+      }
+      case 'ended':
+        return isId(x.id) && (x.timeUp === true || isText(x.message));
+      default:
+        return false;
+    }
+  })();
+  return ok ? (m as FromPool) : undefined;
 }
 
 export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRunner {
   const { host } = options;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS;
-  const poolSize = Math.max(1, options.poolSize ?? DEFAULT_POOL_SIZE);
   const log: FunctionLog = options.log ?? (() => undefined);
+  const settings: FunctionProcessSettings = {
+    timeoutMs: options.timeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
+    poolSize: Math.max(1, options.poolSize ?? DEFAULT_POOL_SIZE),
+    memoryLimitMb: options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB,
+    ...(options.packagesDir ? { packagesDir: options.packagesDir } : {}),
+  };
 
   const sources = new Map<string, LoadedSource>();
   const syntaxErrors = new Map<number, FunctionSyntaxError>();
-  const slots: WorkerSlot[] = [];
-  const queue: CallRecord[] = [];
+  /** Running calls by id. */
+  const calls = new Map<number, CallRecord>();
   /** Running calls by the caller identity they handed the host (a plain map, emptied as calls settle: cheaper than a WeakMap entry per call). */
   const callers = new Map<FunctionCaller, CallRecord>();
-  /** The names of the latest calls by id, to name a finished call whose leftover code blocks a worker. */
-  const recentNames = new Map<number, string>();
   const encodings = new OriginalEncodings();
+  let current: FunctionProcess | undefined;
   let nextSourceId = 1;
   let nextCallId = 1;
   let nextHandle = 1;
@@ -190,267 +251,134 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     return loaded;
   }
 
-  function spawn(): WorkerSlot {
-    const syncFlag = new Int32Array(new SharedArrayBuffer(4));
-    const runningCall = new Int32Array(new SharedArrayBuffer(4));
-    const { port1, port2 } = new MessageChannel();
-    const slot: WorkerSlot = {
-      worker: startWorker({ packagesDir: options.packagesDir, syncFlag, runningCall, syncPort: port2 }),
-      runningCall,
-      syncPort: port1,
-      ready: false,
-      alive: true,
-      calls: new Map(),
-      knownSources: new Set(),
-      outbox: [],
+  function startProcess(): FunctionProcess {
+    const file = functionProcessFile();
+    const child = spawn(process.execPath, functionProcessArguments(file, settings, log), {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'advanced',
+      // Nothing of the runtime's environment (tokens, keys, paths): the process needs none of it, but for
+      // running as Node inside the editor's Electron and Windows' system folder (sockets and crypto need it).
+      env: {
+        ...(process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {}),
+        ...(process.platform === 'win32' && process.env.SystemRoot ? { SystemRoot: process.env.SystemRoot } : {}),
+      },
+      windowsHide: true,
+    });
+    /** The end of what it wrote to stderr (Node's own reports, such as running out of memory). */
+    let stderrTail = '';
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const stderr = child.stderr as (NodeJS.ReadableStream & { ref?(): void; unref?(): void }) | null;
+    const fp: FunctionProcess = {
+      alive: true, knownSources: new Set(), outbox: [],
+      deliver(batch) {
+        if (!child.connected) return;
+        try {
+          child.send(batch);
+        } catch (error) {
+          // carry() sends what structured cloning cannot carry as BSON, so this is the channel closing
+          // under the batch: the exit handler fails the calls.
+          log('functions', 'error', `sending to the function process failed: ${messageOf(error)}`);
+        }
+      },
+      hold(busy) {
+        if (busy) {
+          child.ref();
+          child.channel?.ref();
+          stderr?.ref?.();
+        } else {
+          child.unref();
+          child.channel?.unref();
+          stderr?.unref?.();
+        }
+      },
+      async stop() {
+        fp.alive = false;
+        // Referenced again so that waiting for its exit keeps this process's event loop going.
+        child.ref();
+        child.kill('SIGKILL');
+        await exited;
+      },
     };
-    slot.worker.unref();
-    port1.unref();
-    port1.on('message', (request: SyncRequest) => {
-      let reply: SyncReply;
-      try {
-        reply = { ok: true, payload: carry(request.t === 'value' ? host.values.get(request.name) : host.environment) };
-      } catch (error) {
-        reply = { ok: false, message: messageOf(error) };
-      }
-      port1.postMessage(reply);
-      Atomics.store(syncFlag, 0, 1);
-      Atomics.notify(syncFlag, 0);
+    stderr?.setEncoding('utf8');
+    stderr?.on('data', (chunk: string) => { stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_CHARS); });
+    child.on('message', (batch: unknown) => received(fp, batch));
+    child.on('error', (error) => log('functions', 'error', `the function process failed: ${error.message}`));
+    child.on('exit', (code, signal) => {
+      const how = signal ? `signal ${signal}` : `exit code ${code}`;
+      const detail = stderrTail.trim().split('\n').slice(-3).join(' ').slice(0, 500);
+      lost(fp, `the function process stopped unexpectedly (${how})${detail ? `: ${detail}` : ''}`);
     });
-    slot.worker.on('message', (batch: FromWorker[]) => {
-      slot.unansweredSince = undefined;
-      for (const message of batch) onWorkerMessage(slot, message);
-      if (queue.length > 0) pump();
+    fp.hold(false);
+    return fp;
+  }
+
+  /** The pool on this process's own threads (see FunctionRunnerOptions.unisolatedForBenchmarks). */
+  function startUnisolated(): FunctionProcess {
+    const workerFile = path.join(path.dirname(functionProcessFile()), 'function-worker.js');
+    let inbox: FromPool[] = [];
+    const pool = createWorkerPool({
+      ...settings, packagesDir: settings.packagesDir,
+      startWorker: (_init, workerOptions) => new Worker(workerFile, workerOptions),
+      emit(message) {
+        if (inbox.length === 0) {
+          setImmediate(() => {
+            const batch = inbox;
+            inbox = [];
+            received(fp, batch);
+          });
+        }
+        inbox.push(message);
+      },
     });
-    slot.worker.on('error', (error) => {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-        void outOfMemory(slot, `its heap grew beyond ${WORKER_HEAP_LIMIT_MB} MB`);
-        return;
-      }
-      void retire(slot, (call) => new FunctionExecutionError(call.name, `function worker failed: ${error.message}`));
-    });
-    slot.worker.on('exit', (code) => retire(slot, (call) => new FunctionExecutionError(call.name, `function worker stopped unexpectedly (exit code ${code})`)));
-    slots.push(slot);
-    return slot;
+    const fp: FunctionProcess = {
+      alive: true, knownSources: new Set(), outbox: [],
+      deliver: (batch) => { for (const message of batch) pool.receive(message); },
+      hold: () => undefined,
+      async stop() {
+        fp.alive = false;
+        await pool.close();
+      },
+    };
+    return fp;
   }
 
-  function send(slot: WorkerSlot, message: ToWorker): void {
-    if (slot.outbox.length === 0) setImmediate(flush, slot);
-    slot.outbox.push(message);
-    slot.unansweredSince ??= Date.now();
-  }
-
-  function flush(slot: WorkerSlot): void {
-    const batch = slot.outbox;
-    slot.outbox = [];
-    if (slot.alive && batch.length > 0) slot.worker.postMessage(batch);
-  }
-
-  function startClock(call: CallRecord): void {
-    call.timer = setTimeout(() => void timeUp(call), timeoutMs);
-  }
-
-  /** A call ran out of time: drop it alone if its worker still answers, else stop the stuck worker. */
-  async function timeUp(call: CallRecord): Promise<void> {
-    const slot = call.slot;
-    if (!slot || !slot.calls.has(call.id)) return;
-    if (await answersPing(slot)) {
-      if (!slot.calls.has(call.id)) return;
-      for (const dropped of [call, ...descendants(slot, call)]) {
-        send(slot, { t: 'abandon', id: dropped.id });
-        settle(dropped, { error: new ExecutionTimeLimitExceeded(dropped.name) });
-      }
-      return;
+  /** A batch from the function process: each message is checked before it is used. */
+  function received(fp: FunctionProcess, batch: unknown): void {
+    if (!Array.isArray(batch)) return;
+    for (const message of batch) {
+      const checked = checkedMessage(message);
+      if (checked) onProcessMessage(fp, checked);
+      else log('functions', 'error', 'the function process sent a message the runtime does not accept; it was ignored');
     }
-    // The worker names the call whose code it is stuck in. That call's whole tree (callers waiting on it,
-    // calls it waits on) ran out of time; the worker's other calls, the one whose clock ran out included,
-    // only shared the worker. When the worker names no running call (code a finished call left behind
-    // keeps it busy), no call is charged with the time limit.
-    const running = Atomics.load(slot.runningCall, 0);
-    const culprit = slot.calls.get(running);
-    if (!culprit) {
-      const left = recentNames.get(running);
-      const blamed = left ? `code function '${left}' left running after it returned` : 'code no running call accounts for';
-      log(left ?? 'functions', 'error', `${blamed} kept a function worker busy past the time limit; the worker was stopped and its calls retried elsewhere where possible`);
-      await retire(slot, () => undefined, (c) => new FunctionExecutionError(c.name, `stopped with its worker, which ${blamed} kept busy`));
-      return;
+  }
+
+  /** The process is gone: its calls fail, and the next call starts another. */
+  function lost(fp: FunctionProcess, why: string): void {
+    fp.alive = false;
+    if (current === fp) current = undefined;
+    for (const call of [...calls.values()]) {
+      if (call.process === fp) settle(call, { error: new FunctionExecutionError(call.name, why) });
     }
-    const tree = new Set([culprit, ...descendants(slot, culprit)]);
-    for (let p = culprit.parent; p; p = p.parent) tree.add(p);
-    log(culprit.name, 'error', `exceeded the execution time limit and kept its worker busy; the worker was stopped (${slot.calls.size - tree.size} other call(s) on it retried elsewhere or failed)`);
-    await retire(slot, (c) => (tree.has(c) ? new ExecutionTimeLimitExceeded(c.name) : undefined), (c) =>
-      new FunctionExecutionError(c.name, `stopped with its worker: function '${culprit.name}', running on the same worker, exceeded the execution time limit`));
   }
 
-  /**
-   * A worker used more memory than functions may: the call running its code then is charged with it (with
-   * its tree); the worker's other calls are retried elsewhere where possible.
-   */
-  function outOfMemory(slot: WorkerSlot, how: string): Promise<unknown> {
-    const culprit = slot.calls.get(Atomics.load(slot.runningCall, 0));
-    const tree = new Set(culprit ? [culprit, ...descendants(slot, culprit)] : []);
-    for (let p = culprit?.parent; p; p = p.parent) tree.add(p);
-    const message = `exceeded the memory limit of functions: ${how}; the worker was stopped`;
-    log(culprit?.name ?? 'functions', 'error', message);
-    return retire(slot, (c) => (tree.has(c) ? new FunctionExecutionError(c.name, message) : undefined), (c) =>
-      new FunctionExecutionError(c.name, `stopped with its worker: ${culprit ? `function '${culprit.name}'` : 'a function'}, running on the same worker, exceeded the memory limit`));
+  function send(fp: FunctionProcess, message: ToPool): void {
+    if (!fp.alive) return;
+    if (fp.outbox.length === 0) setImmediate(flush, fp);
+    fp.outbox.push(message);
   }
 
-  /** Memory of the process not held by this thread: the workers' (their heaps, buffers and typed arrays). */
-  function workersMemory(): number {
-    const usage = process.memoryUsage();
-    return usage.rss - usage.heapTotal - usage.external;
-  }
-
-  const memoryLimitBytes = (options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB) * 1024 * 1024;
-  let idleWorkersMemory: number | undefined;
-  let memoryWatch: NodeJS.Timeout | undefined;
-  /** After stopping workers, their memory takes a moment to be given back: no further check until then. */
-  let memoryChecksFrom = 0;
-
-  /** The call each worker was running function code of at the previous check. */
-  const runningAtLastCheck = new Map<WorkerSlot, number>();
-
-  /**
-   * While calls run, the workers' memory is checked often; above the limit, a worker that has been running
-   * the same call's code since the previous check (a loop filling buffers runs, it does not wait) is
-   * stopped, and that call charged with it. Calls that merely happen to run at that instant go on.
-   */
-  function watchMemory(): void {
-    if (memoryWatch) return;
-    idleWorkersMemory ??= workersMemory();
-    memoryWatch = setInterval(() => {
-      const previous = new Map(runningAtLastCheck);
-      runningAtLastCheck.clear();
-      for (const slot of slots) {
-        const running = Atomics.load(slot.runningCall, 0);
-        if (slot.alive && slot.calls.has(running)) runningAtLastCheck.set(slot, running);
-      }
-      if (!slots.some((s) => s.calls.size > 0)) {
-        clearInterval(memoryWatch);
-        memoryWatch = undefined;
-        idleWorkersMemory = workersMemory();
-        return;
-      }
-      if (Date.now() < memoryChecksFrom) return;
-      const used = workersMemory() - idleWorkersMemory!;
-      if (used <= memoryLimitBytes) return;
-      const busy = [...runningAtLastCheck].filter(([slot, call]) => previous.get(slot) === call).map(([slot]) => slot);
-      if (busy.length === 0) return;
-      memoryChecksFrom = Date.now() + MEMORY_RELEASE_MS;
-      for (const slot of busy) void outOfMemory(slot, `functions held ${Math.round(used / 1048576)} MiB more than when idle, above the limit of ${memoryLimitBytes / 1048576} MiB (buffers and typed arrays included)`);
-    }, MEMORY_CHECK_MS);
-    memoryWatch.unref();
-  }
-
-  function descendants(slot: WorkerSlot, call: CallRecord): CallRecord[] {
-    return [...slot.calls.values()].filter((c) => {
-      for (let p = c.parent; p; p = p.parent) if (p === call) return true;
-      return false;
-    });
-  }
-
-  function answersPing(slot: WorkerSlot): Promise<boolean> {
-    if (!slot.ping) {
-      let answer!: (alive: boolean) => void;
-      const answered = new Promise<boolean>((resolve) => { answer = resolve; });
-      const ping = { answered, answer };
-      slot.ping = ping;
-      const timer = setTimeout(() => ping.answer(false), PING_GRACE_MS);
-      void answered.then(() => {
-        clearTimeout(timer);
-        if (slot.ping === ping) slot.ping = undefined;
-      });
-      send(slot, { t: 'ping' });
-    }
-    return slot.ping.answered;
-  }
-
-  function dispatch(call: CallRecord, slot: WorkerSlot): void {
-    call.slot = slot;
-    recentNames.set(call.id, call.name);
-    watchMemory();
-    if (recentNames.size > RECENT_NAMES_KEPT) recentNames.delete(recentNames.keys().next().value!);
-    if (slot.calls.size === 0) slot.worker.ref();
-    slot.calls.set(call.id, call);
-    const known = slot.knownSources.has(call.source.id);
-    slot.knownSources.add(call.source.id);
-    send(slot, {
-      t: 'call', id: call.id, name: call.name, sourceId: call.source.id, path: call.source.path, payload: call.payload,
-      ...(known ? {} : { source: call.source.text }),
-    });
-    if (slot.ready) startClock(call);
-  }
-
-  /**
-   * A worker for the next call: an idle one, a new one while the pool has room, else the least busy
-   * responsive one. When every worker is stuck (one user's loops can occupy them all until their time
-   * limit), up to as many workers again are started, so that other users' calls still run at once.
-   */
-  function pickSlot(): WorkerSlot | undefined {
-    const idle = slots.find((s) => s.alive && s.calls.size === 0);
-    if (idle) return idle;
-    if (slots.length < poolSize) return spawn();
-    const now = Date.now();
-    let best: WorkerSlot | undefined;
-    for (const slot of slots) {
-      if (!slot.alive || (slot.unansweredSince !== undefined && now - slot.unansweredSince > UNRESPONSIVE_AFTER_MS)) continue;
-      if (!best || slot.calls.size < best.calls.size) best = slot;
-    }
-    if (!best && slots.length < 2 * poolSize) return spawn();
-    return best;
-  }
-
-  function pump(): void {
-    while (queue.length > 0 && !closed) {
-      const slot = pickSlot();
-      if (!slot) return;
-      dispatch(queue.shift()!, slot);
-    }
+  function flush(fp: FunctionProcess): void {
+    const batch = fp.outbox;
+    fp.outbox = [];
+    if (fp.alive && batch.length > 0) fp.deliver(batch);
   }
 
   function settle(call: CallRecord, outcome: { value: unknown } | { error: Error }): void {
-    const slot = call.slot;
-    if (!slot || !slot.calls.delete(call.id)) return;
+    if (!calls.delete(call.id)) return;
     callers.delete(call.caller);
-    clearTimeout(call.timer);
     if ('error' in outcome) call.reject(outcome.error);
     else call.resolve(outcome.value);
-    if (slot.alive && slot.calls.size === 0) {
-      slot.worker.unref();
-      pump();
-    }
-  }
-
-  /**
-   * Stops a worker. Each of its calls fails with `errorFor(call)`; when that gives undefined, the call is
-   * retried on another worker if it is a top-level call that never asked this thread for anything, and
-   * fails with `otherwise(call)` if not.
-   */
-  function retire(slot: WorkerSlot, errorFor: (call: CallRecord) => Error | undefined, otherwise?: (call: CallRecord) => Error): Promise<unknown> {
-    if (!slot.alive) return Promise.resolve();
-    slot.alive = false;
-    slots.splice(slots.indexOf(slot), 1);
-    slot.syncPort.close();
-    slot.ping?.answer(false);
-    const exited = slot.worker.terminate();
-    const retries: CallRecord[] = [];
-    for (const call of [...slot.calls.values()]) {
-      const error = errorFor(call);
-      if (error) {
-        settle(call, { error });
-      } else if (!call.parent && call.hostRequests === 0) {
-        slot.calls.delete(call.id);
-        clearTimeout(call.timer);
-        call.slot = undefined;
-        retries.push(call);
-      } else {
-        settle(call, { error: otherwise!(call) });
-      }
-    }
-    queue.unshift(...retries);
-    pump();
-    return exited;
+    if (calls.size === 0 && call.process.alive) call.process.hold(false);
   }
 
   /** The BSON of `value`'s elements by index, when it is an array of copies of documents whose BSON is kept. */
@@ -461,7 +389,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     return (index) => encodings.encode(originals[index] as Record<string, unknown>);
   }
 
-  function reply(slot: WorkerSlot, call: CallRecord, rid: number, work: () => unknown, fromService = false): void {
+  function reply(call: CallRecord, rid: number, work: () => unknown, fromService = false): void {
     const lend = (doc: unknown): number => {
       const handle = nextHandle++;
       (call.lent ??= new Map()).set(handle, doc);
@@ -471,37 +399,47 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       .then(work)
       .then(
         (value) => {
-          if (slot.alive) send(slot, { t: 'reply', rid, ok: true, ...encodeLending(value, lend, fromService ? keptEncodings(value) : undefined) });
+          if (calls.has(call.id)) send(call.process, { t: 'reply', id: call.id, rid, ok: true, ...encodeLending(value, lend, fromService ? keptEncodings(value) : undefined) });
         },
         (error: unknown) => {
-          if (slot.alive) send(slot, { t: 'reply', rid, ok: false, message: messageOf(error) });
+          if (calls.has(call.id)) send(call.process, { t: 'reply', id: call.id, rid, ok: false, message: messageOf(error) });
         },
-      );
+      )
+      .catch((error: unknown) => {
+        if (calls.has(call.id)) send(call.process, { t: 'reply', id: call.id, rid, ok: false, message: messageOf(error) });
+      });
   }
 
-  function onWorkerMessage(slot: WorkerSlot, message: FromWorker): void {
-    if (message.t === 'ready') {
-      slot.ready = true;
-      for (const call of slot.calls.values()) startClock(call);
-      return;
+  function answerSync(fp: FunctionProcess, sid: number, request: Extract<FromPool, { t: 'sync' }>['request']): void {
+    let answer: SyncReply;
+    try {
+      answer = { ok: true, payload: carry(request.t === 'value' ? host.values.get(request.name) : host.environment) };
+    } catch (error) {
+      answer = { ok: false, message: messageOf(error) };
     }
-    if (message.t === 'pong') {
-      slot.ping?.answer(true);
-      return;
-    }
-    if (message.t === 'drained') return;
+    send(fp, { t: 'sync', sid, reply: answer });
+  }
+
+  function onProcessMessage(fp: FunctionProcess, message: FromPool): void {
     if (message.t === 'log') {
       log(message.name, message.level, message.text);
       return;
     }
-    const call = slot.calls.get(message.id);
-    if (!call) return;
+    if (message.t === 'sync') {
+      answerSync(fp, message.sid, message.request);
+      return;
+    }
+    const call = calls.get(message.id);
+    if (!call || call.process !== fp) return;
     switch (message.t) {
+      case 'ended':
+        settle(call, { error: message.timeUp ? new ExecutionTimeLimitExceeded(call.name) : new FunctionExecutionError(call.name, message.message) });
+        return;
       case 'done': {
         let value: unknown;
         try {
           value = decodeReturned(message, (handle) => {
-            if (!call.lent?.has(handle)) throw new Error(`the worker returned document ${handle}, which was never lent to this call`);
+            if (!call.lent?.has(handle)) throw new Error(`the function returned document ${handle}, which was never lent to this call`);
             return call.lent.get(handle);
           });
         } catch (error) {
@@ -521,12 +459,10 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         return;
       }
       case 'service':
-        call.hostRequests++;
-        reply(slot, call, message.rid, () => host.serviceAction(message.service, message.action, decodeValue(message.payload) as Record<string, unknown>, call.ctx), true);
+        reply(call, message.rid, () => host.serviceAction(message.service, message.action, decodeValue(message.payload) as Record<string, unknown>, call.ctx), true);
         return;
       case 'execute':
-        call.hostRequests++;
-        reply(slot, call, message.rid, () => host.executeFunction(message.name, decodeValue(message.payload) as unknown[], { ...call.ctx, caller: call.caller }));
+        reply(call, message.rid, () => host.executeFunction(message.name, decodeValue(message.payload) as unknown[], { ...call.ctx, caller: call.caller }));
         return;
     }
   }
@@ -546,36 +482,45 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       } catch (error) {
         throw new FunctionExecutionError(name, `arguments cannot be passed to the function: ${messageOf(error)}`);
       }
+      if (closed) throw new FunctionExecutionError(name, 'the function runner is closed');
+      let fp: FunctionProcess;
+      try {
+        fp = (current ??= options.unisolatedForBenchmarks ? startUnisolated() : startProcess());
+      } catch (error) {
+        throw new FunctionExecutionError(name, `the function process cannot start: ${messageOf(error)}`);
+      }
       return new Promise((resolve, reject) => {
         const parent = ctx.caller ? callers.get(ctx.caller) : undefined;
-        const call: CallRecord = {
-          id: nextCallId++, name, source, payload, ctx, caller: Object.freeze({ functionName: name }), hostRequests: 0, resolve, reject,
-          ...(parent ? { parent } : {}),
-        };
+        const call: CallRecord = { id: nextCallId++, name, source, ctx, caller: Object.freeze({ functionName: name }), process: fp, resolve, reject };
         callers.set(call.caller, call);
-        if (parent?.slot?.alive && parent.slot.calls.has(parent.id)) {
-          dispatch(call, parent.slot);
-        } else {
-          queue.push(call);
-          pump();
-        }
+        if (calls.size === 0) fp.hold(true);
+        calls.set(call.id, call);
+        const known = fp.knownSources.has(source.id);
+        fp.knownSources.add(source.id);
+        send(fp, {
+          t: 'call', id: call.id, name, sourceId: source.id, path: source.path, payload,
+          ...(parent && parent.process === fp ? { parent: parent.id } : {}),
+          ...(known ? {} : { source: source.text }),
+        });
       });
     },
 
     reload() {
       sources.clear();
       syntaxErrors.clear();
-      for (const slot of slots) {
-        slot.knownSources.clear();
-        send(slot, { t: 'reload' });
+      if (current) {
+        current.knownSources.clear();
+        send(current, { t: 'reload' });
       }
     },
 
     async close() {
       closed = true;
-      for (const call of queue.splice(0)) call.reject(new FunctionExecutionError(call.name, 'the function runner is closed'));
+      for (const call of [...calls.values()]) settle(call, { error: new FunctionExecutionError(call.name, 'the function runner is closed') });
       callers.clear();
-      await Promise.all([...slots].map((slot) => retire(slot, (call) => new FunctionExecutionError(call.name, 'the function runner is closed'))));
+      const fp = current;
+      current = undefined;
+      if (fp?.alive) await fp.stop();
     },
   };
 }

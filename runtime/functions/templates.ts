@@ -2,7 +2,8 @@
 // same bytes again: functions read the same documents request after request, and copying a decoded
 // document costs a fraction of decoding it (BSON strings and field names are UTF-8 to be decoded; a copy
 // shares the strings). A template is never given to function code, only copies of it.
-import { BSON, Decimal128, Long, ObjectId } from 'bson';
+import { Decimal128, Double, Long, ObjectId } from 'bson';
+import { deserializeStored } from '../../core/bsonDecode';
 
 /** Documents larger than this are decoded every time (a big template would crowd out many small ones). */
 const MAX_TEMPLATE_BYTES = 64 * 1024;
@@ -15,13 +16,13 @@ export class DocumentTemplates {
   constructor(private readonly budgetBytes = 8 * 1024 * 1024) {}
 
   /**
-   * The document `bson` decodes to (as `BSON.deserialize(bson, { promoteLongs: false })`), fresh: the
+   * The document `bson` decodes to (as `deserializeStored(bson)`), fresh: the
    * caller may change it. `key` is the same bytes as a latin1 string.
    */
   decode(key: string, bson: Buffer): Record<string, unknown> {
     const template = this.byBytes.get(key);
     if (template) return copyDocument(template);
-    const doc = BSON.deserialize(bson, { promoteLongs: false }) as Record<string, unknown>;
+    const doc = deserializeStored(bson);
     if (key.length <= MAX_TEMPLATE_BYTES && copiable(doc, 0)) this.keep(key, copyDocument(doc));
     return doc;
   }
@@ -47,10 +48,15 @@ export class DocumentTemplates {
   }
 }
 
-const COPIED_BSON_TYPES = new Set(['ObjectId', 'Long', 'Decimal128']);
+const COPIED_BSON_TYPES = new Set(['ObjectId', 'Long', 'Decimal128', 'Double']);
 
 function isOwnClass(value: object, bsonType: string): boolean {
-  return bsonType === 'ObjectId' ? value instanceof ObjectId : bsonType === 'Long' ? value instanceof Long : value instanceof Decimal128;
+  switch (bsonType) {
+    case 'ObjectId': return value instanceof ObjectId;
+    case 'Long': return value instanceof Long;
+    case 'Double': return value instanceof Double;
+    default: return value instanceof Decimal128;
+  }
 }
 
 /** Nesting deeper than this is decoded every time rather than walked recursively. */
@@ -82,6 +88,7 @@ function copyValue(value: unknown): unknown {
   if (value instanceof ObjectId) return new ObjectId(Buffer.from(value.id));
   if (value instanceof Long) return new Long(value.low, value.high, value.unsigned);
   if (value instanceof Decimal128) return new Decimal128(Buffer.from(value.bytes));
+  if (value instanceof Double) return new Double(value.value);
   const copy: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
     const item = copyValue((value as Record<string, unknown>)[key]);
@@ -109,6 +116,7 @@ function sameAs(value: unknown, template: unknown): boolean {
   if (template instanceof ObjectId) return value instanceof ObjectId && value._bsontype === 'ObjectId' && sameBytes(value.id, template.id, 12);
   if (template instanceof Long) return value instanceof Long && value._bsontype === 'Long' && value.low === template.low && value.high === template.high;
   if (template instanceof Decimal128) return value instanceof Decimal128 && value._bsontype === 'Decimal128' && sameBytes(value.bytes, template.bytes, 16);
+  if (template instanceof Double) return value instanceof Double && value._bsontype === 'Double' && Object.is(value.value, template.value);
   const proto = Object.getPrototypeOf(value);
   if (Array.isArray(value) || (proto !== Object.prototype && proto !== null) || '_bsontype' in value) return false;
   const keys = Object.keys(value);

@@ -1,44 +1,53 @@
-// Function worker: compiles each function source once into its own vm context and runs calls posted by the
-// runner. The runtime's state lives on the main thread; everything a function reaches (data, values, other
-// functions) is a request back to it. Bundled as its own entry (dist/function-worker.js).
+// Function worker, a thread of an app's function process (process.ts): compiles each function source once
+// into its own vm context and runs calls posted by the pool. The vm context is for the platform's globals,
+// not for security: the boundary is the function process (see README.md). The runtime's state lives in the
+// runtime's process; everything a function reaches (data, values, other functions) is a request back to it.
+// Bundled as its own entry (dist/function-worker.js).
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { builtinModules, createRequire } from 'node:module';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import util from 'node:util';
 import vm from 'node:vm';
 import * as bson from 'bson';
 import {
-  decodeLending, encodeReturned, encodesAs, encodeValue, uncarry,
+  SEALED, decodeLending, encodeReturned, encodesAs, encodeValue, uncarry,
   type CallPayload, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
 import { createServiceClient, type HostRequest } from './services';
 import { DocumentTemplates } from './templates';
+
+// Signals reach every process of the user (the runtime, the editor), and Node's permission model does not
+// cover them: code that gets hold of this thread's `process` finds no way to send one.
+for (const name of ['kill', '_kill']) delete (process as unknown as Record<string, unknown>)[name];
 
 const port = parentPort;
 if (!port) throw new Error('runtime/functions/worker must run in a worker thread');
 const init = workerData as WorkerInit;
 
 let outbox: FromWorker[] = [];
+/** Whether the outbox holds a call's outcome. */
+let outcomesWaiting = false;
 /** Whether messages from the runner are being handled; when they all are, what they gave rise to leaves. */
 let receiving = false;
 
 /**
  * Queues a message. What queues up leaves in one postMessage: at the end of this turn of the event loop,
- * or, while messages from the runner are being handled, once all of them are (each reaching the main
- * thread is an event it pays for, whatever the size). A function stuck in a loop keeps what the messages
- * before it in its batch gave rise to from leaving: the runner then treats those calls as the stuck
- * worker's other calls (retried when they asked it for nothing, failed otherwise; see runner.ts).
+ * or, while messages from the pool are being handled, once all of them are (each reaching the pool is an
+ * event it pays for, whatever the size), except that finished calls' outcomes leave before function code
+ * runs again (a call, or a reply a call awaited): code stuck in a loop must not hold back the answers of
+ * calls that finished before it.
  */
 function post(message: FromWorker): void {
   if (outbox.length === 0 && !receiving) setImmediate(flush);
   outbox.push(message);
+  if (message.t === 'done' || message.t === 'failed' || message.t === 'syntax') outcomesWaiting = true;
 }
 
 function flush(): void {
   const batch = outbox;
   outbox = [];
+  outcomesWaiting = false;
   if (batch.length > 0) port!.postMessage(batch);
 }
 
@@ -164,16 +173,28 @@ const callTimers = {
   },
 };
 
+/** The bson value classes platform functions may call without `new`, as they could on the platform (`BSON.Double(4.0)`). */
+const CALLABLE_BSON_CLASSES = ['Binary', 'Code', 'DBRef', 'Decimal128', 'Double', 'Int32', 'Long', 'MaxKey', 'MinKey', 'ObjectId', 'BSONRegExp', 'BSONSymbol', 'Timestamp', 'UUID'] as const;
+
+/** The `BSON` global: the bson module, its value classes also callable as plain functions (instances are the same classes). */
+const functionBson: Record<string, unknown> = { ...bson };
+for (const name of CALLABLE_BSON_CLASSES) {
+  const BsonClass = bson[name] as unknown as new (...args: unknown[]) => unknown;
+  functionBson[name] = new Proxy(BsonClass, { apply: (target, _this, args: unknown[]) => new target(...args) });
+}
+Object.freeze(functionBson);
+
 /** The globals a platform function expects, beyond the per-call `context`. */
 function functionGlobals(functionName: string): Record<string, unknown> {
   return {
     console: createConsole(functionName),
-    BSON: bson,
+    BSON: functionBson,
     EJSON: bson.EJSON,
     require: requireForFunctions,
     Buffer,
     ...callTimers, queueMicrotask,
     TextEncoder, TextDecoder, URL, URLSearchParams, atob, btoa,
+    fetch, Headers, Request, Response, FormData, AbortController, AbortSignal,
   };
 }
 
@@ -201,6 +222,8 @@ function syntaxErrorAt(error: Error, filePath: string): SourceSyntaxError {
 }
 
 const compiled = new Map<number, CompiledFunction>();
+/** Sources that came with calls this worker skipped (see claim): the pool counts them as sent here. */
+const skippedSources = new Map<number, string>();
 
 function compile(functionName: string, source: string, filePath: string): CompiledFunction | SourceSyntaxError {
   const sandbox: Record<string, unknown> = functionGlobals(functionName);
@@ -273,7 +296,7 @@ function hostRequestFor(callId: number, RealmError: ErrorConstructor): HostReque
   });
 }
 
-/** Values and the environment are read synchronously on the platform, so the worker blocks until the main thread answers. */
+/** Values and the environment are read synchronously on the platform, so the worker blocks until the runtime answers. */
 function syncRequest(request: SyncRequest, RealmError: ErrorConstructor): unknown {
   Atomics.store(init.syncFlag, 0, 0);
   init.syncPort.postMessage(request);
@@ -325,8 +348,10 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
   lastFunctionName = name;
   let fn = compiled.get(message.sourceId);
   if (!fn) {
-    if (message.source === undefined) throw new Error(`source of '${name}' was not sent`);
-    const result = compile(name, message.source, message.path);
+    const source = message.source ?? skippedSources.get(message.sourceId);
+    if (source === undefined) throw new Error(`source of '${name}' was not sent`);
+    skippedSources.delete(message.sourceId);
+    const result = compile(name, source, message.path);
     if (result instanceof SourceSyntaxError) {
       post({ t: 'syntax', id, reason: result.reason, line: result.line, character: result.character });
       return;
@@ -368,14 +393,16 @@ port.on('message', (batch: ToWorker[]) => {
 
 function receiveNext(): void {
   Atomics.store(init.runningCall, 0, 0);
+  Atomics.add(init.handled, 0, 1);
   const message = inbox.shift();
   if (!message) {
     receiving = false;
-    // Tells the runner this worker is not stuck, unless what it is about to send says so already.
-    if (outbox.length === 0) outbox.push({ t: 'drained' });
+    // Tells the pool this worker has handled all it was sent (what it sent before may have left mid-way).
+    outbox.push({ t: 'drained' });
     flush();
     return;
   }
+  if (outcomesWaiting && (message.t === 'call' || message.t === 'reply')) flush();
   Atomics.store(init.runningCall, 0, callOf(message));
   receive(message);
   setImmediate(receiveNext);
@@ -387,9 +414,25 @@ function callOf(message: ToWorker): number {
   return 0;
 }
 
+/** Records that this worker starts call number `seq`, unless the pool has sealed it (see WorkerInit.started). */
+function claim(seq: number): boolean {
+  let seen = Atomics.load(init.started, 0);
+  for (;;) {
+    if ((seen & SEALED) !== 0) return false;
+    const before = Atomics.compareExchange(init.started, 0, seen, seq);
+    if (before === seen) return true;
+    seen = before;
+  }
+}
+
 function receive(message: ToWorker): void {
   switch (message.t) {
     case 'call':
+      if (!claim(message.seq)) {
+        if (message.source !== undefined) skippedSources.set(message.sourceId, message.source);
+        post({ t: 'skipped', id: message.id });
+        break;
+      }
       runCall(message)
         .catch((error: unknown) => post({ t: 'failed', id: message.id, message: messageOf(error) }))
         .finally(() => {
@@ -417,6 +460,7 @@ function receive(message: ToWorker): void {
       break;
     case 'reload':
       compiled.clear();
+      skippedSources.clear();
       forgetPackages();
       break;
   }
@@ -431,15 +475,16 @@ const NICE_STEPS_BELOW_RUNTIME = 10;
 const LOWEST_PRIORITY = 19;
 
 /**
- * Function code runs below the runtime's own priority where a thread has a priority of its own (Linux):
- * the runtime keeps serving promptly while functions compute, even one looping until its time limit.
+ * Function code runs below the runtime's priority: the runtime keeps serving promptly while functions
+ * compute, even one looping until its time limit. On Linux a priority is per thread, and this thread's
+ * alone drops: the function process's main thread, which keeps the time limit and watches memory, keeps
+ * the runtime's. Elsewhere the function process's whole priority drops, still below the runtime's.
  */
 function yieldToRuntime(): void {
   try {
-    const thread = Number(path.basename(fs.readlinkSync('/proc/thread-self')));
-    os.setPriority(thread, Math.min(LOWEST_PRIORITY, os.getPriority(thread) + NICE_STEPS_BELOW_RUNTIME));
+    os.setPriority(Math.min(LOWEST_PRIORITY, os.getPriority() + NICE_STEPS_BELOW_RUNTIME));
   } catch {
-    // Elsewhere a priority is the whole process's: the runtime's would drop with it.
+    // Not permitted here: functions then run at the runtime's priority.
   }
 }
 

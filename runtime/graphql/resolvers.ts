@@ -7,7 +7,7 @@ import {
   type GraphQLFieldConfigMap, type GraphQLFieldResolver, type GraphQLInputType, type GraphQLOutputType,
 } from 'graphql';
 import type { CollectionTypeInfo, FieldInfo, GeneratedResolver, RelationshipInfo } from '../../core/graphql';
-import type { Document, SortSpec } from '../store/types';
+import { byId, type Document, type SortSpec } from '../store/types';
 import type { RequestContext } from './context';
 import { buildFilter } from './filter';
 import type { RuntimeModel } from './model';
@@ -70,7 +70,7 @@ function addRootResolvers(model: RuntimeModel, collection: CollectionTypeInfo, p
   mutation(m.insertOne, async (args, ctx) => {
     const coll = collectionOf(ctx);
     const { insertedId } = await coll.insertOne(await toDocument(ctx, tables, args.data as Input));
-    return markUndefined(await coll.findOne({ _id: insertedId }));
+    return markUndefined(await coll.findOne(byId(insertedId)));
   });
   mutation(m.insertMany, async (args, ctx) => {
     const docs = await Promise.all((args.data as Input[]).map((item) => toDocument(ctx, tables, item)));

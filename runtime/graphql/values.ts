@@ -2,6 +2,7 @@
 // ObjectId to a hex string, DateTime to a Date and Long to a number; what is written to or compared in the
 // store follows the schema's bsonType of each field instead.
 import { Decimal128, Long, ObjectId } from 'bson';
+import { storedDouble } from '../store/bson-values';
 
 export type Document = Record<string, unknown>;
 
@@ -15,6 +16,9 @@ export function toBson(value: unknown, bsonType: string): unknown {
       return typeof value === 'number' && Number.isInteger(value) ? Long.fromNumber(value) : value;
     case 'decimal':
       return typeof value === 'number' ? Decimal128.fromString(String(value)) : value;
+    case 'double':
+      // A whole Float such as 4 would be stored as an int32; the field keeps its double type.
+      return typeof value === 'number' ? storedDouble(value) : value;
     case 'date':
     case 'timestamp':
       return typeof value === 'string' ? new Date(value) : value;

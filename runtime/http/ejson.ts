@@ -1,6 +1,7 @@
 // Canonical EJSON on the wire (client-api.md §3). Requests are read strictly so that `$numberLong`,
-// `$oid`, `$date`, … become bson values; Int32 and Double wrappers become plain numbers, which is what
-// functions and the store expect for ordinary numbers. A wrapper whose value does not fit its type is
+// `$oid`, `$date`, … become bson values; numbers take the store's form (store/bson-values.ts): Int32 and
+// doubles become plain numbers, except a whole-number double such as {"$numberDouble": "4.0"}, which
+// stays a `Double` so it is stored and sent back as a double. A wrapper whose value does not fit its type is
 // refused (the bson library would wrap `$numberInt` values and read bad numbers and dates as NaN).
 import { EJSON } from 'bson';
 
@@ -84,7 +85,11 @@ function unwrapNumbers(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(unwrapNumbers);
   if (value === null || typeof value !== 'object') return value;
   const bsonType = (value as { _bsontype?: string })._bsontype;
-  if (bsonType === 'Int32' || bsonType === 'Double') return (value as { value: number }).value;
+  if (bsonType === 'Int32') return (value as { value: number }).value;
+  if (bsonType === 'Double') {
+    const n = (value as { value: number }).value;
+    return Number.isInteger(n) ? value : n;
+  }
   if (bsonType !== undefined || value instanceof Date) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = unwrapNumbers(v);

@@ -62,9 +62,14 @@ async function findFile(root: string, pathname: string): Promise<string | undefi
   if (rel.includes('\0')) return undefined;
   const abs = path.resolve(root, '.' + path.posix.normalize('/' + rel));
   if (abs !== root && !abs.startsWith(root + path.sep)) return undefined;
+  // Symbolic links are followed only while they stay inside the files folder (real paths compared).
+  const realRoot = await fs.realpath(root).catch(() => undefined);
+  if (realRoot === undefined) return undefined;
   for (const candidate of [abs, path.join(abs, 'index.html')]) {
-    const stat = await fs.stat(candidate).catch(() => undefined);
-    if (stat?.isFile()) return candidate;
+    const real = await fs.realpath(candidate).catch(() => undefined);
+    if (real === undefined || (real !== realRoot && !real.startsWith(realRoot + path.sep))) continue;
+    const stat = await fs.stat(real).catch(() => undefined);
+    if (stat?.isFile()) return real;
   }
   return undefined;
 }

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from './errors';
 import { parseEjson, stringifyEjson } from './ejson';
 import { isOriginAllowed, preflightHeaders, type CorsPolicy } from './cors';
+import { isOwnHost, type OwnHosts } from './origin';
 import type { HostingHandler } from './hosting';
 import type { Router } from './router';
 import { formatRequestLine, logs, type Logger, type RequestLog, type RequestLogEntry } from '../log';
@@ -53,7 +54,12 @@ export interface HttpServerOptions {
   port?: number;
   router: Router;
   log: Logger;
-  cors?: CorsPolicy;
+  /** One policy for every path, or the policy of a path (each app its own origins; admin routes the runtime's own). */
+  cors?: CorsPolicy | ((pathname: string) => CorsPolicy | undefined);
+  /** Names besides loopback and `host` that requests may carry in Host (e.g. the `publicUrl`'s); others get 421. */
+  hostNames?: readonly string[];
+  /** WebSocket (and other) upgrades whose Host is the runtime's own; others are answered 421 before this runs. */
+  upgrade?(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Largest accepted request body; larger ones get 413. */
   maxBodyBytes?: number;
   /** Base URL announced to clients; defaults to `http://localhost:<bound port>`. */
@@ -81,9 +87,16 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
   const host = options.host ?? '127.0.0.1';
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   let baseUrl = options.publicUrl ?? '';
+  const own: OwnHosts = { bindHost: host, names: [...(options.hostNames ?? []), ...(options.publicUrl ? [new URL(options.publicUrl).hostname] : [])] };
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     const requestId = newRequestId();
     logWhenAnswered(req, res, requestId, options);
+    if (!isOwnHost(req.headers.host, own)) {
+      req.resume();
+      res.setHeader('Connection', 'close');
+      writeError(res, misdirected(req.headers.host), baseUrl, requestId);
+      return;
+    }
     handle(req, res, options, baseUrl, maxBody, requestId).catch((e) => {
       options.log.error(`unhandled failure while answering ${req.method} ${req.url}: ${describe(e)}`);
       if (!res.headersSent) writeError(res, new ApiError(500, 'InternalServerError', 'internal server error'), baseUrl, requestId);
@@ -103,6 +116,13 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {
     const body = errorBody(new ApiError(405, 'BadRequest', `method ${req.method} is not supported`), baseUrl, newRequestId());
     socket.end(`HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const refusal = !isOwnHost(req.headers.host, own) ? misdirected(req.headers.host)
+      : options.upgrade ? undefined : new ApiError(404, 'NotFound', 'no WebSocket endpoint at this path');
+    if (!refusal) { options.upgrade!(req, socket, head); return; }
+    answerUpgrade(socket, refusal, baseUrl);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -133,13 +153,14 @@ function logWhenAnswered(req: http.IncomingMessage, res: http.ServerResponse, re
   res.once('close', () => {
     const url = req.url ?? '/';
     const query = url.indexOf('?');
-    const error = answeredErrors.get(res);
+    const answered = answeredErrors.get(res);
+    const error = answered?.error;
     const userId = options.userOf?.(req.headers);
     const entry: RequestLogEntry = {
       co_id: requestId, time: new Date(arrived).toISOString(), method: (req.method ?? 'GET').toUpperCase(),
       path: query < 0 ? url : url.slice(0, query), status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10,
       ...(userId ? { user_id: userId } : {}),
-      ...(error ? { error: error.message, error_code: error.errorCode } : {}),
+      ...(error ? { ...(answered!.bodyRead ? {} : { error: error.message }), error_code: error.errorCode } : {}),
       ...(res.writableFinished ? {} : { aborted: true as const }),
     };
     options.requestLog?.add(entry);
@@ -147,13 +168,37 @@ function logWhenAnswered(req: http.IncomingMessage, res: http.ServerResponse, re
   });
 }
 
-/** The error each response answered with, for its log entry. */
-const answeredErrors = new WeakMap<http.ServerResponse, ApiError>();
+/**
+ * The error each response answered with, for its log entry. Its message goes into the entry only when the
+ * request's body was never read: messages may quote what a client sent (a function's name, an email), and
+ * log texts carry no request-body value.
+ */
+const answeredErrors = new WeakMap<http.ServerResponse, { error: ApiError; bodyRead: boolean }>();
+
+const STATUS_TEXT: Record<number, string> = { 404: 'Not Found', 421: 'Misdirected Request' };
+
+function misdirected(host: string | undefined): ApiError {
+  return new ApiError(421, 'MisdirectedRequest', `this runtime does not answer for host ${JSON.stringify(String(host).slice(0, 100))}: use localhost, 127.0.0.1, [::1] or the --host it was started with`);
+}
+
+/** Refuses an upgrade with a JSON error and closes the socket. */
+export function answerUpgrade(socket: Duplex, error: ApiError, baseUrl: string): void {
+  const body = JSON.stringify({ error: error.message, error_code: error.errorCode, ...(baseUrl ? { link: baseUrl } : {}) });
+  socket.end(`HTTP/1.1 ${error.status} ${STATUS_TEXT[error.status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
 
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, options: HttpServerOptions, baseUrl: string, maxBody: number, requestId: string): Promise<void> {
-  const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
-  const originAllowed = origin !== undefined && options.cors !== undefined && isOriginAllowed(options.cors, origin);
   const method = (req.method ?? 'GET').toUpperCase();
+  const target = requestTarget(req.url ?? '/');
+  if (!target) {
+    req.resume();
+    writeError(res, new ApiError(400, 'BadRequest', 'malformed request URL'), baseUrl, requestId);
+    return;
+  }
+  const { pathname } = target;
+  const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+  const cors = typeof options.cors === 'function' ? options.cors(pathname) : options.cors;
+  const originAllowed = origin !== undefined && cors !== undefined && isOriginAllowed(cors, origin);
 
   if (method === 'OPTIONS' && origin !== undefined && req.headers['access-control-request-method']) {
     req.resume();
@@ -165,14 +210,6 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
     res.setHeader('Access-Control-Allow-Origin', origin!);
     res.setHeader('Vary', 'Origin');
   }
-
-  const target = requestTarget(req.url ?? '/');
-  if (!target) {
-    req.resume();
-    writeError(res, new ApiError(400, 'BadRequest', 'malformed request URL'), baseUrl, requestId);
-    return;
-  }
-  const { pathname } = target;
   if (options.hosting && await options.hosting(req, res, method, pathname)) return;
   const match = options.router.match(method, pathname);
   if (match.kind !== 'found') {
@@ -207,7 +244,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
     const error = e instanceof ApiError ? e : new ApiError(500, 'InternalServerError', 'internal server error');
     if (res.headersSent) { res.destroy(); return; }
     if (error.status === 413) res.setHeader('Connection', 'close');
-    writeError(res, error, baseUrl, requestId);
+    writeError(res, error, baseUrl, requestId, bodyText !== undefined);
     return;
   }
   if (result === 'handled') return;
@@ -273,8 +310,8 @@ export function errorBody(error: ApiError, baseUrl: string, requestId: string): 
   return JSON.stringify({ error: error.message, error_code: error.errorCode, link: `${baseUrl}/logs?co_id=${requestId}` });
 }
 
-function writeError(res: http.ServerResponse, error: ApiError, baseUrl: string, requestId: string): void {
-  answeredErrors.set(res, error);
+function writeError(res: http.ServerResponse, error: ApiError, baseUrl: string, requestId: string, bodyRead = false): void {
+  answeredErrors.set(res, { error, bodyRead });
   writeJson(res, error.status, errorBody(error, baseUrl, requestId));
 }
 

@@ -1,15 +1,30 @@
 // BSON value handling for the embedded store:
-// - `toStorable` copies caller input into the stored form (Int32/Double become JS numbers, as the
-//   driver returns them; values from another copy of the bson package become this copy's classes);
+// - `toStorable` copies caller input into the stored form, where every number keeps its BSON type: int32
+//   is a JS number (a whole number: every whole JS number in the stored form is an int32), a double is a
+//   JS number when it has a fraction (or is NaN/±Infinity) and a `Double` when it is whole (4.0, 5e9,
+//   -0), int64 a `Long`. So 4.0 is written back and sent out as a double, and canonical EJSON prints it
+//   {"$numberDouble": "4.0"}. Values from another copy of the bson package become this copy's classes;
 // - `valueKey` gives the canonical key MongoDB equality implies (5, Long(5) and Decimal128("5") are equal);
 // - `toComparable` maps stored values into the form mingo compares correctly (mingo compares custom
 //   classes by `toString()` and only within one class, so Long/Decimal128 become numbers and
 //   Binary gets an order-preserving string form).
-import { BSON, Binary, Decimal128, Long, ObjectId } from 'bson';
+import { BSON, Binary, Decimal128, Double, Long, ObjectId } from 'bson';
 import { StoreError, type Document } from './types';
 
 const MAX_DEPTH = 100;
 const TWO_POW_53 = 2 ** 53;
+const INT32_MIN = -0x80000000;
+const INT32_MAX = 0x7fffffff;
+
+/** Whether BSON writes this JS number as an int32 (else as a double): a whole number in int32 range, not -0. */
+export function isInt32Number(n: number): boolean {
+  return Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX && !Object.is(n, -0);
+}
+
+/** The stored form of a double: a `Double` when it is a whole number (which as a JS number would mean int32), else a JS number. */
+export function storedDouble(n: number): number | Double {
+  return Number.isInteger(n) ? new Double(n) : n;
+}
 
 export function bsonType(value: unknown): string | undefined {
   if (value === null || typeof value !== 'object') return undefined;
@@ -31,14 +46,20 @@ const OWN_CLASSES: Record<string, new (...args: never[]) => unknown> = {
   ObjectId, Long, Decimal128, Binary,
 };
 
+function doubleValue(value: object): number {
+  return (value as { valueOf(): number }).valueOf();
+}
+
 /** Deep-copies caller input into the stored form; throws a StoreError for values BSON cannot hold. */
 export function toStorable(value: unknown, path = '', depth = 0): unknown {
   if (depth > MAX_DEPTH) throw StoreError.badValue(`Document nesting is deeper than ${MAX_DEPTH} levels at '${path}'`);
   switch (typeof value) {
     case 'string':
-    case 'number':
     case 'boolean':
       return value;
+    case 'number':
+      // BSON writes a whole number beyond int32 range (or -0) as a double.
+      return Number.isInteger(value) && !isInt32Number(value) ? new Double(value) : value;
     case 'undefined':
       return null;
     case 'bigint':
@@ -54,7 +75,11 @@ export function toStorable(value: unknown, path = '', depth = 0): unknown {
   if (obj instanceof RegExp) return new RegExp(obj.source, obj.flags);
   const tag = bsonType(obj);
   if (tag !== undefined) {
-    if (tag === 'Int32' || tag === 'Double') return (obj as { valueOf(): number }).valueOf();
+    if (tag === 'Int32') return doubleValue(obj);
+    if (tag === 'Double') {
+      const n = doubleValue(obj);
+      return Number.isInteger(n) ? (obj instanceof Double ? obj : new Double(n)) : n;
+    }
     const own = OWN_CLASSES[tag];
     if (own && obj instanceof own) return obj;
     // Rarer bson types (Timestamp, MinKey, ...) take the round trip, which also adopts foreign copies.
@@ -112,24 +137,47 @@ function decimalKey(value: Decimal128): string {
  * same key, different values different keys. Used for `_id` uniqueness and field indexes.
  */
 export function valueKey(value: unknown): string {
+  return keyOf(value, false);
+}
+
+/**
+ * Like `valueKey`, but numbers of different BSON types (4 as int32, double, long) get different keys:
+ * whether a document written again is the same as the stored one, as MongoDB tells a modified document.
+ */
+export function typedValueKey(value: unknown): string {
+  return keyOf(value, true);
+}
+
+function numericTypeKey(value: unknown, typed: boolean): string {
+  if (!typed) return '';
+  if (typeof value === 'number') return isInt32Number(value) ? 'i' : Object.is(value, -0) ? 'f-' : 'f';
+  switch (bsonType(value)) {
+    case 'Int32': return 'i';
+    case 'Double': return Object.is(doubleValue(value as object), -0) ? 'f-' : 'f';
+    case 'Long': return 'l';
+    default: return 'm' + String(value);
+  }
+}
+
+function keyOf(value: unknown, typed: boolean): string {
   switch (typeof value) {
     case 'string': return 's' + value;
-    case 'number': return numberKey(value);
+    case 'number': return numericTypeKey(value, typed) + numberKey(value);
     case 'boolean': return value ? 'b1' : 'b0';
     case 'undefined': return 'z';
-    case 'bigint': return longKey(Long.fromBigInt(value));
+    case 'bigint': return numericTypeKey(Long.fromBigInt(value), typed) + longKey(Long.fromBigInt(value));
   }
   if (value === null) return 'z';
-  if (Array.isArray(value)) return 'a[' + value.map(valueKey).join('\u0000') + ']';
+  if (Array.isArray(value)) return 'a[' + value.map((item) => keyOf(item, typed)).join('\u0000') + ']';
   if (value instanceof Date) return 'd' + value.getTime();
   if (value instanceof RegExp) return 'r' + value.source + '/' + value.flags;
   const obj = value as Record<string, unknown>;
   switch (bsonType(obj)) {
     case 'ObjectId': return 'o' + (obj as unknown as ObjectId).toHexString();
-    case 'Long': return longKey(obj as unknown as Long);
+    case 'Long': return numericTypeKey(obj, typed) + longKey(obj as unknown as Long);
     case 'Int32':
-    case 'Double': return numberKey((obj as unknown as { valueOf(): number }).valueOf());
-    case 'Decimal128': return decimalKey(obj as unknown as Decimal128);
+    case 'Double': return numericTypeKey(obj, typed) + numberKey(doubleValue(obj));
+    case 'Decimal128': return numericTypeKey(obj, typed) + decimalKey(obj as unknown as Decimal128);
     case 'Binary': {
       const bin = obj as unknown as Binary;
       return 'x' + bin.sub_type + ':' + bin.toString('hex');
@@ -137,7 +185,7 @@ export function valueKey(value: unknown): string {
     case undefined: break;
     default: return 't' + bsonType(obj) + ':' + String(obj);
   }
-  return 'j{' + Object.keys(obj).map((k) => k + '\u0001' + valueKey(obj[k])).join('\u0000') + '}';
+  return 'j{' + Object.keys(obj).map((k) => k + '\u0001' + keyOf(obj[k], typed)).join('\u0000') + '}';
 }
 
 /**
@@ -216,12 +264,22 @@ export function fromComparable(value: unknown): unknown {
   return out;
 }
 
-export type NumericValue = number | Long | Decimal128;
+export type NumericValue = number | Double | Long | Decimal128;
 
 export function isNumeric(value: unknown): value is NumericValue {
   if (typeof value === 'number') return true;
   const tag = bsonType(value);
-  return tag === 'Long' || tag === 'Decimal128';
+  return tag === 'Long' || tag === 'Decimal128' || tag === 'Double';
+}
+
+/** The BSON type of a stored number, as `$inc`/`$mul` promote them. */
+function numericType(value: NumericValue): 'int' | 'long' | 'double' | 'decimal' {
+  if (typeof value === 'number') return isInt32Number(value) ? 'int' : 'double';
+  switch (bsonType(value)) {
+    case 'Long': return 'long';
+    case 'Decimal128': return 'decimal';
+    default: return 'double';
+  }
 }
 
 /** Exact decimal arithmetic on Decimal128 strings through BigInt coefficient and exponent. */
@@ -237,7 +295,10 @@ function parseExactDecimal(text: string): ExactDecimal | undefined {
 }
 
 function toExactDecimal(value: NumericValue): ExactDecimal | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? parseExactDecimal(String(value)) : undefined;
+  if (typeof value === 'number' || bsonType(value) === 'Double') {
+    const n = toNumber(value);
+    return Number.isFinite(n) ? parseExactDecimal(String(n)) : undefined;
+  }
   if (bsonType(value) === 'Long') return { coefficient: (value as Long).toBigInt(), exponent: 0 };
   return parseExactDecimal(value.toString());
 }
@@ -263,26 +324,32 @@ function decimalOp(a: NumericValue, b: NumericValue, op: 'add' | 'mul'): Decimal
 
 export function toNumber(value: NumericValue): number {
   if (typeof value === 'number') return value;
-  return bsonType(value) === 'Long' ? (value as Long).toNumber() : decimalToNumber(value as Decimal128);
+  switch (bsonType(value)) {
+    case 'Long': return (value as Long).toNumber();
+    case 'Decimal128': return decimalToNumber(value as Decimal128);
+    default: return doubleValue(value);
+  }
 }
 
-function isIntegral(value: NumericValue): boolean {
-  return bsonType(value) === 'Long' || (typeof value === 'number' && Number.isInteger(value));
+function toBigInt(value: NumericValue): bigint {
+  return typeof value === 'number' ? BigInt(value) : (value as Long).toBigInt();
 }
 
 /**
- * `$inc`/`$mul` arithmetic with MongoDB's type promotion: Decimal128 wins, then double, then
- * Long (integers stay Long when a Long is involved).
+ * `$inc`/`$mul` arithmetic with MongoDB's type promotion: Decimal128 wins, then double, then long, then
+ * int32; two int32 values whose result leaves int32 range give a long, as MongoDB does.
  */
 export function numericOp(current: NumericValue, operand: NumericValue, op: 'add' | 'mul'): NumericValue {
-  if (bsonType(current) === 'Decimal128' || bsonType(operand) === 'Decimal128') return decimalOp(current, operand, op);
-  const involvesLong = bsonType(current) === 'Long' || bsonType(operand) === 'Long';
-  if (involvesLong && isIntegral(current) && isIntegral(operand)) {
-    const a = BigInt.asIntN(64, typeof current === 'number' ? BigInt(current) : (current as Long).toBigInt());
-    const b = BigInt.asIntN(64, typeof operand === 'number' ? BigInt(operand) : (operand as Long).toBigInt());
-    return Long.fromBigInt(BigInt.asIntN(64, op === 'add' ? a + b : a * b));
+  const types = [numericType(current), numericType(operand)];
+  if (types.includes('decimal')) return decimalOp(current, operand, op);
+  if (types.includes('double')) {
+    const a = toNumber(current);
+    const b = toNumber(operand);
+    return storedDouble(op === 'add' ? a + b : a * b);
   }
-  const a = toNumber(current);
-  const b = toNumber(operand);
-  return op === 'add' ? a + b : a * b;
+  const a = toBigInt(current);
+  const b = toBigInt(operand);
+  const result = BigInt.asIntN(64, op === 'add' ? a + b : a * b);
+  if (!types.includes('long') && result >= BigInt(INT32_MIN) && result <= BigInt(INT32_MAX)) return Number(result);
+  return Long.fromBigInt(result);
 }

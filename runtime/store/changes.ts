@@ -4,7 +4,7 @@
 // around a write are exactly the ones it changed and events come out in write order. Namespaces nobody
 // listens to pass straight through, without the lock or the extra reads.
 import { ObjectId, Timestamp } from 'bson';
-import { bsonType, valueKey } from './bson-values';
+import { bsonType, typedValueKey, valueKey } from './bson-values';
 import { seedFromFilter } from './update';
 import type {
   CollectionName, CountOptions, DeleteResult, Document, DocumentStore, Filter, FindOneAndDeleteOptions,
@@ -98,7 +98,7 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
     };
     const emitInsert = (doc: Document) => emit(db, coll, 'insert', { documentKey: { _id: doc._id }, fullDocument: doc });
     const emitModified = (op: 'update' | 'replace', before: Document, after: Document | undefined) => {
-      if (!after || valueKey(before) === valueKey(after)) return;
+      if (!after || typedValueKey(before) === typedValueKey(after)) return;
       emit(db, coll, op, {
         documentKey: { _id: before._id }, fullDocument: after, fullDocumentBeforeChange: before,
         ...(op === 'update' ? { updateDescription: describeUpdate(before, after) } : {}),
@@ -313,7 +313,7 @@ export function describeUpdate(before: Document, after: Document): UpdateDescrip
         continue;
       }
       const previous = old[key];
-      if (valueKey(previous) === valueKey(value)) continue;
+      if (typedValueKey(previous) === typedValueKey(value)) continue;
       const reported = Object.keys(updatedFields).length + removedFields.length;
       if (isSubDocument(previous) && isSubDocument(value)) walk(`${path}.`, previous, value);
       // Same fields in another order: only the whole sub-document says what changed.
@@ -334,7 +334,7 @@ export function updateBetween(before: Document, after: Document): UpdateSpec {
   const $set: Document = {};
   const $unset: Document = {};
   for (const [key, value] of Object.entries(after)) {
-    if (key !== '_id' && (!(key in before) || valueKey(before[key]) !== valueKey(value))) $set[key] = value;
+    if (key !== '_id' && (!(key in before) || typedValueKey(before[key]) !== typedValueKey(value))) $set[key] = value;
   }
   for (const key of Object.keys(before)) if (!(key in after)) $unset[key] = '';
   return { ...(Object.keys($set).length ? { $set } : {}), ...(Object.keys($unset).length ? { $unset } : {}) };

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { BSON } from 'bson';
+import { deserializeStored } from '../../core/bsonDecode';
 import { Engine } from './engine';
 import { frameRecord, JournalWriter, scanRecords, type Durability } from './journal';
 import { StoreError, StoreErrorCode, type Document, type DocumentStore } from './types';
@@ -37,7 +38,6 @@ const SNAPSHOT_TEMP = 'snapshot.bson.tmp';
 const LOCK = 'LOCK';
 const FORMAT_VERSION = 1;
 const JOURNAL_PATTERN = /^journal-(\d+)\.log$/;
-const DESERIALIZE = { promoteLongs: false, promoteValues: true, promoteBuffers: false } as const;
 const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
 const DEFAULT_COMPACT_AFTER_BYTES = 64 * 1024 * 1024;
 
@@ -53,7 +53,7 @@ function encode(op: Op): Buffer {
 }
 
 function decode(payload: Buffer): Op {
-  return BSON.deserialize(payload, DESERIALIZE) as unknown as Op;
+  return deserializeStored(payload) as unknown as Op;
 }
 
 function journalName(gen: number): string {
@@ -83,7 +83,7 @@ function acquireLock(dir: string): () => void {
   const lockPath = path.join(dir, LOCK);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(lockPath, String(process.pid), { flag: 'wx' });
+      fs.writeFileSync(lockPath, String(process.pid), { flag: 'wx', mode: 0o600 });
       return () => fs.rmSync(lockPath, { force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -148,7 +148,7 @@ export class EmbeddedStore extends Engine implements DocumentStore {
   }
 
   static async open(dir: string, options: EmbeddedStoreOptions): Promise<EmbeddedStore> {
-    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const releaseLock = acquireLock(dir);
     try {
       const store = new EmbeddedStore(dir, options, releaseLock);
@@ -184,7 +184,7 @@ export class EmbeddedStore extends Engine implements DocumentStore {
       }
     }
     this.gen = live.length ? live[live.length - 1].gen : snapshot.gen;
-    this.fd = fs.openSync(path.join(dir, journalName(this.gen)), 'a');
+    this.fd = fs.openSync(path.join(dir, journalName(this.gen)), 'a', 0o600);
     fs.fsyncSync(this.fd);
     fsyncDirectory(dir);
     this.writer = new JournalWriter(this.fd, fs.fstatSync(this.fd).size, this.options.durability ?? 'fsync');
@@ -227,7 +227,7 @@ export class EmbeddedStore extends Engine implements DocumentStore {
 
   private async runCompaction(): Promise<void> {
     const gen = this.gen + 1;
-    const newFd = fs.openSync(path.join(this.dir, journalName(gen)), 'a');
+    const newFd = fs.openSync(path.join(this.dir, journalName(gen)), 'a', 0o600);
     fsyncDirectory(this.dir);
     // Capture and rotate in the same tick, so the snapshot holds exactly the changes journaled before.
     const contents = this.contents();
@@ -238,7 +238,7 @@ export class EmbeddedStore extends Engine implements DocumentStore {
     this.gen = gen;
 
     const temp = path.join(this.dir, SNAPSHOT_TEMP);
-    const handle = await fsp.open(temp, 'w');
+    const handle = await fsp.open(temp, 'w', 0o600);
     let bytes = 0;
     try {
       let chunk: Buffer[] = [];

@@ -6,7 +6,7 @@
 import { EJSON, ObjectId } from 'bson';
 import { ProcessingMode, Query } from 'mingo';
 import { Aggregator } from './regex';
-import { bsonType, cloneStored, fromComparable, toComparable, toStorable, valueKey } from './bson-values';
+import { bsonType, cloneStored, fromComparable, toComparable, toStorable, typedValueKey, valueKey } from './bson-values';
 import { applyUpdate, prepareReplacement, prepareUpdate, seedFromFilter, type PreparedUpdate } from './update';
 import { compiledQuery } from './query-cache';
 import {
@@ -143,6 +143,9 @@ class CollectionState {
     return true;
   }
 }
+
+/** Aggregation stages that pass on some of the documents they are given, unchanged and in some order. */
+const SELECTING_STAGES = new Set(['$match', '$sort', '$skip', '$limit']);
 
 /** How a filter is answered: by `_id`, by a declared field index, or by scanning the collection. */
 export type QueryPlan = { kind: 'id' } | { kind: 'index'; field: string } | { kind: 'scan' };
@@ -638,7 +641,7 @@ export class EmbeddedCollection implements StoreCollection {
       return { matchedCount: 0, modifiedCount: 0, upsertedId: id };
     }
     const doc = this.replacementFor(entry, prepared);
-    if (valueKey(doc) === valueKey(entry.doc)) return { matchedCount: 1, modifiedCount: 0 };
+    if (typedValueKey(doc) === typedValueKey(entry.doc)) return { matchedCount: 1, modifiedCount: 0 };
     await this.engine.replace(state, entry, doc);
     return { matchedCount: 1, modifiedCount: 1 };
   }
@@ -677,7 +680,8 @@ export class EmbeddedCollection implements StoreCollection {
     const doc = cloneStored(before);
     const changed = applyUpdate(doc, prepared, { isInsert: false, now: this.engine.now(), filter: compiled.filter });
     if (changed) await this.engine.replace(state, entry, doc);
-    return this.outputDoc(options.returnNewDocument ? entry.doc : before, options.projection);
+    // `entry.doc` may hold a later write by the time the journal answered: this call's own result is `doc`.
+    return this.outputDoc(options.returnNewDocument ? (changed ? doc : before) : before, options.projection);
   }
 
   async findOneAndReplace(filter: Filter, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
@@ -723,13 +727,24 @@ export class EmbeddedCollection implements StoreCollection {
       const state = this.engine.state(database, name);
       return state ? [...state.docs.values()].map((e) => e.view) : [];
     };
+    // Views hold numbers where documents hold Long, Double or Decimal128 (see toComparable), so documents a
+    // pipeline computes come out with plain numbers; a pipeline that only selects and orders documents hands
+    // on the views themselves, which lead back to the stored documents with every type as written.
+    const selectsOnly = pipeline.every((stage) => {
+      const names = Object.keys(stage);
+      return names.length === 1 && SELECTING_STAGES.has(names[0]!);
+    });
+    const state = selectsOnly ? this.engine.state(this.database, this.name) : undefined;
     try {
       const aggregator = new Aggregator(stages, {
         scriptEnabled: false,
-        processingMode: ProcessingMode.CLONE_INPUT,
+        processingMode: selectsOnly ? ProcessingMode.CLONE_OFF : ProcessingMode.CLONE_INPUT,
         collectionResolver: (name: string) => views(this.database, name),
       });
-      return (aggregator.run(views(this.database, this.name)) as Document[]).map((d) => fromComparable(d) as Document);
+      return (aggregator.run(views(this.database, this.name)) as Document[]).map((d) => {
+        const owner = state?.owners.get(d);
+        return owner ? cloneStored(owner.doc) : fromComparable(d) as Document;
+      });
     } catch (error) {
       throw mingoError('Invalid pipeline', error);
     }

@@ -3,6 +3,7 @@
 import type { Collection, MongoClient } from 'mongodb';
 import { ObjectId } from 'bson';
 import { toStorable } from './bson-values';
+import { describeViolation, findPipelineViolation } from './pipeline-check';
 import {
   StoreError, StoreErrorCode,
   type CollectionName, type CountOptions, type DeleteResult, type Document, type DocumentStore, type Filter,
@@ -25,10 +26,25 @@ function isPlainObject(value: unknown): value is Document {
   return proto === Object.prototype || proto === null;
 }
 
+/**
+ * Nothing reaches MongoDB with server-side JavaScript or server-state stages, at any depth (see
+ * pipeline-check.ts); stages across collections are the data access layer's to refuse when rules apply.
+ */
+function checked<T>(value: T, what: string): T {
+  const violation = findPipelineViolation(value, { allowCrossCollection: true }, what);
+  if (violation) throw StoreError.badValue(describeViolation(violation));
+  return value;
+}
+
 function requireDocument(value: unknown, what: string): Document {
   if (value === undefined || value === null) return {};
   if (!isPlainObject(value)) throw StoreError.badValue(`${what} must be a document`);
   return value;
+}
+
+/** A filter or an update: a document, checked like a pipeline (`$expr` may hold `$function`, a filter `$where`). */
+function requireQuery(value: unknown, what: string): Document {
+  return checked(requireDocument(value, what), what);
 }
 
 /** Driver errors become StoreErrors with the server's code, so both backends report alike. */
@@ -52,7 +68,14 @@ async function call<T>(operation: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Results go through the stored form: this bson copy's classes, Int32/Double as numbers. */
+/**
+ * Documents are read with every number wrapped (`promoteValues: false`, asked per read: the driver's own
+ * command replies stay promoted), so a whole-number double is told from an int32; the stored form then
+ * keeps it a `Double` and makes the others JS numbers, in this bson copy's classes.
+ */
+const TYPED_READ = { promoteValues: false, promoteLongs: false } as const;
+
+/** Results go through the stored form (see bson-values.ts). */
 function fromDriver(doc: unknown): Document {
   return toStorable(doc) as Document;
 }
@@ -68,8 +91,8 @@ class MongoCollection implements StoreCollection {
 
   find(filter?: Filter, options: FindOptions = {}): Promise<Document[]> {
     return call(async () => {
-      const docs = await this.collection.find(requireDocument(filter, 'A query filter'), {
-        projection: options.projection, sort: options.sort, limit: options.limit, skip: options.skip,
+      const docs = await this.collection.find(requireQuery(filter, 'A query filter'), {
+        projection: options.projection, sort: options.sort, limit: options.limit, skip: options.skip, ...TYPED_READ,
       }).toArray();
       return docs.map(fromDriver);
     });
@@ -77,8 +100,8 @@ class MongoCollection implements StoreCollection {
 
   findOne(filter?: Filter, options: Omit<FindOptions, 'limit'> = {}): Promise<Document | null> {
     return call(async () => {
-      const doc = await this.collection.findOne(requireDocument(filter, 'A query filter'), {
-        projection: options.projection, sort: options.sort, skip: options.skip,
+      const doc = await this.collection.findOne(requireQuery(filter, 'A query filter'), {
+        projection: options.projection, sort: options.sort, skip: options.skip, ...TYPED_READ,
       });
       return doc ? fromDriver(doc) : null;
     });
@@ -102,30 +125,30 @@ class MongoCollection implements StoreCollection {
   }
 
   updateOne(filter: Filter, update: Document, options: UpsertOptions = {}): Promise<UpdateResult> {
-    return call(async () => shapeUpdate(await this.collection.updateOne(requireDocument(filter, 'A query filter'), requireDocument(update, 'An update'), { upsert: options.upsert })));
+    return call(async () => shapeUpdate(await this.collection.updateOne(requireQuery(filter, 'A query filter'), requireQuery(update, 'An update'), { upsert: options.upsert })));
   }
 
   updateMany(filter: Filter, update: Document, options: UpsertOptions = {}): Promise<UpdateResult> {
-    return call(async () => shapeUpdate(await this.collection.updateMany(requireDocument(filter, 'A query filter'), requireDocument(update, 'An update'), { upsert: options.upsert })));
+    return call(async () => shapeUpdate(await this.collection.updateMany(requireQuery(filter, 'A query filter'), requireQuery(update, 'An update'), { upsert: options.upsert })));
   }
 
   replaceOne(filter: Filter, replacement: Document, options: UpsertOptions = {}): Promise<UpdateResult> {
-    return call(async () => shapeUpdate(await this.collection.replaceOne(requireDocument(filter, 'A query filter'), requireDocument(replacement, 'A replacement'), { upsert: options.upsert })));
+    return call(async () => shapeUpdate(await this.collection.replaceOne(requireQuery(filter, 'A query filter'), requireDocument(replacement, 'A replacement'), { upsert: options.upsert })));
   }
 
   deleteOne(filter: Filter): Promise<DeleteResult> {
-    return call(async () => ({ deletedCount: (await this.collection.deleteOne(requireDocument(filter, 'A query filter'))).deletedCount }));
+    return call(async () => ({ deletedCount: (await this.collection.deleteOne(requireQuery(filter, 'A query filter'))).deletedCount }));
   }
 
   deleteMany(filter?: Filter): Promise<DeleteResult> {
-    return call(async () => ({ deletedCount: (await this.collection.deleteMany(requireDocument(filter, 'A query filter'))).deletedCount }));
+    return call(async () => ({ deletedCount: (await this.collection.deleteMany(requireQuery(filter, 'A query filter'))).deletedCount }));
   }
 
   findOneAndUpdate(filter: Filter, update: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
     return call(async () => {
-      const doc = await this.collection.findOneAndUpdate(requireDocument(filter, 'A query filter'), requireDocument(update, 'An update'), {
+      const doc = await this.collection.findOneAndUpdate(requireQuery(filter, 'A query filter'), requireQuery(update, 'An update'), {
         sort: options.sort, projection: options.projection, upsert: options.upsert,
-        returnDocument: options.returnNewDocument ? 'after' : 'before', includeResultMetadata: false,
+        returnDocument: options.returnNewDocument ? 'after' : 'before', includeResultMetadata: false, ...TYPED_READ,
       });
       return doc ? fromDriver(doc) : null;
     });
@@ -133,9 +156,9 @@ class MongoCollection implements StoreCollection {
 
   findOneAndReplace(filter: Filter, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
     return call(async () => {
-      const doc = await this.collection.findOneAndReplace(requireDocument(filter, 'A query filter'), requireDocument(replacement, 'A replacement'), {
+      const doc = await this.collection.findOneAndReplace(requireQuery(filter, 'A query filter'), requireDocument(replacement, 'A replacement'), {
         sort: options.sort, projection: options.projection, upsert: options.upsert,
-        returnDocument: options.returnNewDocument ? 'after' : 'before', includeResultMetadata: false,
+        returnDocument: options.returnNewDocument ? 'after' : 'before', includeResultMetadata: false, ...TYPED_READ,
       });
       return doc ? fromDriver(doc) : null;
     });
@@ -143,8 +166,8 @@ class MongoCollection implements StoreCollection {
 
   findOneAndDelete(filter: Filter, options: FindOneAndDeleteOptions = {}): Promise<Document | null> {
     return call(async () => {
-      const doc = await this.collection.findOneAndDelete(requireDocument(filter, 'A query filter'), {
-        sort: options.sort, projection: options.projection, includeResultMetadata: false,
+      const doc = await this.collection.findOneAndDelete(requireQuery(filter, 'A query filter'), {
+        sort: options.sort, projection: options.projection, includeResultMetadata: false, ...TYPED_READ,
       });
       return doc ? fromDriver(doc) : null;
     });
@@ -153,12 +176,13 @@ class MongoCollection implements StoreCollection {
   aggregate(pipeline: Document[]): Promise<Document[]> {
     return call(async () => {
       if (!Array.isArray(pipeline)) throw StoreError.badValue('A pipeline must be an array of stage documents');
-      return (await this.collection.aggregate(pipeline).toArray()).map(fromDriver);
+      checked(pipeline, 'pipeline');
+      return (await this.collection.aggregate(pipeline, TYPED_READ).toArray()).map(fromDriver);
     });
   }
 
   countDocuments(filter?: Filter, options: CountOptions = {}): Promise<number> {
-    return call(() => this.collection.countDocuments(requireDocument(filter, 'A query filter'), { limit: options.limit || undefined, skip: options.skip || undefined }));
+    return call(() => this.collection.countDocuments(requireQuery(filter, 'A query filter'), { limit: options.limit || undefined, skip: options.skip || undefined }));
   }
 
   createIndex(field: string): Promise<string> {

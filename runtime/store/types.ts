@@ -112,3 +112,11 @@ export class StoreError extends Error {
     return new StoreError(message, StoreErrorCode.FailedToParse, 'FailedToParse');
   }
 }
+
+/**
+ * The filter selecting the document whose `_id` equals `id`, as a value: an id that came from a client and
+ * looks like an operator (`{"$in": […]}`, `{"$ne": null}`) matches only a document with that literal id.
+ */
+export function byId(id: unknown): Filter {
+  return { _id: { $eq: id } };
+}

@@ -1,7 +1,8 @@
 // The live partition feed: our own JSON protocol over WebSocket (README "Live partition feed") at
 // `/api/client/v2.0/app/<appId>/sync/feed`. A connection authenticates with a user's bearer token, then
 // opens sessions, each on one partition: verdicts (with traces on request), the snapshot, then changes
-// as they happen; writes are checked like uploads. Every message is canonical EJSON text.
+// as they happen; writes are checked like uploads. Every message is canonical EJSON text. A connection
+// lives as long as its login: a revoked session, a disabled or deleted user, an expired access token end it.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { EJSON } from 'bson';
@@ -9,27 +10,33 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { isPlainObject } from '../../core/rules/bsonValues';
 import type { EvaluationUser } from '../../core/rules';
 import { partitionId, type SyncError } from '../../core/sync';
+import type { AccountEnd, WatchedLogin } from '../auth/account-events';
 import type { Logger } from '../http/server';
 import { SYNC_ERRORS, type ClientFile, type SessionMessage, type SyncService, type SyncSession } from './service';
 import { applyClientWrite } from './writes';
 
-export const FEED_PATH = /^\/api\/client\/v2\.0\/app\/([^/]+)\/sync\/feed$/;
+/** The feed's path below `/api/client/v2.0/app/<client app id>/` (see `OpenedApp.upgrades`). */
+export const FEED_ENDPOINT = 'sync/feed';
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const MAX_SESSIONS_PER_CONNECTION = 256;
 
 export interface PartitionFeedOptions {
   service: SyncService;
   appId: string;
-  /** The user of a bearer token; throws when it is not valid. */
-  authenticate(headers: IncomingHttpHeaders): Promise<EvaluationUser>;
+  /** The user of a bearer token and the login it belongs to; throws when it is not valid. */
+  authenticate(headers: IncomingHttpHeaders): Promise<{ user: EvaluationUser; login: WatchedLogin }>;
+  /** Calls `onEnd` once when the login ends (revoked, user disabled or deleted, token expired); returns the stop. */
+  watchAccount(login: WatchedLogin, onEnd: (end: AccountEnd) => void): () => void;
+  /** Whether permission traces may be sent: only to developer tools, never to an ordinary client. */
+  tracesAllowed?(headers: IncomingHttpHeaders): boolean;
   /** Development mode: mirrors a client's object types as collection schemas. */
   applySchema?(types: unknown): Promise<{ written: string[] }>;
   log: Logger;
 }
 
 export interface PartitionFeed {
-  /** Takes an HTTP upgrade for the feed's path; false when the path is not the feed's. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Completes a WebSocket upgrade routed to this app's feed (`OpenedApp.upgrades`). */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   close(): void;
 }
 
@@ -37,17 +44,10 @@ export function createPartitionFeed(options: PartitionFeedOptions): PartitionFee
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   return {
     handleUpgrade(req, socket, head) {
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      const m = FEED_PATH.exec(url.pathname);
-      if (!m) return false;
-      if (decodeURIComponent(m[1]) !== options.appId) {
-        socket.end(`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${JSON.stringify({ error: `cannot find app using Client App ID '${m[1]}'`, error_code: 'AppNotFound' })}`);
-        return true;
-      }
+      const traces = options.tracesAllowed?.(req.headers) ?? false;
       wss.handleUpgrade(req, socket, head, (ws) => {
-        new FeedConnection(ws, options, req.headers.authorization ? req.headers : undefined);
+        new FeedConnection(ws, options, req.headers.authorization ? req.headers : undefined, traces);
       });
-      return true;
     },
     close() {
       for (const client of wss.clients) client.terminate();
@@ -66,11 +66,12 @@ const encodedBodies = new WeakMap<SessionMessage, string>();
 
 class FeedConnection {
   private user?: EvaluationUser;
+  private stopWatching?: () => void;
   private authenticating?: Promise<void>;
   private readonly sessions = new Map<number, OpenSession>();
   private closed = false;
 
-  constructor(private readonly ws: WebSocket, private readonly options: PartitionFeedOptions, headers: IncomingHttpHeaders | undefined) {
+  constructor(private readonly ws: WebSocket, private readonly options: PartitionFeedOptions, headers: IncomingHttpHeaders | undefined, private readonly tracesAllowed: boolean) {
     if (headers) this.authenticating = this.authenticate(headers);
     ws.on('message', (data, isBinary) => {
       if (isBinary) return this.fail({ code: 100, name: 'ErrorConnectionClosed', message: 'messages must be text (EJSON)', action: 'none', tryAgain: false });
@@ -85,11 +86,22 @@ class FeedConnection {
 
   private async authenticate(headers: IncomingHttpHeaders): Promise<void> {
     try {
-      this.user = await this.options.authenticate(headers);
-      this.send({ type: 'authenticated', userId: this.user.id });
+      const { user, login } = await this.options.authenticate(headers);
+      if (this.closed) return;
+      this.user = user;
+      this.stopWatching = this.options.watchAccount(login, (end) => this.loginEnded(end));
+      if (this.closed) return;
+      this.send({ type: 'authenticated', userId: user.id });
     } catch (e) {
       this.fail(SYNC_ERRORS.badAuthentication(`invalid access token: ${(e as Error).message}`));
     }
+  }
+
+  /** The login this connection rests on ended: every session ends with the platform's error, then the connection. */
+  private loginEnded(end: AccountEnd): void {
+    const error = end.kind === 'token-expired' ? SYNC_ERRORS.tokenExpired(end.message) : SYNC_ERRORS.badAuthentication(end.message);
+    for (const session of [...this.sessions.values()]) this.sendError(session.id, error, true);
+    this.fail(error);
   }
 
   private async receive(text: string): Promise<void> {
@@ -134,7 +146,7 @@ class FeedConnection {
     }
     const clientFile = parseClientFile(message.clientFile);
     const service = this.options.service;
-    const result = await service.open(this.user!, message.partition, { trace: message.trace === true, ...(clientFile ? { clientFile } : {}) });
+    const result = await service.open(this.user!, message.partition, { trace: message.trace === true && this.tracesAllowed, ...(clientFile ? { clientFile } : {}) });
     if (this.closed) return;
     if (!result.ok) {
       if (result.verdict) this.send({ type: 'verdict', session: sessionId, permissions: result.verdict });
@@ -226,6 +238,7 @@ class FeedConnection {
   private dispose(): void {
     if (this.closed) return;
     this.closed = true;
+    this.stopWatching?.();
     for (const session of [...this.sessions.values()]) session.detach();
   }
 }

@@ -31,9 +31,9 @@ export function readSyncState(dataDir: string): SyncRuntimeState {
 /** Written whole through a temporary file, so a crash leaves the old state or the new one. */
 export function writeSyncState(dataDir: string, state: SyncRuntimeState): void {
   const file = syncStatePath(dataDir);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const temp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, `${JSON.stringify(state, null, 2)}\n`);
+  fs.writeFileSync(temp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
   fs.renameSync(temp, file);
 }
 

@@ -1,6 +1,6 @@
 // Partition-based sync in the runtime (rules-and-sync §2–§10): see README.md in this folder.
 export { SyncService, SYNC_ERRORS, syncedCollections, type PermissionVerdict, type SyncAppContext, type SyncStatusReport, type SyncedCollection } from './service';
-export { createPartitionFeed, FEED_PATH, type PartitionFeed } from './feed';
+export { createPartitionFeed, FEED_ENDPOINT, type PartitionFeed } from './feed';
 export { applyClientWrite } from './writes';
 export { mirrorObjectTypes } from './devmode';
 export { formatReport, reportToJson, simulatePartition, type SimulationReport, type SimulatedUser } from './simulate';

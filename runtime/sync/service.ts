@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { isObject } from '../../core/json';
 import { isClusterSource, type AppModel, type Collection } from '../../core/model';
-import { compileExpression, evaluateExpressionTraced, type CompiledExpression, type EvaluationEnv, type EvaluationTrace, type EvaluationUser } from '../../core/rules';
+import { compileExpression, evaluateExpressionTraced, redactText, redactTrace, type CompiledExpression, type EvaluationEnv, type EvaluationTrace, type EvaluationUser } from '../../core/rules';
 import {
   membershipOf, parsePartitionValue, partitionId, partitionQuery, partitionText, reconcileSync, syncSettingsFromFile,
   transitionEffect, type PartitionSettings, type Reconciled, type SyncError, type SyncRuntimeState, type SyncSettings, type SyncTransition,
@@ -19,6 +19,8 @@ import { readSyncState, writeSyncState } from './files';
 export interface SyncAppContext {
   app: AppModel;
   values: Record<string, unknown>;
+  /** Every secret's value: traces and problems never show them. */
+  secretValues?: readonly string[];
   environment: { tag: string; values: Record<string, unknown> };
   /** The custom user data document of a user, read now; undefined when off or absent. */
   customUserData(userId: string): Promise<Record<string, unknown> | undefined>;
@@ -97,6 +99,7 @@ export const SYNC_ERRORS = {
   badChangeset: (message: string): SyncError => ({ code: 212, name: 'ErrorBadChangeset', message, action: 'none', tryAgain: false }),
   disabledSession: (detail: string): SyncError => ({ code: 213, name: 'ErrorDisabledSession', message: detail, action: 'retry-later', tryAgain: true }),
   badAuthentication: (detail: string): SyncError => ({ code: 203, name: 'ErrorBadAuthentication', message: detail, action: 'none', tryAgain: false }),
+  tokenExpired: (detail: string): SyncError => ({ code: 202, name: 'ErrorTokenExpired', message: detail, action: 'refresh-token', tryAgain: true }),
 };
 
 const NOT_RUNNING = 'sync is not enabled for this app';
@@ -302,11 +305,15 @@ export class SyncService {
     if (trace) {
       const write = await evaluateExpressionTraced(frozen.write, env);
       const read = await evaluateExpressionTraced(frozen.read, env);
-      return { read: write.result || read.result, write: write.result, readGrantedByWrite: write.result && !read.result, readTrace: read.trace, writeTrace: write.trace, problems };
+      const secrets = context?.secretValues ?? [];
+      return {
+        read: write.result || read.result, write: write.result, readGrantedByWrite: write.result && !read.result,
+        readTrace: redactTrace(read.trace, secrets), writeTrace: redactTrace(write.trace, secrets), problems: problems.map((p) => redactText(p, secrets)),
+      };
     }
     const write = await this.writeRule!(env);
     const read = write || (await this.readRule!(env));
-    return { read, write, readGrantedByWrite: false, problems };
+    return { read, write, readGrantedByWrite: false, problems: problems.map((p) => redactText(p, context?.secretValues ?? [])) };
   }
 
   /** The documents of a partition, per synced type. */

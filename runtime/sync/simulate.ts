@@ -2,10 +2,11 @@
 // their traces, or the exact error), the documents the client would get per type (counts and the first
 // few), and the documents of the synced collections sync ignores, with why. The CLI and the editor show it.
 import { EJSON } from 'bson';
-import type { EvaluationTrace, EvaluationUser } from '../../core/rules';
+import type { EvaluationUser } from '../../core/rules';
 import { partitionTypeOf, type SyncError } from '../../core/sync';
 import type { Document } from '../store/types';
 import type { PermissionVerdict, SyncService, SyncStatusReport } from './service';
+import { showValue, traceLines } from '../../core/rules/trace';
 
 export const FIRST_DOCUMENTS = 5;
 
@@ -59,15 +60,15 @@ export function formatReport(report: SimulationReport): string {
   const s = report.status;
   const running = s.running;
   lines.push(`sync: ${s.status}${running ? ` (key "${running.key}", ${running.type}, ${running.required ? 'required' : 'optional'})` : ''}, epoch ${s.epoch}`);
-  if (report.user) lines.push(`user: ${report.user.id}${report.user.email ? ` <${report.user.email}>` : ''}  custom data: ${show(report.user.customData)}`);
+  if (report.user) lines.push(`user: ${report.user.id}${report.user.email ? ` <${report.user.email}>` : ''}  custom data: ${showValue(report.user.customData)}`);
   lines.push(`partition: ${report.partition.text}${report.partition.type ? ` (${report.partition.type})` : ''}`);
   const p = report.permissions;
   if (p) {
     lines.push('');
     lines.push(`write: ${p.write ? 'ALLOWED' : 'denied'}`);
-    if (p.writeTrace) formatTrace(p.writeTrace, '  ', lines);
+    if (p.writeTrace) lines.push(...traceLines(p.writeTrace));
     lines.push(`read: ${p.read ? 'ALLOWED' : 'denied'}${p.readGrantedByWrite ? ' (granted by write: write implies read, whatever the read expression says)' : ''}`);
-    if (p.readTrace) formatTrace(p.readTrace, '  ', lines);
+    if (p.readTrace) lines.push(...traceLines(p.readTrace));
     for (const problem of p.problems) lines.push(`  problem: ${problem}`);
   }
   lines.push('');
@@ -83,7 +84,7 @@ export function formatReport(report: SimulationReport): string {
     lines.push('documents the client gets:');
     for (const c of report.collections) {
       lines.push(`  ${c.type} (${c.namespace}): ${c.count}`);
-      for (const doc of c.first) lines.push(`    ${show(doc)}`);
+      for (const doc of c.first) lines.push(`    ${showValue(doc)}`);
       if (c.count > c.first.length) lines.push(`    … and ${c.count - c.first.length} more`);
     }
   }
@@ -93,7 +94,7 @@ export function formatReport(report: SimulationReport): string {
     for (const c of report.ignored) {
       lines.push(`  ${c.type} (${c.namespace}): ${c.count}`);
       for (const [reason, count] of Object.entries(c.reasons)) lines.push(`    ${count} × ${reason}`);
-      for (const example of c.examples) lines.push(`    e.g. _id ${show(example._id)}`);
+      for (const example of c.examples) lines.push(`    e.g. _id ${showValue(example._id)}`);
     }
   }
   return `${lines.join('\n')}\n`;
@@ -108,18 +109,3 @@ function clientAction(error: SyncError): string {
     default: return 'cannot open this partition';
   }
 }
-
-function formatTrace(node: EvaluationTrace, indent: string, lines: string[]): void {
-  const values: string[] = [];
-  if ('subject' in node) values.push(`subject ${show(node.subject)}`);
-  if ('operand' in node) values.push(`operand ${show(node.operand)}`);
-  lines.push(`${indent}${node.result ? '✓' : '✗'} ${node.expression}${values.length ? `   [${values.join(', ')}]` : ''}${node.note ? `   (${node.note})` : ''}`);
-  for (const child of node.children) formatTrace(child, `${indent}  `, lines);
-}
-
-function show(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  const text = EJSON.stringify(value as never, { relaxed: true });
-  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
-}
-

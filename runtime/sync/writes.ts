@@ -5,7 +5,7 @@
 import { EJSON } from 'bson';
 import { isPlainObject } from '../../core/rules/bsonValues';
 import { membershipOf, partitionId, partitionText, type PartitionSettings, type SyncError } from '../../core/sync';
-import type { Document } from '../store/types';
+import { byId, type Document } from '../store/types';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService, type SyncSession } from './service';
 
 export type ClientChange =
@@ -36,8 +36,8 @@ export async function applyClientWrite(service: SyncService, session: Pick<SyncS
   for (const { change, collection, next } of planned) {
     const store = service.store.collection(collection.database, collection.collection);
     if (change.op === 'create') await store.insertOne(next!);
-    else if (change.op === 'modify') await store.replaceOne({ _id: change._id }, next!);
-    else await store.deleteOne({ _id: change._id });
+    else if (change.op === 'modify') await store.replaceOne(byId(change._id), next!);
+    else await store.deleteOne(byId(change._id));
     if (next) warnings.push(...(await crossPartitionLinks(service, settings, collection, next, session.partition)));
   }
   return { ok: true, version: service.nextVersion(), warnings };
@@ -61,15 +61,17 @@ async function check(service: SyncService, settings: PartitionSettings, partitio
     case 'create': {
       if (!isPlainObject(raw.document)) return { rejected: `${where}.document must be an object` };
       const document = raw.document as Document;
+      if (document._id !== undefined && !isIdValue(document._id)) return { rejected: `${where}.document._id must be a primary key value (string, number, ObjectId, UUID), not ${describeId(document._id)}` };
       if (!inPartition(document)) return wrongPartition(document[settings.key]);
       const violation = collection.validate?.(document);
       if (violation) return { rejected: `${where}: ${collection.type} does not match its schema: ${violation.message}` };
-      if (document._id !== undefined && (await store.findOne({ _id: document._id }))) return { rejected: `${where}: ${collection.type} ${EJSON.stringify(document._id as never)} already exists` };
+      if (document._id !== undefined && (await store.findOne(byId(document._id)))) return { rejected: `${where}: ${collection.type} ${EJSON.stringify(document._id as never)} already exists` };
       return { change: { op: 'create', collection: raw.collection, document }, collection, next: document };
     }
     case 'modify': case 'delete': {
       if (raw._id === undefined) return { rejected: `${where}._id is required` };
-      const current = await store.findOne({ _id: raw._id });
+      if (!isIdValue(raw._id)) return { rejected: `${where}._id must be a primary key value (string, number, ObjectId, UUID), not ${describeId(raw._id)}` };
+      const current = await store.findOne(byId(raw._id));
       if (!current || !inPartition(current)) return { rejected: `${where}: no ${collection.type} ${EJSON.stringify(raw._id as never)} in this partition` };
       if (raw.op === 'delete') return { change: { op: 'delete', collection: raw.collection, _id: raw._id }, collection };
       const set = isPlainObject(raw.set) ? raw.set as Document : {};
@@ -104,4 +106,15 @@ async function crossPartitionLinks(service: SyncService, settings: PartitionSett
     }
   }
   return out;
+}
+
+/** A primary key as Realm objects have them: a scalar, never a document or list (which a filter would read as operators). */
+function isIdValue(id: unknown): boolean {
+  if (id === null || typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint') return true;
+  if (typeof id !== 'object' || Array.isArray(id) || id instanceof Date) return false;
+  return typeof (id as { _bsontype?: unknown })._bsontype === 'string';
+}
+
+function describeId(id: unknown): string {
+  return Array.isArray(id) ? 'a list' : id instanceof Date ? 'a date' : typeof id === 'object' ? 'a document' : typeof id;
 }

@@ -102,19 +102,52 @@ describe('asl sync on the example app', () => {
     }
   });
 
-  test('simulate refuses a data folder a running runtime holds', async () => {
+  test('beside a running "asl serve" on the same data folder, simulate and status give the answers they give when it is stopped', async () => {
+    const simulateArgs = (json: boolean) => ['sync', 'simulate', appDir, '--user', 'ada@example.com', '--partition', JSON.stringify(adaId), ...(json ? ['--json'] : [])];
+    const stopped = { text: asl(simulateArgs(false), os.tmpdir()), json: asl(simulateArgs(true), os.tmpdir()), status: asl(['sync', 'status', appDir, '--json'], os.tmpdir()) };
+    const wrongStopped = asl(['sync', 'simulate', appDir, '--user', adaId, '--partition', '{"$numberLong":"5"}'], os.tmpdir());
+    assert.equal(stopped.text.code, 0, stopped.text.stderr);
+    const record = path.join(appDir, '.asl', 'runtime.json');
     const child = spawn(process.execPath, [path.join(DIST, 'cli.js'), 'serve', appDir, '--port', '0', '--no-watch'], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('serve did not start')), 20_000);
-        child.stdout.on('data', (d: Buffer) => { if (/listening on/.test(String(d))) { clearTimeout(timer); resolve(); } });
+        child.stdout.on('data', (d: Buffer) => { if (/admin public key/.test(String(d))) { clearTimeout(timer); resolve(); } });
       });
-      const r = asl(['sync', 'simulate', appDir, '--user', adaId, '--partition', '"x"'], os.tmpdir());
-      assert.equal(r.code, 1);
-      assert.match(r.stderr, /in use by a running runtime/);
+      assert.equal(fs.statSync(record).mode & 0o777, 0o600, 'the record holds a session: owner only');
+      const whileRunning = { text: asl(simulateArgs(false), os.tmpdir()), json: asl(simulateArgs(true), os.tmpdir()), status: asl(['sync', 'status', appDir, '--json'], os.tmpdir()) };
+      assert.equal(whileRunning.text.code, 0, whileRunning.text.stderr);
+      assert.equal(whileRunning.text.stdout, stopped.text.stdout);
+      assert.equal(whileRunning.json.stdout, stopped.json.stdout);
+      const wrongRunning = asl(['sync', 'simulate', appDir, '--user', adaId, '--partition', '{"$numberLong":"5"}'], os.tmpdir());
+      assert.equal(wrongRunning.code, wrongStopped.code);
+      assert.equal(wrongRunning.stdout, wrongStopped.stdout);
+      // The status asked of the runtime is the folder's, plus its live session counts.
+      const { liveSessions, ...live } = JSON.parse(whileRunning.status.stdout);
+      assert.deepEqual(liveSessions, { realm: 0, feed: 0 });
+      assert.deepEqual(live, JSON.parse(stopped.status.stdout));
+      assert.match(asl(['sync', 'status', appDir], os.tmpdir()).stdout, /^live sync sessions: 0 Realm client\(s\), 0 partition feed\(s\) \(asked the running runtime\)$/m);
+      // An expired access token is refreshed with the record's refresh token.
+      const saved = JSON.parse(fs.readFileSync(record, 'utf8'));
+      fs.writeFileSync(record, JSON.stringify({ ...saved, admin: { ...saved.admin, accessToken: 'expired' } }), { mode: 0o600 });
+      assert.equal(asl(simulateArgs(false), os.tmpdir()).stdout, stopped.text.stdout);
     } finally {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
+    }
+    assert.ok(!fs.existsSync(record), 'the runtime removes its record when it stops');
+  });
+
+  test('a record left by a runtime that no longer runs is ignored', () => {
+    const record = path.join(appDir, '.asl', 'runtime.json');
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    fs.writeFileSync(record, JSON.stringify({ version: 1, pid: Number(gone.stdout), url: 'http://127.0.0.1:9', appId: 'x', admin: { accessToken: 'a', refreshToken: 'r' } }), { mode: 0o600 });
+    try {
+      const r = asl(['sync', 'simulate', appDir, '--user', 'ada@example.com', '--partition', JSON.stringify(adaId)], os.tmpdir());
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^write: ALLOWED/m);
+    } finally {
+      fs.rmSync(record, { force: true });
     }
   });
 });

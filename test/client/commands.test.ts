@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { commandCategory, commands } from '../../client/commands';
+import { commandCategory, commands, runtimeRunningContext } from '../../client/commands';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -40,5 +40,38 @@ describe('command ids', () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
     for (const event of fragment.activationEvents) assert.ok(manifest.activationEvents.includes(event), `missing activation event ${event}`);
     assert.deepEqual(manifest.contributes?.configuration, fragment.contributes.configuration);
+  });
+});
+
+describe('the walkthrough', () => {
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const fragment = JSON.parse(fs.readFileSync(path.join(root, 'client/contributes.json'), 'utf8'));
+  const steps: Array<{ id: string; description: string; media: { markdown?: string }; completionEvents: string[] }> = manifest.contributes.walkthroughs[0].steps;
+  const ownIds = new Set<string>(Object.values(commands).map((c) => c.id));
+  const builtIn = new Set(['workbench.action.files.openFolder', 'workbench.actions.view.problems']);
+
+  test('package.json has the walkthrough of client/contributes.json', () => {
+    assert.deepEqual(manifest.contributes.walkthroughs, fragment.contributes.walkthroughs);
+  });
+
+  test('each step has a button running a command that exists, a completion event, and its media file', () => {
+    assert.deepEqual(steps.map((s) => s.id), ['openApp', 'seeProblems', 'startRuntime', 'runQuery', 'openPartition', 'writeSchema']);
+    for (const step of steps) {
+      const buttons = [...step.description.matchAll(/\]\(command:([A-Za-z.]+)\)/g)].map((m) => m[1]!);
+      assert.ok(buttons.length > 0, `${step.id} has no button`);
+      for (const id of buttons) assert.ok(ownIds.has(id) || builtIn.has(id), `${step.id}: ${id} is not a command`);
+      assert.ok(step.completionEvents.length > 0, `${step.id} never completes`);
+      for (const event of step.completionEvents) {
+        const command = /^onCommand:(.+)$/.exec(event)?.[1];
+        if (command) assert.ok(ownIds.has(command) || builtIn.has(command), `${step.id}: ${event} names no command`);
+      }
+      assert.ok(step.media.markdown && fs.existsSync(path.join(root, step.media.markdown)), `${step.id}: ${step.media.markdown}`);
+    }
+  });
+
+  test('the runtime step completes on the context key the runtime controller sets', () => {
+    const runtimeStep = steps.find((s) => s.id === 'startRuntime')!;
+    assert.deepEqual(runtimeStep.completionEvents, [`onContext:${runtimeRunningContext}`]);
+    assert.match(fs.readFileSync(path.join(root, 'client/runtimeController.ts'), 'utf8'), /'setContext', runtimeRunningContext/);
   });
 });

@@ -79,6 +79,42 @@ describe('checkApp', () => {
     assert.ok(codes.includes('rule/partition-outside-sync'));
   });
 
+  test('a synced custom user data collection is a privilege escalation: warned at the sync write permission, with the fields rules read', async () => {
+    const files = baseApp();
+    files['auth/custom_user_data.json'] = { enabled: true, mongo_service_name: 'mongodb-atlas', database_name: 'todo', collection_name: 'User', user_id_field: 'userId' };
+    files['sync/config.json'] = partitionSync({ read: { '%%user.id': '%%partition' }, write: { '$or': [{ '%%user.id': '%%partition' }, { '%%user.custom_data.isAdmin': true }] } });
+    for (const collection of ['Task', 'User']) {
+      (files[`data_sources/mongodb-atlas/todo/${collection}/schema.json`] as { properties: Record<string, unknown> }).properties._partition = { bsonType: 'string' };
+    }
+    files['data_sources/mongodb-atlas/todo/Task/rules.json'] = { database: 'todo', collection: 'Task', roles: [{ name: 'admin', apply_when: { '%%user.custom_data.isAdmin': true }, read: true, write: true }, { name: 'team', apply_when: {}, document_filters: { read: { team: { $in: '%%user.custom_data.teams' } }, write: false }, read: true, write: false }] };
+    const warned = (await check(files)).filter((d) => d.code === 'sync/writable-custom-user-data');
+    assert.equal(warned.length, 1);
+    assert.equal(warned[0]!.severity, 'warning');
+    assert.equal(path.relative(APP_ROOT, warned[0]!.file), path.join('sync', 'config.json'));
+    assert.match(warned[0]!.message, /todo\.User holds the custom user data and is synced.*"isAdmin", "teams"/);
+    assert.deepEqual(warned[0]!.data, { collection: 'todo.User', fields: ['isAdmin', 'teams'] });
+    assert.deepEqual(warned[0]!.related!.map((r) => path.relative(APP_ROOT, r.file)), [path.join('data_sources/mongodb-atlas/todo/User/schema.json'), path.join('auth/custom_user_data.json')]);
+
+    // Not synced, or no user may write: no warning.
+    const readOnly = baseApp();
+    Object.assign(readOnly, { 'auth/custom_user_data.json': files['auth/custom_user_data.json'], 'sync/config.json': partitionSync({ read: true, write: false }) });
+    (readOnly['data_sources/mongodb-atlas/todo/User/schema.json'] as { properties: Record<string, unknown> }).properties._partition = { bsonType: 'string' };
+    assert.deepEqual((await check(readOnly)).filter((d) => d.code.startsWith('sync/writable')), []);
+  });
+
+  test('a field the rules grant access by and keep read-only is writable through sync: warned with the reason', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = partitionSync({ read: true, write: { '%%user.id': '%%partition' } });
+    (files['data_sources/mongodb-atlas/todo/Task/schema.json'] as { properties: Record<string, unknown> }).properties._partition = { bsonType: 'string' };
+    files['data_sources/mongodb-atlas/todo/Task/rules.json'] = { database: 'todo', collection: 'Task', roles: [{
+      name: 'shared', apply_when: {}, document_filters: { read: { sharedWith: '%%user.id' }, write: { owner: '%%user.id' } }, read: true, write: true,
+      fields: { sharedWith: { read: true, write: false }, owner: { read: true, write: true } },
+    }] };
+    const warned = (await check(files)).filter((d) => d.code === 'sync/writable-access-field');
+    assert.deepEqual(warned.map((d) => d.data), [{ collection: 'todo.Task', field: 'sharedWith' }]);
+    assert.match(warned[0]!.message, /grant access by "sharedWith" and keep role "shared" from writing it, but sync writes bypass rules/);
+  });
+
   test('the example app has no errors or warnings', async () => {
     const ds = checkApp(await loadApp(nodeFileSystem, EXAMPLE));
     assert.deepEqual(ds.filter((d) => d.severity === 'error' || d.severity === 'warning'), []);

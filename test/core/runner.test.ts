@@ -53,7 +53,10 @@ describe('query runner against the runtime', () => {
     runtime = await startRuntime({ appDir, port: 0, log: quiet, functionTimeoutMs: 10_000, clock: { now: () => nowMs } });
     pool = new SessionPool({ baseUrl: runtime.url, appId: runtime.appId });
     const session = await runtime.mintAdminSession();
-    admin = new SessionPool({ baseUrl: runtime.url, appId: runtime.appId, admin: { accessToken: session.access_token, refreshToken: session.refresh_token } });
+    admin = new SessionPool({
+      baseUrl: runtime.url, appId: runtime.appId, admin: { accessToken: session.access_token, refreshToken: session.refresh_token },
+      adminAppPath: `${new URL(runtime.adminUrl).pathname}/groups/${runtime.groupId}/apps/${runtime.apps[0]!.id}`,
+    });
     await pool.registerEmailPasswordUser(ada.email, ada.password);
     await pool.registerEmailPasswordUser(bob.email, bob.password);
     const adaId = await pool.userIdOf(ada);
@@ -171,7 +174,7 @@ describe('query runner against the runtime', () => {
   test('the local routes refuse a user token and no token', async () => {
     const userHeaders = await pool.headersFor(ada);
     for (const headers of [userHeaders, {}]) {
-      const response = await fetch(`${runtime.url}/api/admin/v3.0/local/app/${runtime.appId}/users`, { headers });
+      const response = await fetch(`${runtime.url}/api/admin/v3.0/local/app/${runtime.appId}/collections`, { headers });
       assert.equal(response.status, 401, await response.text());
     }
     const hijack = await fetch(`${runtime.url}/api/admin/v3.0/local/app/${runtime.appId}/graphql`, {

@@ -166,6 +166,16 @@ describe('hostile Realm sync clients', { timeout: 120_000 }, () => {
     client.ws.close();
   });
 
+  test('the runtime stops on SIGTERM while sync connections are open', async () => {
+    const other = await serveDist();
+    await registerUser(other.app, 'ada@example.com', 'ada-Passw0rd');
+    const { token } = await login(other, 'ada@example.com', 'ada-Passw0rd');
+    const client = await connect(other, token);
+    const exit = await Promise.race([other.close(), new Promise<string>((resolve) => setTimeout(() => resolve('still running after 10 s'), 10_000))]);
+    assert.equal(exit, 0);
+    assert.equal(await client.closed > 0, true);
+  });
+
   test('realm-core\'s client syncs while hostile connections come and go', { skip: probeAvailable ? false : 'realm-sync-probe is not available' }, async () => {
     const noise = (async () => {
       for (let i = 0; i < 20; i++) {

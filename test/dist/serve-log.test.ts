@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { CLI, copyApp, serveDist } from './fixtures/serve';
+import { adminToken, CLI, copyApp, serveDist } from './fixtures/serve';
 
 describe('dist/cli.js serve --log-level', () => {
   test('by default each request is one line: method, path, status, ms, co_id; the / page and /logs answer', async () => {
@@ -16,7 +16,8 @@ describe('dist/cli.js serve --log-level', () => {
       assert.match(await page.text(), new RegExp(`<code>${served.appId}</code>`));
       const missing = await fetch(`${served.url}/api/client/v2.0/app/${served.appId}/no-such-route`);
       const { link } = await missing.json() as { link: string };
-      const entry = await (await fetch(link)).json() as { status: number; co_id: string };
+      assert.equal((await fetch(link)).status, 401, '/logs needs the admin session');
+      const entry = await (await fetch(link, { headers: { Authorization: `Bearer ${await adminToken(served)}` } })).json() as { status: number; co_id: string };
       assert.equal(entry.status, 404);
       const line = await served.waitForLog(new RegExp(`GET /api/client/v2\\.0/app/${served.appId}/no-such-route 404 [\\d.]+ ms NotFound co_id ${entry.co_id}$`));
       assert.match(line, /^\d\d:\d\d:\d\d\.\d{3} GET /);

@@ -49,7 +49,7 @@ export function stageExtension(parent) {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   fs.copyFileSync(path.join(repoRoot, 'package.json'), path.join(dir, 'package.json'));
-  for (const folder of ['dist', 'schemas', 'syntaxes', 'templates']) {
+  for (const folder of ['dist', 'schemas', 'syntaxes', 'templates', 'media']) {
     const from = path.join(repoRoot, folder);
     if (fs.existsSync(from)) fs.cpSync(from, path.join(dir, folder), { recursive: true });
   }
@@ -57,6 +57,29 @@ export function stageExtension(parent) {
     if (!fs.existsSync(path.join(dir, required))) throw new Error(`${required} is missing; did the build run?`);
   }
   return dir;
+}
+
+/**
+ * Installs the .vsix into `<runDir>/extensions` the way a user does (`code-server --install-extension`),
+ * with the same dirs startCodeServer uses afterwards; returns the installed extension's folder.
+ */
+export async function installVsix(runDir, vsix) {
+  const extensionsDir = path.join(runDir, 'extensions');
+  fs.mkdirSync(extensionsDir, { recursive: true });
+  const out = fs.openSync(path.join(runDir, 'install.log'), 'a');
+  const proc = spawn(node24, [codeServerEntry,
+    '--user-data-dir', path.join(runDir, 'user-data'), '--extensions-dir', extensionsDir, '--install-extension', vsix], {
+    stdio: ['ignore', out, out],
+    env: { ...process.env, XDG_CONFIG_HOME: path.join(runDir, 'xdg-config'), XDG_DATA_HOME: path.join(runDir, 'xdg-data') },
+  });
+  const code = await new Promise((resolve, reject) => { proc.on('error', reject); proc.on('exit', resolve); });
+  const logText = fs.readFileSync(path.join(runDir, 'install.log'), 'utf8');
+  const manifest = readManifest();
+  const installed = path.join(extensionsDir, `${extensionId(manifest)}-${manifest.version}`);
+  if (code !== 0 || !fs.existsSync(path.join(installed, 'package.json'))) {
+    throw new Error(`code-server --install-extension ${path.basename(vsix)} failed (exit ${code}): ${logText.trim().slice(-600)}`);
+  }
+  return installed;
 }
 
 /**
@@ -220,7 +243,11 @@ export async function launchBrowser(runDir) {
   });
 }
 
-/** The workbench URL that opens `folder`, optionally with a dev extension and a test module (Route B). */
+/**
+ * The workbench URL that opens `folder`, optionally with a test module (Route B). VS Code runs extension
+ * tests only beside a development extension path; for the installed .vsix that path is the suite's own
+ * folder, which holds no extension, so the extension under test is the installed one.
+ */
 export function workbenchUrl(server, folder, payload) {
   let url = `${server.base}/?folder=${encodeURIComponent(folder)}`;
   if (payload) {

@@ -1,5 +1,6 @@
-// Route A: what a person sees. The extension is installed by copying it into code-server's extensions
-// dir; Playwright drives the workbench in headless Chromium and screenshots each step.
+// Route A: what a person sees. The extension is installed before code-server starts (the .vsix with
+// --install-extension, or the built checkout copied into its extensions dir); Playwright drives the
+// workbench in headless Chromium and screenshots each step.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +13,12 @@ const paletteCommands = {
   startRuntime: 'App Services: Start Runtime',
   stopRuntime: 'App Services: Stop Runtime',
   createFromTemplate: 'App Services: Create App from Template…',
+};
+
+const manifest = JSON.parse(fs.readFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), '../../package.json'), 'utf8'));
+const walkthrough = {
+  title: manifest.contributes.walkthroughs[0].title,
+  stepTitles: manifest.contributes.walkthroughs[0].steps.map((step) => step.title),
 };
 
 /** Runs the UI checks in order; after the first failure the rest are reported as not reached. */
@@ -44,6 +51,11 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
     await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: stepTimeoutMs });
   };
   const runFromPalette = async (title, screenshot) => {
+    await choosePaletteCommand(title, screenshot);
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: stepTimeoutMs });
+  };
+  /** Picks a command in the palette; a command that asks something next leaves its own quick input open. */
+  const choosePaletteCommand = async (title, screenshot) => {
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ timeout: stepTimeoutMs });
@@ -56,7 +68,6 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
     await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: stepTimeoutMs });
     if (screenshot) await shot(screenshot);
     await page.keyboard.press('Enter');
-    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: stepTimeoutMs });
   };
 
   const steps = [
@@ -65,6 +76,37 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
       await page.waitForSelector('.monaco-workbench', { timeout: stepTimeoutMs });
       await page.getByRole('treeitem', { name: 'realm_config.json' }).waitFor({ timeout: stepTimeoutMs });
       await shot('1-workbench');
+    }],
+    ['the walkthrough lists its steps with their media, and "See the app\'s problems" completes once its button has run', async () => {
+      await choosePaletteCommand('Welcome: Open Walkthrough...');
+      const pick = page.locator('.quick-input-widget', { has: page.locator('input[placeholder="Select a walkthrough to open"]') });
+      await pick.waitFor({ timeout: stepTimeoutMs });
+      const row = pick.locator('.quick-input-list .monaco-list-row', { hasText: walkthrough.title }).first();
+      await row.waitFor({ timeout: stepTimeoutMs });
+      await row.click();
+      const container = page.locator('.gettingStartedContainer');
+      for (const title of walkthrough.stepTitles) {
+        await container.locator('.getting-started-step', { hasText: title }).first().waitFor({ timeout: stepTimeoutMs });
+      }
+      // The selected step's media, its markdown file from the installed package, renders in a webview frame.
+      const mediaText = 'App Services Local works on an exported app';
+      const mediaDeadline = Date.now() + stepTimeoutMs;
+      const frameTexts = () => Promise.all(page.frames().map((frame) => frame.evaluate(() => document.body?.innerText ?? '').catch(() => '')));
+      while (!(await frameTexts()).some((text) => text.includes(mediaText))) {
+        if (Date.now() > mediaDeadline) throw new Error(`the first step's media (media/walkthrough/open-app.md) did not render: no frame shows "${mediaText}"`);
+        await page.waitForTimeout(250);
+      }
+      const done = container.locator('[data-done-step-id$="#seeProblems"]').first();
+      if (await done.getAttribute('aria-checked') === 'true') throw new Error('the problems step is complete before its command ran');
+      await shot('0a-walkthrough');
+      await container.locator('.getting-started-step', { hasText: "See the app's problems" }).first().click();
+      const button = container.locator('.getting-started-step.expanded .monaco-button, .getting-started-step.expanded button.button-link', { hasText: 'Show Problems' }).first();
+      await button.waitFor({ timeout: stepTimeoutMs });
+      await button.click();
+      await page.locator('.markers-panel').first().waitFor({ timeout: stepTimeoutMs });
+      await page.waitForFunction(() => document.querySelector('[data-done-step-id$="#seeProblems"]')?.getAttribute('aria-checked') === 'true', undefined, { timeout: stepTimeoutMs });
+      await shot('0b-walkthrough-step-done');
+      await runFromPalette('View: Close All Editors');
     }],
     [`the status bar shows "${statusText}"`, async () => {
       await page.locator('#workbench\\.parts\\.statusbar', { hasText: statusText }).waitFor({ timeout: stepTimeoutMs });

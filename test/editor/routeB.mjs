@@ -3,12 +3,15 @@
 // the outcome through window.codeAutomationExit, which the page must expose before it loads.
 import fs from 'node:fs';
 import path from 'node:path';
-import { artifactsDir, launchBrowser, log, startCodeServer, stopCodeServer, workbenchUrl } from './lib.mjs';
+import { artifactsDir, launchBrowser, log, repoRoot, startCodeServer, stopCodeServer, workbenchUrl } from './lib.mjs';
+
+// realm-core's own sync client, beside the clone as in the other tests; the suite syncs it for the Sync Sessions view.
+const realmSyncProbe = path.resolve(repoRoot, '../shared/realm-sync/realm-sync-probe');
 
 const suiteTimeoutMs = 300_000;
 
 /** Returns one result per check of the suite, or a single failed result when the suite did not report. */
-export async function runExtensionHostSuite({ runDir, extensionDir, suiteFile, workspace }) {
+export async function runExtensionHostSuite({ runDir, extensionDir, suiteFile, workspace, installed }) {
   fs.mkdirSync(runDir, { recursive: true });
   const resultFile = path.join(runDir, 'result.json');
   const consoleLines = [];
@@ -21,7 +24,10 @@ export async function runExtensionHostSuite({ runDir, extensionDir, suiteFile, w
     server = await startCodeServer({
       runDir,
       extraArgs: ['--vscode-option', 'enable-smoke-test-driver'],
-      env: { ASL_EDITOR_RESULT: resultFile, ASL_EDITOR_SHOTS: artifactsDir },
+      env: {
+        ASL_EDITOR_RESULT: resultFile, ASL_EDITOR_SHOTS: artifactsDir, ASL_EDITOR_REALM_SYNC_PROBE: realmSyncProbe,
+        ...(installed ? { ASL_EDITOR_EXPECT_INSTALLED: '1' } : {}),
+      },
     });
     log('route B: code-server on', server.base);
     browser = await launchBrowser(runDir);

@@ -1,12 +1,16 @@
 // `npm run test:editor`: the extension in a real VS Code (code-server from npm), offline.
-// Installs what it needs (setup.sh), builds, stages the example app with one broken resolver config,
-// then runs Route B (the run() suite in the extension host) and Route A (the UI in headless Chromium).
+// Installs what it needs (setup.sh), builds and packages the .vsix (`npm run package`), installs that
+// package into each code-server with --install-extension, as a user would, stages the example app with one
+// broken resolver config, then runs Route B (the run() suite in the extension host) and Route A (the UI in
+// headless Chromium). ASL_EDITOR_FROM=checkout skips the packaging and loads the built checkout instead
+// (Route B as a development extension, Route A copied into the extensions dir): quicker while developing;
+// CI tests the .vsix.
 // Screenshots and, on failure, logs go to test/editor/artifacts/. Exit code 0 only when every check passed.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  addRunnerFixtures, artifactsDir, brokenResolver, bundleSuite, cacheDir, editorTestDir, log, repoRoot, runningServers,
+  addRunnerFixtures, artifactsDir, brokenResolver, bundleSuite, cacheDir, editorTestDir, installVsix, log, repoRoot, runningServers,
   stageBrokenWorkspace, stageExtension, stopCodeServer,
 } from './lib.mjs';
 import { checkWhatUserSees } from './routeA.mjs';
@@ -15,6 +19,7 @@ import { runExtensionHostSuite } from './routeB.mjs';
 // Generous enough for a cold install (about 2.5 min) plus both routes on a loaded 2-core machine.
 const hardTimeoutMs = 15 * 60_000;
 const unknownFunction = 'resolver/unknown-function';
+const fromCheckout = process.env.ASL_EDITOR_FROM === 'checkout';
 
 const results = [];
 
@@ -67,14 +72,27 @@ try {
   const runRoot = path.join(cacheDir, 'run');
   fs.rmSync(runRoot, { recursive: true, force: true });
   fs.mkdirSync(runRoot, { recursive: true });
-  const suiteFile = await bundleSuite(runRoot);
+  const suiteFile = await bundleSuite(path.join(runRoot, 'suite'));
+  let vsix;
+  if (!fromCheckout) {
+    const { checkVsix, packageExtension } = await import('../../scripts/package.mjs');
+    const started = Date.now();
+    vsix = packageExtension({ out: path.join(runRoot, 'app-services-local.vsix'), build: false });
+    const problems = checkVsix(vsix);
+    log(`package: ${((Date.now() - started) / 1000).toFixed(1)} s, ${(fs.statSync(vsix).size / 1024 / 1024).toFixed(2)} MB`);
+    if (problems.length) throw new Error(`the .vsix is wrong:\n${problems.join('\n')}`);
+  }
+  log(fromCheckout ? 'testing the built checkout (ASL_EDITOR_FROM=checkout)' : `testing the installed ${path.basename(vsix)}`);
 
   const routeBDir = path.join(runRoot, 'route-b');
   const routeBStarted = Date.now();
+  if (vsix) await installVsix(routeBDir, vsix);
   const routeBResults = await runExtensionHostSuite({
     runDir: routeBDir,
-    extensionDir: stageExtension(path.join(routeBDir, 'dev-extension')),
+    // With the .vsix installed, the development path is the suite's folder, which holds no extension.
+    extensionDir: vsix ? path.dirname(suiteFile) : stageExtension(path.join(routeBDir, 'dev-extension')),
     suiteFile,
+    installed: Boolean(vsix),
     workspace: withRunnerFixtures(stageBrokenWorkspace(path.join(routeBDir, 'workspace'))).appRoot,
   });
   log(`route B: ${((Date.now() - routeBStarted) / 1000).toFixed(1)} s`);
@@ -83,7 +101,8 @@ try {
 
   const routeADir = path.join(runRoot, 'route-a');
   const routeAStarted = Date.now();
-  stageExtension(path.join(routeADir, 'extensions'));
+  if (vsix) await installVsix(routeADir, vsix);
+  else stageExtension(path.join(routeADir, 'extensions'));
   const staged = withRunnerFixtures(stageBrokenWorkspace(path.join(routeADir, 'workspace')));
   const routeAResults = await checkWhatUserSees({
     runDir: routeADir,

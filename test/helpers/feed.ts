@@ -24,8 +24,9 @@ export class FeedClient {
     ws.on('close', () => { this.closed = true; });
   }
 
-  static async connect(url: string, token?: string): Promise<FeedClient> {
-    const ws = new WebSocket(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  /** `headers`: e.g. `X-Admin-Authorization: Bearer <admin token>`, which a developer tool sends to get permission traces. */
+  static async connect(url: string, token?: string, headers: Record<string, string> = {}): Promise<FeedClient> {
+    const ws = new WebSocket(url, { headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } });
     // Listening before the upgrade completes: the first message can arrive with the upgrade's answer.
     const client = new FeedClient(ws);
     await new Promise<void>((resolve, reject) => {

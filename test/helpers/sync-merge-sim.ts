@@ -3,23 +3,22 @@
 // (reciprocal transforms kept per peer, uploads carrying the server version they were made on, downloads
 // carrying the last client version the server had integrated). Used to check that everyone converges.
 import { applyChangeset, cloneState, dumpState, emptyState, type RealmState } from '../../runtime/sync/merge/apply';
+import { integrateUpload, type ServerHistoryEntry } from '../../runtime/sync/merge/integrate';
 import { mergeChangesets, type TimedChangeset } from '../../runtime/sync/merge/transform';
 import type { Instruction } from '../../runtime/sync/wire/instructions';
 
-interface ServerEntry {
-  version: number;
-  changeset: TimedChangeset;
-  fromClient: bigint;
+interface ServerEntry extends ServerHistoryEntry {
   /** For each client, the last client version of it integrated at this server version. */
   integratedClientVersions: Map<bigint, number>;
 }
 
 interface Upload { clientVersion: number; lastIntegratedServerVersion: number; changeset: TimedChangeset }
 
+/** The server: `integrateUpload` with a reciprocal history per client file, and the changesets applied. */
 export class SimServer {
   state: RealmState = emptyState();
   readonly history: ServerEntry[] = [];
-  private readonly reciprocal = new Map<bigint, Map<number, TimedChangeset>>();
+  private readonly reciprocal = new Map<bigint, Map<bigint, TimedChangeset>>();
   private readonly integrated = new Map<bigint, number>();
 
   get version(): number {
@@ -27,27 +26,17 @@ export class SimServer {
   }
 
   integrate(client: bigint, upload: Upload): void {
-    const reciprocal = this.reciprocalOf(client);
-    const concurrent = this.history.filter((e) => e.version > upload.lastIntegratedServerVersion && e.fromClient !== client);
-    const ours = concurrent.map((e) => reciprocal.get(e.version) ?? e.changeset);
-    const merged = mergeChangesets(ours, [upload.changeset]);
-    if (!merged.ok) throw merged.error;
-    concurrent.forEach((e, i) => reciprocal.set(e.version, merged.ours[i]));
-    const transformed = merged.theirs[0];
-    applyChangeset(this.state, transformed.instructions);
+    let reciprocal = this.reciprocal.get(client);
+    if (!reciprocal) this.reciprocal.set(client, (reciprocal = new Map()));
+    const result = integrateUpload(this.history, reciprocal, { changeset: upload.changeset, lastIntegratedServerVersion: BigInt(upload.lastIntegratedServerVersion) });
+    if (!result.ok) throw result.error;
+    applyChangeset(this.state, result.changeset.instructions);
     this.integrated.set(client, upload.clientVersion);
     this.history.push({
-      version: this.history.length + 1,
-      changeset: transformed,
-      fromClient: client,
+      version: BigInt(this.history.length + 1),
+      changeset: result.changeset,
       integratedClientVersions: new Map(this.integrated),
     });
-  }
-
-  private reciprocalOf(client: bigint): Map<number, TimedChangeset> {
-    let map = this.reciprocal.get(client);
-    if (!map) this.reciprocal.set(client, (map = new Map()));
-    return map;
   }
 }
 
@@ -90,7 +79,7 @@ export class SimClient {
   downloadOne(server: SimServer): void {
     const entry = server.history[this.serverVersion];
     this.serverVersion++;
-    if (entry.fromClient === this.ident) return;
+    if (entry.changeset.originFileIdent === this.ident) return;
     const seen = entry.integratedClientVersions.get(this.ident) ?? 0;
     const ours = this.local.filter((l) => l.clientVersion > seen);
     const merged = mergeChangesets(ours.map((l) => l.reciprocal), [entry.changeset]);

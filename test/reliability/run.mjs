@@ -1,13 +1,17 @@
 // npm run reliability: hostile input, crashes and load against the shipped bundle (`dist/cli.js serve` on a
-// copy of examples/todo-tracker with the hostile functions of hostile-functions.json), over loopback only.
+// copy of examples/todo-tracker with the hostile functions of hostile-functions.json and the escape attempts of
+// escape-functions.json), over loopback only.
 // Prints one line per figure and exits 1 when a goal is not met. Kills only the servers it started.
-// Run: node test/reliability/run.mjs [--short]   (--short: fewer crash rounds and a shorter soak, for CI)
+// The security part (security.mjs) attacks a fresh server over HTTP and WebSocket (issue 21).
+// Run: node test/reliability/run.mjs [--short] [--security]   (--short: fewer crash rounds and a shorter soak, for CI;
+// --security: the security part alone)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { securitySuite } from './security.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
@@ -16,12 +20,15 @@ const EXAMPLE = path.join(REPO, 'examples/todo-tracker');
 const APP_ID = 'todo-tracker-abcde';
 const SHORT = process.argv.includes('--short');
 const VERBOSE = process.argv.includes('--verbose');
+const SECURITY_ONLY = process.argv.includes('--security');
 const FUNCTION_TIMEOUT_S = 3;
 const HANG_MS = 5000;
 const KILL_ROUNDS = SHORT ? 3 : 10;
 const SOAK_MS = SHORT ? 10_000 : 45_000;
 const SOAK_CLIENTS = 32;
 const SUITE_DEADLINE_MS = 10 * 60 * 1000;
+/** Issue 21: an innocent user's requests stay prompt while another user's functions loop and bomb memory. */
+const INNOCENT_P99_GOAL_MS = 250;
 
 const started = Date.now();
 const servers = new Set();
@@ -45,6 +52,32 @@ overall.unref();
 
 // ---------------------------------------------------------------- app and server
 
+/**
+ * What an escape function (escape-functions.json) does with a `process` it reached: read the data folder's
+ * key material, write a file, run a command, start a thread that writes, signal the runtime. It returns
+ * every outcome, so whatever it gained would show in the response.
+ */
+const ESCAPE_ATTACK = `async function attack(proc, input) {
+  const out = { escaped: proc !== null && typeof proc === 'object' && typeof proc.pid === 'number', outcomes: {} };
+  if (!out.escaped) return out;
+  const attempt = async (name, run) => {
+    try { const v = await run(); out.outcomes[name] = v && typeof v.length === 'number' && typeof v !== 'string' ? Buffer.from(v).toString('hex') + ' ' + Buffer.from(v).toString('base64') : String(v); }
+    catch (error) { out.outcomes[name] = 'refused: ' + String(error && (error.code || error.message)); }
+  };
+  const load = (name) => proc.getBuiltinModule ? proc.getBuiltinModule(name) : proc.mainModule.require(name);
+  for (const file of input.files) await attempt('read ' + file, () => load('fs').readFileSync(file));
+  await attempt('write', () => load('fs').writeFileSync(input.marker + '-write', 'x'));
+  await attempt('exec', () => load('child_process').execSync('echo x > ' + input.marker + '-exec'));
+  await attempt('binding', () => proc.binding('spawn_sync'));
+  await attempt('thread', () => new Promise((resolve, reject) => {
+    const thread = new (load('worker_threads').Worker)('require("fs").writeFileSync(' + JSON.stringify(input.marker + '-thread') + ', "x")', { eval: true });
+    thread.on('error', reject);
+    thread.on('exit', resolve);
+  }));
+  await attempt('signal', () => proc.kill(input.runtimePid, 'SIGKILL'));
+  return out;
+}`;
+
 function prepareApp() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-reliability-'));
   const appDir = path.join(root, 'app');
@@ -52,6 +85,8 @@ function prepareApp() {
   const hostile = JSON.parse(fs.readFileSync(path.join(HERE, 'hostile-functions.json'), 'utf8'));
   const configFile = path.join(appDir, 'functions', 'config.json');
   const config = JSON.parse(fs.readFileSync(configFile, 'utf8'));
+  const escapes = JSON.parse(fs.readFileSync(path.join(HERE, 'escape-functions.json'), 'utf8'));
+  for (const [name, source] of Object.entries(escapes)) hostile[name] = `${ESCAPE_ATTACK}\n${source}`;
   for (const [name, source] of Object.entries(hostile)) {
     fs.writeFileSync(path.join(appDir, 'functions', `${name}.js`), `${source}\n`);
     config.push({ name, private: false });
@@ -61,8 +96,8 @@ function prepareApp() {
 }
 
 /** Starts `dist/cli.js serve`; resolves with its URL and process once it prints "listening on". */
-function startServer(app, port = 0) {
-  const child = spawn(process.execPath, [CLI, 'serve', app.appDir, '--port', String(port), '--no-watch', '--function-timeout', String(FUNCTION_TIMEOUT_S), '--data', app.dataDir], {
+function startServer(app, port = 0, extraArgs = []) {
+  const child = spawn(process.execPath, [CLI, 'serve', app.appDir, '--port', String(port), '--no-watch', '--function-timeout', String(FUNCTION_TIMEOUT_S), '--data', app.dataDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   servers.add(child);
@@ -74,7 +109,8 @@ function startServer(app, port = 0) {
     const onData = (chunk) => {
       output += chunk;
       const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
+      // The admin lines follow the address: wait for them too, so a first start's key pair is complete.
+      if (match && /admin public key: [^\n]*\n/.test(output)) {
         clearTimeout(timer);
         resolve({ child, exited, url: match[1], api: `${match[1]}/api/client/v2.0/app/${APP_ID}`, output: () => output });
       }
@@ -92,13 +128,17 @@ async function stopServer(server) {
   clearTimeout(timer);
 }
 
+/** The resident memory of a process and its children (the runtime and its function processes). */
 function rssOf(pid) {
+  let total = 0;
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+    total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+    for (const child of fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)) total += rssOf(Number(child));
   } catch {
-    return 0;
+    // Gone meanwhile, or not Linux.
   }
+  return total;
 }
 
 // ---------------------------------------------------------------- requests
@@ -265,18 +305,19 @@ async function badInputMatrix(server) {
   // Malformed HTTP.
   for (const [name, raw] of [
     ['CONNECT', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n'],
-    ['TRACE', `TRACE /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
-    ['unknown method', `BREW /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
-    ['PROPFIND', `PROPFIND / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
+    ['TRACE', `TRACE /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
+    ['unknown method', `BREW /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
+    ['PROPFIND', `PROPFIND / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
     ['bad request line', 'GARBAGE\r\n\r\n'],
     ['bad header', 'GET / HTTP/1.1\r\nHost x\r\n\r\n'],
-    ['invalid content-length', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}`],
-    ['two content-lengths', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`],
-    ['bad chunked body', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
-    ['NUL in path', 'GET /api\u0000/x HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['invalid content-length', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n{}`],
+    ['two content-lengths', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`],
+    ['bad chunked body', `POST /api/client/v2.0/app/${APP_ID}/functions/call HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
+    ['NUL in path', 'GET /api\u0000/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'],
     ['HTTP/2 preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'],
-    ['absolute-form target', `GET http://evil.example/api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`],
-    ['websocket upgrade to an API route', `GET /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`],
+    ['foreign Host (DNS rebinding)', `GET /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`],
+    ['absolute-form target', `GET http://evil.example/api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`],
+    ['websocket upgrade to an API route', `GET /api/client/v2.0/app/${APP_ID}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`],
   ]) add(`raw ${name}`, () => sendRaw(port, raw));
 
   let clean = 0;
@@ -380,6 +421,7 @@ async function hostileFunctions(server) {
   const sampler = setInterval(() => { peak = Math.max(peak, rssOf(server.child.pid)); }, 20);
   let innocentRequests = 0;
   const innocentFailures = [];
+  const innocentMs = [];
   let running = true;
   const innocentLoop = (async () => {
     while (running) {
@@ -389,6 +431,8 @@ async function hostileFunctions(server) {
         send(`${server.api}/graphql`, { token: innocent.token, body: { query: '{ tasks { _id } }' } }),
       ]);
       innocentRequests += 3;
+      const at = Date.now() - started;
+      innocentMs.push({ name: 'echo', ms: echo.ms, at }, { name: 'find', ms: find.ms, at }, { name: 'graphql', ms: gql.ms, at });
       for (const [name, res] of [['echo', echo], ['find', find], ['graphql', gql]]) {
         if (res.hang || res.status !== 200 || (name === 'graphql' && res.body?.errors)) innocentFailures.push(`${name}: ${res.hang ? 'hang' : res.status} ${String(res.text ?? '').slice(0, 200)}`);
       }
@@ -418,6 +462,51 @@ async function hostileFunctions(server) {
   const peakMb = Math.round(peak / 1048576);
   figure(`hostile functions (loops, throws, memory, huge results, leftover timers) x 2 rounds beside an innocent user: ${clean}/${total} runaway calls answered cleanly within 3 s + 3 x the ${FUNCTION_TIMEOUT_S} s limit (queueing for a worker included), ${innocentFailures.length} of ${innocentRequests} innocent requests failed, peak RSS ${peakMb} MiB (from ${Math.round(baseline / 1048576)} MiB) (goal all / 0 / bounded under 2048 MiB)`,
     clean === total && innocentFailures.length === 0 && peakMb < 2048);
+  const slowest = [...innocentMs].sort((a, b) => b.ms - a.ms).slice(0, 5);
+  console.log(`  slowest innocent requests: ${slowest.map((r) => `${r.name} ${r.ms} ms (sent at +${Math.round(r.at / 1000)} s)`).join(', ')}`);
+  const sorted = innocentMs.map((r) => r.ms).sort((a, b) => a - b);
+  const p = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  figure(`innocent requests (function call, data read, GraphQL) while those hostile functions ran: p50 ${p(0.5)} ms, p99 ${p(0.99)} ms, max ${sorted.at(-1) ?? 0} ms over ${sorted.length} requests (goal p99 <= ${INNOCENT_P99_GOAL_MS} ms)`,
+    sorted.length >= 30 && p(0.99) <= INNOCENT_P99_GOAL_MS);
+}
+
+// ---------------------------------------------------------------- 3b. functions escaping their context
+
+function filesUnder(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath ?? e.path, e.name));
+}
+
+/** Issue 21: each escape from a function's vm context gains no file, command, signal or key material. */
+async function functionEscapes(server, app) {
+  const attacker = await login(server.api, 'escaper@example.com');
+  const keyFiles = filesUnder(app.dataDir).filter((file) => /token-secret$|api-key\.json$|runtime\.json$/.test(file));
+  const keyForms = keyFiles.flatMap((file) => {
+    const bytes = fs.readFileSync(file);
+    return [bytes.toString('hex'), bytes.toString('base64'), bytes.toString('base64url')];
+  });
+  const markerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-reliability-markers-'));
+  const names = Object.keys(JSON.parse(fs.readFileSync(path.join(HERE, 'escape-functions.json'), 'utf8')));
+  let escaped = 0;
+  let leaks = 0;
+  let serverErrors = 0;
+  const problems = [];
+  try {
+    for (const name of names) {
+      const res = await send(`${server.api}/functions/call`, {
+        token: attacker.token, body: { name, arguments: [{ files: keyFiles, marker: path.join(markerDir, name), runtimePid: server.child.pid }] },
+      });
+      if (res.body?.escaped === true) escaped++;
+      if (res.hang || res.status === 0 || res.status >= 500) { serverErrors++; problems.push(`${name}: ${res.hang ? 'hang' : res.status || res.error}`); }
+      if (keyForms.some((form) => String(res.text ?? '').includes(form))) { leaks++; problems.push(`${name}: the response holds key material`); }
+    }
+    const markers = fs.readdirSync(markerDir);
+    const alive = server.child.exitCode === null && (await send(`${server.api}/location`, { method: 'GET' })).status === 200;
+    for (const problem of [...problems, ...markers.map((m) => `marker written: ${m}`)]) console.log(`  ${problem}`);
+    figure(`function escapes: ${names.length} hostile functions (constructor chains from context, arguments, results, errors and promises; Error.prepareStackTrace; import(); arguments.callee.caller), ${escaped} of them out of their vm context, against ${keyFiles.length} key files: ${leaks} responses with key material, ${markers.length} files written or commands run, ${serverErrors} 5xx or hangs, runtime ${alive ? 'alive' : 'DOWN'} (goal 0 / 0 / 0 / alive)`,
+      keyFiles.length >= 2 && escaped >= 4 && leaks === 0 && markers.length === 0 && serverErrors === 0 && alive);
+  } finally {
+    fs.rmSync(markerDir, { recursive: true, force: true });
+  }
 }
 
 // ---------------------------------------------------------------- 4. mixed soak
@@ -425,6 +514,9 @@ async function hostileFunctions(server) {
 async function soak(server) {
   const users = [];
   for (let i = 0; i < 8; i++) users.push(await login(server.api, `soak${i}@example.com`));
+  // The app's function process starts on the first call and its pool grows with concurrent calls: both
+  // happen before the first memory reading, which is there to catch growth under steady load.
+  await Promise.all(Array.from({ length: SOAK_CLIENTS }, (_, i) => send(`${server.api}/functions/call`, { token: users[i % users.length].token, body: { name: 'echo', arguments: [i] } })));
   let errors = 0;
   let requests = 0;
   const acked = new Map();
@@ -487,18 +579,28 @@ async function main() {
   console.log(`reliability suite${SHORT ? ' (short form)' : ''} against ${path.relative(REPO, CLI)}, node ${process.version}, ${os.availableParallelism()} cores`);
   const app = prepareApp();
   try {
+    if (SECURITY_ONLY) {
+      await securitySuite({ prepareApp, startServer, stopServer, send, login, figure, APP_ID, CLI });
+      return finish();
+    }
     let server = await startServer(app);
     await badInputMatrix(server);
     await hostileFunctions(server);
+    await functionEscapes(server, app);
     await stopServer(server);
     await killRounds(app);
     server = await startServer(app);
     await soak(server);
     await stopServer(server);
+    await securitySuite({ prepareApp, startServer, stopServer, send, login, figure, APP_ID, CLI });
   } finally {
     cleanup();
     fs.rmSync(app.root, { recursive: true, force: true });
   }
+  finish();
+}
+
+function finish() {
   const failed = results.filter((r) => !r.met).length;
   console.log(`reliability: ${results.length - failed} of ${results.length} goals met in ${Math.round((Date.now() - started) / 1000)} s`);
   process.exitCode = failed > 0 ? 1 : 0;

@@ -67,9 +67,9 @@ describe('examples/README.md requests against the runtime serving examples/todo-
 
   test('the first login ran onUserCreated: the User document exists as described', async () => {
     const me = variable('ME');
-    const res = await postJson(`${variable('API')}/app/${variable('APP')}/graphql`, { query: '{ user(query: {userId: "' + me + '"}) { _partition userId projectIds isAdmin } }' },
+    const res = await postJson(`${variable('API')}/app/${variable('APP')}/graphql`, { query: '{ user(query: {userId: "' + me + '"}) { userId projectIds isAdmin } }' },
       { Authorization: `Bearer ${variable('ACCESS')}` });
-    assert.deepEqual(res.body, { data: { user: { _partition: me, userId: me, projectIds: [], isAdmin: false } } });
+    assert.deepEqual(res.body, { data: { user: { userId: me, projectIds: [], isAdmin: false } } });
   });
 
   test('GraphQL with the bearer token: insert a task, then read it with relationships and the computed field', async () => {

@@ -521,6 +521,19 @@ describe('Data API', () => {
     assert.deepEqual(json.json, { document: { owner_id: 'nobody', summary: 'system note', n: 7 } });
   });
 
+  test('the Data API keeps a whole-number double a double: canonical EJSON in and out, plain JSON numbers out', async () => {
+    const server = await serve(appFiles({ ...DATA_API_JSON, return_type: 'EJSON', run_as_system: true }, []));
+    const inserted = await server.request('POST', action('insertOne'), {
+      json: { ...items, document: { owner_id: 'nobody', summary: 'typed', d: { $numberDouble: '4.0' }, i: { $numberInt: '4' }, f: 4.5 } },
+    });
+    assert.equal(inserted.status, 200, inserted.text);
+    await server.request('POST', action('updateOne'), { json: { ...items, filter: { summary: 'typed' }, update: { $inc: { d: 1, i: 1 } } } });
+    const ejson = await server.request('POST', action('findOne'), { json: { ...items, filter: { summary: 'typed', d: 5 }, projection: { _id: 0 } } });
+    assert.deepEqual(ejson.json.document, { owner_id: 'nobody', summary: 'typed', d: { $numberDouble: '5.0' }, i: { $numberInt: '5' }, f: { $numberDouble: '4.5' } });
+    const json = await server.request('POST', action('findOne'), { headers: { Accept: 'application/json' }, json: { ...items, filter: { summary: 'typed' }, projection: { _id: 0 } } });
+    assert.deepEqual(json.json, { document: { owner_id: 'nobody', summary: 'typed', d: 5, i: 5, f: 4.5 } });
+  });
+
   test('Data API validation by secret query parameter', async () => {
     const server = await serve(appFiles({ ...DATA_API_JSON, run_as_system: true, validation_method: 'SECRET_AS_QUERY_PARAM', secret_name: 'hook_secret' }, []));
     assertError(await server.request('POST', action('find'), { json: items }), 401, 'IncomingWebhookAuthFailed');

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Binary, BSON, Code, Decimal128, Double, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
 import { DocumentTemplates } from '../../runtime/functions/templates';
+import { deserializeStored } from '../../core/bsonDecode';
 import { mutate, mutation, supportedDoc } from './fixtures/bson-mutations';
 
 const scalar = fc.oneof(
@@ -23,7 +24,7 @@ const { doc } = fc.letrec((tie) => ({
   doc: fc.dictionary(fc.oneof(key, fc.constant('__proto__'), fc.nat({ max: 20 }).map(String)), tie('value'), { maxKeys: 6, noNullPrototype: true }),
 }));
 
-const decode = (bytes: Buffer) => BSON.deserialize(bytes, { promoteLongs: false }) as Record<string, unknown>;
+const decode = (bytes: Buffer) => deserializeStored(bytes);
 
 /** Changes everything inside `value` that can be changed in place. */
 function vandalise(value: unknown): void {
@@ -31,6 +32,7 @@ function vandalise(value: unknown): void {
   else if (value instanceof Date) value.setTime(value.getTime() + 1);
   else if (value instanceof Decimal128) value.bytes[0] ^= 0xff;
   else if (value instanceof Long) (value as { low: number }).low ^= 1;
+  else if (value instanceof Double) value.value += 1;
   else if (Array.isArray(value)) { value.forEach(vandalise); value.push('extra'); }
   else if (value !== null && typeof value === 'object') {
     for (const k of Object.keys(value)) vandalise((value as Record<string, unknown>)[k]);

@@ -1,9 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { Decimal128, Long, ObjectId } from 'bson';
+import { Decimal128, Double, EJSON, Long, ObjectId } from 'bson';
 import {
   createFunctionRunner, ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError,
   type FunctionCallContext, type FunctionHost, type FunctionRunner, type FunctionRunnerOptions, type LogLevel,
@@ -420,6 +421,61 @@ describe('documents read from the store', () => {
   });
 });
 
+describe('numbers keep their BSON type between functions and the store', () => {
+  const sources = new Map<string, string>([
+    ['writeTyped', `exports = async () => {
+      const c = context.services.get("mongodb-atlas").db("d").collection("typed");
+      await c.insertOne({ _id: 1, d: BSON.Double(4.0), i: 4, i32: BSON.Int32(5), f: 4.5, l: BSON.Long.fromNumber(6), big: 5e9 });
+      const back = await c.findOne({ _id: 1 });
+      return {
+        back,
+        seen: { d: back.d._bsontype, i: typeof back.i, i32: typeof back.i32, f: typeof back.f, l: back.l._bsontype, big: back.big._bsontype },
+        arithmetic: back.d + 1,
+      };
+    };`],
+    ['incDouble', `exports = async () => {
+      const c = context.services.get("mongodb-atlas").db("d").collection("typed");
+      await c.updateOne({ _id: 1 }, { $inc: { d: 1, i: 1 } });
+      return c.find({}).toArray();
+    };`],
+    ['echo', 'exports = (value) => value;'],
+  ]);
+
+  test('a function writing BSON.Double(4.0) reads back a Double, an int32 stays an int32', async () => {
+    const store = await openEmbeddedStore();
+    const host: FunctionHost = {
+      serviceAction: (service, action, args) => runServiceAction((_s, db, coll) => store.collection(db, coll), service, action, args),
+      storedOriginals: (found) => store.storedOriginals?.(found),
+      values: { get: () => undefined },
+      environment: { tag: '', values: {} },
+      executeFunction: () => Promise.reject(new Error('not used')),
+    };
+    const { runner } = startRunner(sources, { host, poolSize: 1 });
+    try {
+      const result = (await runner.run('writeTyped', [])) as Record<string, unknown>;
+      assert.deepEqual(result.seen, { d: 'Double', i: 'number', i32: 'number', f: 'number', l: 'Long', big: 'Double' });
+      assert.equal(result.arithmetic, 5);
+      const expected = {
+        _id: { $numberInt: '1' }, d: { $numberDouble: '4.0' }, i: { $numberInt: '4' }, i32: { $numberInt: '5' },
+        f: { $numberDouble: '4.5' }, l: { $numberLong: '6' }, big: { $numberDouble: '5000000000.0' },
+      };
+      assert.deepEqual(JSON.parse(EJSON.stringify(result.back as never, { relaxed: false })), expected);
+      assert.deepEqual(JSON.parse(EJSON.stringify((await store.collection('d', 'typed').findOne({ _id: 1 }))!, { relaxed: false })), expected);
+      const incremented = (await runner.run('incDouble', [])) as Record<string, unknown>[];
+      assert.deepEqual(JSON.parse(EJSON.stringify(incremented as never, { relaxed: false })), [{ ...expected, d: { $numberDouble: '5.0' }, i: { $numberInt: '5' } }]);
+      // Read a second time: the worker copies the document from what it decoded before, types included.
+      assert.ok(((await runner.run('incDouble', [])) as Record<string, unknown>[])[0]!.d instanceof Double);
+      const echoed = (await runner.run('echo', [{ d: new Double(4), i: 4, list: [new Double(-0), 2.5] }])) as Record<string, unknown>;
+      assert.deepEqual(JSON.parse(EJSON.stringify(echoed as never, { relaxed: false })), {
+        d: { $numberDouble: '4.0' }, i: { $numberInt: '4' }, list: [{ $numberDouble: '-0.0' }, { $numberDouble: '2.5' }],
+      });
+    } finally {
+      await runner.close();
+      await store.close();
+    }
+  });
+});
+
 describe('functions sharing a worker', () => {
   const timeoutMs = 400;
   const sources = new Map<string, string>([
@@ -512,6 +568,28 @@ describe('function packages', () => {
       await assert.rejects(runner.run('outside', []), { name: 'FunctionExecutionError', message: "Cannot find module 'bson'" });
     } finally {
       await runner.close();
+    }
+  });
+});
+
+describe('network from functions', () => {
+  test('fetch and the http module reach a server over the network from the function process', { timeout: 60_000 }, async () => {
+    const server = http.createServer((req, res) => res.end(`hello ${req.url}`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const sources = new Map<string, string>([
+      ['viaFetch', 'exports = async (url) => (await fetch(url)).text();'],
+      ['viaHttp', `exports = (url) => new Promise((resolve, reject) => {
+        require('http').get(url, (res) => { let body = ''; res.on('data', (c) => { body += c; }); res.on('end', () => resolve(body)); }).on('error', reject);
+      });`],
+    ]);
+    const { runner } = startRunner(sources, { host: fakeHost().host, poolSize: 1 });
+    try {
+      assert.equal(await runner.run('viaFetch', [`http://127.0.0.1:${port}/a`]), 'hello /a');
+      assert.equal(await runner.run('viaHttp', [`http://127.0.0.1:${port}/b`]), 'hello /b');
+    } finally {
+      await runner.close();
+      server.close();
     }
   });
 });

@@ -151,7 +151,7 @@ describe('unsupported HTTP methods', () => {
   });
   for (const method of ['TRACE', 'PROPFIND', 'BREW']) {
     test(`${method} gets a JSON 4xx`, async () => {
-      const raw = await rawRequest(app.port, `${method} /api/client/v2.0/app/${app.appId}/location HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      const raw = await rawRequest(app.port, `${method} /api/client/v2.0/app/${app.appId}/location HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
       assert.match(raw, /^HTTP\/1\.1 4\d\d /);
       assert.match(raw, /"error":/);
     });

@@ -48,7 +48,10 @@ describe('request log over HTTP', () => {
     assert.equal(link.pathname, '/logs');
     const coId = link.searchParams.get('co_id')!;
     assert.match(coId, /^[0-9a-f]{24}$/);
-    const logged = await fetch(`${runtime.url}/logs?co_id=${coId}`);
+    const refused = await fetch(`${runtime.url}/logs?co_id=${coId}`);
+    assert.equal(refused.status, 401, 'the log is the developer\'s: it needs the admin session');
+    const admin = { headers: { Authorization: `Bearer ${(await runtime.mintAdminSession()).access_token}` } };
+    const logged = await fetch(`${runtime.url}/logs?co_id=${coId}`, admin);
     assert.equal(logged.status, 200);
     assert.equal(logged.headers.get('content-type'), 'application/json');
     const entry = await logged.json() as RequestLogEntry;
@@ -57,10 +60,10 @@ describe('request log over HTTP', () => {
       error: "cannot find app using Client App ID 'no-such-app'", error_code: 'AppNotFound',
     });
     assert.ok(entry.ms >= 0);
-    const unknown = await fetch(`${runtime.url}/logs?co_id=000000000000000000000000`);
+    const unknown = await fetch(`${runtime.url}/logs?co_id=000000000000000000000000`, admin);
     assert.equal(unknown.status, 404);
     assert.equal(((await unknown.json()) as { error_code: string }).error_code, 'NotFound');
-    const recent = await (await fetch(`${runtime.url}/logs`)).json() as { requests: RequestLogEntry[] };
+    const recent = await (await fetch(`${runtime.url}/logs`, admin)).json() as { requests: RequestLogEntry[] };
     assert.ok(recent.requests.some((r) => r.co_id === coId), 'the recent requests list it');
   });
 
@@ -125,7 +128,8 @@ describe('log levels and records', () => {
     try {
       const res = await fetch(`${runtime.url}/nothing-here`);
       const { link } = await res.json() as { link: string };
-      const entry = await (await fetch(`${runtime.url}${new URL(link).pathname}${new URL(link).search}`)).json() as RequestLogEntry;
+      const admin = { headers: { Authorization: `Bearer ${(await runtime.mintAdminSession()).access_token}` } };
+      const entry = await (await fetch(`${runtime.url}${new URL(link).pathname}${new URL(link).search}`, admin)).json() as RequestLogEntry;
       assert.equal(entry.status, 404);
       assert.deepEqual(records.filter((r) => r.request), []);
     } finally {

@@ -220,6 +220,13 @@ function storeContract(name: string, open: () => Promise<Backend>, skip?: string
       assert.equal(upserted?.q, 'new');
     });
 
+    test('concurrent findOneAndUpdate $inc calls each return their own new value (a counter hands out distinct numbers)', async () => {
+      const items = await fresh();
+      await items.insertOne({ _id: 'counter', next: 0 });
+      const taken = await Promise.all(Array.from({ length: 8 }, () => items.findOneAndUpdate({ _id: 'counter' }, { $inc: { next: 1 } }, { returnNewDocument: true })));
+      assert.deepEqual(taken.map((d) => d!.next).sort(), [1, 2, 3, 4, 5, 6, 7, 8]);
+    });
+
     test('findOneAndReplace and findOneAndDelete', async () => {
       const items = await fresh();
       await items.insertMany([{ _id: 1, v: 'a' }, { _id: 2, v: 'b' }]);

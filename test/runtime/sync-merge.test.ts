@@ -441,6 +441,37 @@ describe('the merge by object', () => {
   });
 });
 
+describe('hostile changesets', () => {
+  // Any typed instructions (indexes, sizes and paths that do not fit together) give a result or a
+  // TransformError, never another exception.
+  const pathElement = fc.oneof(fc.nat({ max: 4 }), fc.constantFrom('text', 'qty', 'k'));
+  const target = fc.record({ table: fc.constantFrom('Task', 'Item'), object: fc.nat({ max: 2 }).map(pk), field: fc.constantFrom('tags', 'items', 'name'), path: fc.array(pathElement, { maxLength: 3 }) });
+  const payload = fc.oneof(fc.constant({ type: 'null' } as const), fc.string({ maxLength: 2 }).map(str), fc.integer().map(int), fc.constant({ type: 'objectValue' } as const), fc.constant({ type: 'list' } as const));
+  const instruction: fc.Arbitrary<Instruction> = fc.oneof(
+    fc.record({ type: fc.constant('Update' as const), value: payload, isDefault: fc.boolean(), priorSize: fc.nat({ max: 4 }) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constant('ArrayInsert' as const), value: payload, priorSize: fc.integer({ min: -1, max: 4 }) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constant('ArrayErase' as const), priorSize: fc.nat({ max: 4 }) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constant('ArrayMove' as const), ndx2: fc.integer({ min: -1, max: 4 }), priorSize: fc.nat({ max: 4 }) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constant('AddInteger' as const), value: fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constant('Clear' as const), collectionType: fc.constantFrom('list' as const, 'set' as const) }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.record({ type: fc.constantFrom('SetInsert' as const, 'SetErase' as const), value: payload }).chain((rest) => target.map((t) => ({ ...t, ...rest }))),
+    fc.nat({ max: 2 }).map((n) => erase(n)),
+    fc.nat({ max: 2 }).map((n) => create(n)),
+    fc.constantFrom<Instruction>(...SCHEMA.slice(0, 4), SCHEMA[SCHEMA.length - 1], { type: 'EraseTable', table: 'Item' }, { type: 'EraseTable', table: 'Person' }, { type: 'EraseColumn', table: 'Task', field: 'tags' }),
+  );
+  const changeset = (ident: bigint) => fc.record({ instructions: fc.array(instruction, { maxLength: 8 }), originTimestamp: fc.bigInt({ min: 0n, max: 3n }), originFileIdent: fc.constant(ident) });
+
+  test('give a merge or a TransformError, nothing else', () => {
+    fc.assert(
+      fc.property(fc.array(changeset(2n), { maxLength: 3 }), fc.array(changeset(3n), { maxLength: 3 }), (ours, theirs) => {
+        const result = mergeChangesets(ours, theirs);
+        if (!result.ok) assert.ok(result.error instanceof TransformError && result.error.message.length > 0);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
 // realm-core's reference server against the merge on the same scenario: two devices write offline
 // (A first, then B, so B's writes carry the later timestamps), then A syncs, B syncs, A syncs again. The
 // probe writes are mirrored by the instructions realm-core's client makes for them: a create sets each
@@ -546,50 +577,82 @@ function probeWriteJson(write: ProbeWrite, partition: string): Record<string, un
   return { op: 'create', type: 'Task', value: { _id: write.id, _partition: partition, ...write.value } };
 }
 
-interface ReferenceScenario { name: string; base: ProbeWrite[]; a: ProbeWrite[]; b: ProbeWrite[] }
+/** `offline`: each device's writes, made offline one device after the other (so in timestamp order). */
+interface ReferenceScenario { name: string; base: ProbeWrite[]; offline: ProbeWrite[][] }
 
 const referenceScenarios: ReferenceScenario[] = [
   {
     name: 'the same field: the later write wins',
     base: [{ op: 'create', id: 1, value: { name: 'base', count: 1, tags: ['x'] } }],
-    a: [{ op: 'update', id: 1, value: { name: 'a' } }],
-    b: [{ op: 'update', id: 1, value: { name: 'b' } }],
+    offline: [
+      [{ op: 'update', id: 1, value: { name: 'a' } }],
+      [{ op: 'update', id: 1, value: { name: 'b' } }],
+    ],
   },
   {
     name: 'different fields: both kept',
     base: [{ op: 'create', id: 1, value: { name: 'base', count: 1 } }],
-    a: [{ op: 'update', id: 1, value: { name: 'a' } }],
-    b: [{ op: 'update', id: 1, value: { count: 5 } }],
+    offline: [
+      [{ op: 'update', id: 1, value: { name: 'a' } }],
+      [{ op: 'update', id: 1, value: { count: 5 } }],
+    ],
   },
   {
     name: 'delete vs a later update: deleted',
     base: [{ op: 'create', id: 1, value: { name: 'base', count: 1 } }, { op: 'create', id: 2, value: { name: 'other' } }],
-    a: [{ op: 'delete', id: 1 }],
-    b: [{ op: 'update', id: 1, value: { name: 'b', count: 9 } }, { op: 'update', id: 2, value: { name: 'b2' } }],
+    offline: [
+      [{ op: 'delete', id: 1 }],
+      [{ op: 'update', id: 1, value: { name: 'b', count: 9 } }, { op: 'update', id: 2, value: { name: 'b2' } }],
+    ],
   },
   {
     name: 'list insertions at the same index of a new object: the earlier first',
     base: [],
-    a: [{ op: 'create', id: 2, value: { tags: ['a1', 'a2'] } }],
-    b: [{ op: 'create', id: 2, value: { tags: ['b1'] } }],
+    offline: [
+      [{ op: 'create', id: 2, value: { tags: ['a1', 'a2'] } }],
+      [{ op: 'create', id: 2, value: { tags: ['b1'] } }],
+    ],
   },
   {
     name: 'a list replaced on both sides: the later replacement wins',
     base: [{ op: 'create', id: 1, value: { tags: ['x', 'y'] } }],
-    a: [{ op: 'update', id: 1, value: { tags: ['x', 'a'] } }],
-    b: [{ op: 'update', id: 1, value: { name: 'b', tags: ['b', 'x', 'y'] } }],
+    offline: [
+      [{ op: 'update', id: 1, value: { tags: ['x', 'a'] } }],
+      [{ op: 'update', id: 1, value: { name: 'b', tags: ['b', 'x', 'y'] } }],
+    ],
+  },
+  {
+    name: 'delete and re-create vs a later update of the old object: the re-created object without the update',
+    base: [{ op: 'create', id: 1, value: { name: 'base', count: 3 } }],
+    offline: [
+      [{ op: 'delete', id: 1 }, { op: 'create', id: 1, value: { name: 'again' } }],
+      [{ op: 'update', id: 1, value: { name: 'b', count: 9 } }],
+    ],
   },
   {
     name: 'a set, a dictionary and embedded objects filled on both sides of a new object',
     base: [],
-    a: [{ op: 'create', id: 3, value: { labels: ['a', 'both'], attrs: { k: 'a', ka: 'a' }, checklist: [{ text: 'a1', done: false }] } }],
-    b: [{ op: 'create', id: 3, value: { labels: ['b', 'both'], attrs: { k: 'b' }, checklist: [{ text: 'b1', done: true }] } }],
+    offline: [
+      [{ op: 'create', id: 3, value: { labels: ['a', 'both'], attrs: { k: 'a', ka: 'a' }, checklist: [{ text: 'a1', done: false }] } }],
+      [{ op: 'create', id: 3, value: { labels: ['b', 'both'], attrs: { k: 'b' }, checklist: [{ text: 'b1', done: true }] } }],
+    ],
   },
   {
     name: 'embedded objects replaced on one side, the other edits the old ones: the later replacement wins',
     base: [{ op: 'create', id: 1, value: { checklist: [{ text: 'x', done: false }, { text: 'y', done: false }] } }],
-    a: [{ op: 'update', id: 1, value: { checklist: [{ text: 'x', done: true }, { text: 'y', done: false }], attrs: { k: 'a' } } }],
-    b: [{ op: 'update', id: 1, value: { checklist: [{ text: 'z', done: false }], labels: ['b'] } }],
+    offline: [
+      [{ op: 'update', id: 1, value: { checklist: [{ text: 'x', done: true }, { text: 'y', done: false }], attrs: { k: 'a' } } }],
+      [{ op: 'update', id: 1, value: { checklist: [{ text: 'z', done: false }], labels: ['b'] } }],
+    ],
+  },
+  {
+    name: 'three devices: the same field, and insertions at the same index of a new list',
+    base: [{ op: 'create', id: 1, value: { name: 'base' } }],
+    offline: [
+      [{ op: 'update', id: 1, value: { name: 'a' } }, { op: 'create', id: 4, value: { tags: ['a'] } }],
+      [{ op: 'update', id: 1, value: { name: 'b', count: 2 } }, { op: 'create', id: 4, value: { tags: ['b1', 'b2'] } }],
+      [{ op: 'update', id: 1, value: { count: 3 } }, { op: 'create', id: 4, value: { tags: ['c'], name: 'c' } }],
+    ],
   },
 ];
 
@@ -609,45 +672,42 @@ describe("the same final objects as realm-core's own server (reference server, r
   referenceScenarios.forEach((scenario, index) => {
     test(scenario.name, async () => {
       const partition = `merge-${index}-${Date.now()}`;
-      const device = (who: 'a' | 'b') => {
+      const device = (who: string) => {
         const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `asl-merge-${who}-`));
         dataDirs.push(dataDir);
         const script = {
           baseUrl: served.url, appId: served.appId, partition, schema: PROBE_SCHEMA, dataDir, syncRoute: reference.url, timeoutMs: 15000,
           credentials: { type: 'emailPassword', email: `${who}-merge@example.com`, password: 'merge-Passw0rd', register: true },
         };
-        return (extra: Record<string, unknown>) => runProbe({ ...script, ...extra });
+        return async (extra: Record<string, unknown>) => {
+          const run = await runProbe({ ...script, ...extra });
+          assert.equal(run.result.status, 'ok', JSON.stringify(run.lines.slice(-5)));
+          return run;
+        };
       };
-      const a = device('a');
-      const b = device('b');
-      const ok = (run: Awaited<ReturnType<typeof a>>) => {
-        assert.equal(run.result.status, 'ok', JSON.stringify(run.lines.slice(-5)));
-        return run;
-      };
-      ok(await a(scenario.base.length ? { writes: scenario.base.map((w) => probeWriteJson(w, partition)) } : {}));
-      ok(await b({}));
-      ok(await a({ offline: true, writes: scenario.a.map((w) => probeWriteJson(w, partition)) }));
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      ok(await b({ offline: true, writes: scenario.b.map((w) => probeWriteJson(w, partition)) }));
-      ok(await a({}));
-      const finalB = ok(await b({}));
-      const finalA = ok(await a({}));
+      const devices = scenario.offline.map((_, i) => device(String.fromCharCode(97 + i)));
+      await devices[0](scenario.base.length ? { writes: scenario.base.map((w) => probeWriteJson(w, partition)) } : {});
+      for (const run of devices.slice(1)) await run({});
+      for (const [i, run] of devices.entries()) {
+        if (i > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        await run({ offline: true, writes: scenario.offline[i].map((w) => probeWriteJson(w, partition)) });
+      }
+      for (const run of devices) await run({});
+      const finals = [];
+      for (const run of devices) finals.push(await run({}));
 
       const server = new SimServer();
-      const clientA = new SimClient(A);
-      const clientB = new SimClient(B);
-      clientA.write([...PROBE_TABLES, ...scenario.base.flatMap((w) => instructionsOf(w, partition))], 100n);
-      settle(server, [clientA, clientB]);
-      clientA.write(scenario.a.flatMap((w) => instructionsOf(w, partition)), 200n);
-      clientB.write(scenario.b.flatMap((w) => instructionsOf(w, partition)), 300n);
-      settle(server, [clientA, clientB]);
-      settle(server, [clientA, clientB]);
+      const clients = devices.map((_, i) => new SimClient(BigInt(i + 2)));
+      clients[0].write([...PROBE_TABLES, ...scenario.base.flatMap((w) => instructionsOf(w, partition))], 100n);
+      settle(server, clients);
+      clients.forEach((client, i) => client.write(scenario.offline[i].flatMap((w) => instructionsOf(w, partition)), BigInt(200 + 100 * i)));
+      settle(server, clients);
+      settle(server, clients);
 
-      const expected = canonicalProbeObjects(finalA.objects('Task'));
-      assert.deepEqual(canonicalProbeObjects(finalB.objects('Task')), expected, 'the two devices agree on the reference server');
+      const expected = canonicalProbeObjects(finals[0].objects('Task'));
+      finals.forEach((run, i) => assert.deepEqual(canonicalProbeObjects(run.objects('Task')), expected, `device ${i} agrees on the reference server`));
       assert.deepEqual(canonicalProbeObjects(probeObjects(server.state)), expected, 'the merge reaches the objects the reference server reached');
-      assert.deepEqual(canonicalProbeObjects(probeObjects(clientA.state)), expected);
-      assert.deepEqual(canonicalProbeObjects(probeObjects(clientB.state)), expected);
+      clients.forEach((client) => assert.deepEqual(canonicalProbeObjects(probeObjects(client.state)), expected));
     });
   });
 });

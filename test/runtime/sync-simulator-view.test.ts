@@ -9,8 +9,10 @@ import { after, before, describe, test } from 'node:test';
 import { ObjectId } from 'bson';
 import { parse } from 'jsonc-parser';
 import { SessionPool } from '../../core/runner/identities';
+import { traceLines } from '../../core/rules/trace';
 import { fetchSimulation, renderSimulation, watchPartition } from '../../core/sync/simulatorClient';
 import { startRuntime, type RunningRuntime } from '../../runtime';
+import { formatReport } from '../../runtime/sync';
 import { REPO_ROOT } from '../helpers/disk';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -48,12 +50,25 @@ describe('the partition simulator view against a running runtime', () => {
     assert.equal(view.permissions?.write, true);
     const text = renderSimulation(view);
     assert.match(text, /^\/\/ write: ALLOWED$/m);
-    assert.match(text, new RegExp(`^// +✓ "%%user\\.id": "%%partition" {2}\\[subject "${adaId}", operand "${adaId}"\\]$`, 'm'));
+    assert.match(text, new RegExp(`^// +✓ "%%user\\.id": "%%partition" {3}\\[subject "${adaId}", operand "${adaId}"\\]$`, 'm'));
     assert.match(text, /^\/\/ client error: none/m);
     const parsed = parse(text) as { partition: { text: string } };
     assert.equal(parsed.partition.text, JSON.stringify(adaId));
     const wrong = renderSimulation(await fetchSimulation(pool, adaId, '7'));
     assert.match(wrong, /^\/\/ client error: 204 ErrorIllegalDatabasePath: attempted to bind on illegal realm partition: expected partition to have type string but found long$/m);
+  });
+
+  test('the trace reads the same in the editor\'s view and in asl sync simulate: one formatter', async () => {
+    const view = await fetchSimulation(pool, 'ada@example.com', JSON.stringify(adaId));
+    const report = await runtime.sync.simulate('ada@example.com', JSON.stringify(adaId));
+    const trace = traceLines(report.permissions!.writeTrace!);
+    assert.ok(trace.length >= 1 && trace[0]!.includes('✓'), trace.join('\n'));
+    const cli = formatReport(report).split('\n');
+    const editor = renderSimulation(view).split('\n').map((line) => line.replace(/^\/\/ /, ''));
+    for (const line of trace) {
+      assert.ok(cli.includes(line), `asl sync simulate lacks: ${line}`);
+      assert.ok(editor.includes(line), `the editor's view lacks: ${line}`);
+    }
   });
 
   test('live: a document written into the partition refreshes the view', async () => {

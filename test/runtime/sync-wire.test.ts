@@ -79,7 +79,7 @@ const parseFrame = (frame: { dir: string; bytes: Uint8Array }) =>
 
 describe('captured frames (realm-sync-probe <-> realm-sync-reference-server)', () => {
   it('hold both directions of a whole partition session, negotiated at protocol 14', () => {
-    assert.ok(captured.connections.length >= 2);
+    assert.ok(captured.connections.length >= 2, 'one connection per probe run');
     for (const connection of captured.connections) assert.equal(connection.protocol, 'com.mongodb.realm-sync#14');
     const kinds = new Set(frames.map((frame) => `${frame.dir} ${headOf(frame.bytes).split(' ')[0]}`));
     for (const kind of ['client bind', 'client ident', 'client upload', 'client mark', 'client unbind', 'server ident', 'server download', 'server mark', 'server unbound', 'server log_message']) {
@@ -118,7 +118,7 @@ describe('captured frames (realm-sync-probe <-> realm-sync-reference-server)', (
   });
 
   it('every changeset re-encodes byte for byte with its string table, and to equal instructions without it', () => {
-    assert.ok(changesets.length >= 10);
+    assert.ok(changesets.length >= 10, 'changesets in UPLOAD and DOWNLOAD frames');
     const layouts = new Set<string>();
     for (const { frame, entry } of changesets) {
       const bytes = entry.bytes!;
@@ -182,20 +182,20 @@ describe('captured frames (realm-sync-probe <-> realm-sync-reference-server)', (
     assert.deepEqual(valueOf('counter'), { type: 'link', table: 'Counter', target: { type: 'int', value: '7n' } });
     const inserts = instructions.filter((i): i is Extract<Instruction, { type: 'ArrayInsert' }> => i.type === 'ArrayInsert' && i.field === 'intList').slice(0, 4);
     assert.deepEqual(inserts.map((i) => [i.path, i.priorSize]), [[[0], 0], [[1], 1], [[2], 2], [[3], 3]]);
-    assert.ok(instructions.some((i) => i.type === 'EraseObject' && i.table === 'Counter' && sameKey(i.object, { type: 'int', value: -3n })));
+    assert.ok(instructions.some((i) => i.type === 'EraseObject' && i.table === 'Counter' && sameKey(i.object, { type: 'int', value: -3n })), 'the delete of Counter -3 was captured');
   });
 
   it('DOWNLOAD carries the other client\'s changesets with their headers', () => {
     const downloads = frames.filter((frame) => frame.dir === 'server' && frame.connection === 2).map(parseFrame)
       .filter((message): message is Extract<ServerMessage, { type: 'download' }> => message.type === 'download');
     const bootstrap = downloads.find((download) => download.changesets.length > 1)!;
-    assert.ok(bootstrap.compressed);
+    assert.ok(bootstrap.compressed, 'a bootstrap this size comes compressed');
     const versions = bootstrap.changesets.map((entry) => entry.version);
     assert.deepEqual(versions, [...versions].sort((a, b) => Number(a - b)), 'oldest first');
     for (const entry of bootstrap.changesets) {
       assert.ok(entry.originFileIdent > 0n, 'a downloaded changeset names the client file it came from');
       assert.equal(entry.originalChangesetSize, entry.bytes!.length);
-      assert.ok(entry.originTimestamp > 0n);
+      assert.ok(entry.originTimestamp > 0n, 'origin timestamps are set');
     }
     assert.equal(bootstrap.downloadableBytes, 0n);
     assert.equal(bootstrap.downloadServerVersion, bootstrap.latestServerVersion);
@@ -283,7 +283,7 @@ describe('changeset codec', () => {
 
   it('a NaN float comes back NaN', () => {
     const [instruction] = parseChangeset(encodeChangeset([{ type: 'Update', ...target, path: [], value: { type: 'double', value: NaN }, isDefault: false, priorSize: 0 }]));
-    assert.ok(instruction.type === 'Update' && instruction.value.type === 'double' && Number.isNaN(instruction.value.value));
+    assert.ok(instruction.type === 'Update' && instruction.value.type === 'double' && Number.isNaN(instruction.value.value), 'NaN stays NaN');
   });
 
   it('writes realm\'s integer code (not LEB128), and interns strings as realm\'s client does', () => {
@@ -492,6 +492,15 @@ describe('messages', () => {
     assert.equal(Buffer.from(encodeClientMessage(clientMessages[0][0], 14)).toString(), 'bind 1 4 0 1 0\n"p1"');
   });
 
+  it('a parsed changeset owns its bytes: it does not keep the frame alive', () => {
+    const frame = Buffer.from(encodeClientMessage({ type: 'upload', session: 1, progressClientVersion: 1n, progressServerVersion: 0n, lockedServerVersion: 0n, changesets: [entry(1n, everyInstruction.slice(0, 3))], compressed: false }, 14));
+    const upload = parseClientMessage(frame, PARTITION);
+    assert.ok(upload.type === 'upload', 'an UPLOAD');
+    const bytes = upload.changesets[0].bytes!;
+    assert.notEqual(bytes.buffer, frame.buffer, 'not a view into the frame');
+    assert.equal(bytes.byteLength, bytes.buffer.byteLength, 'a buffer of its own size');
+  });
+
   it('changeset bytes as received are forwarded as they are', () => {
     const original = frames.map(parseFrame).find((m): m is Extract<ClientMessage, { type: 'upload' }> => m.type === 'upload' && m.changesets.length > 0)!;
     const stored = original.changesets[0];
@@ -501,7 +510,7 @@ describe('messages', () => {
       changesets: [{ ...stored, version: 5n, instructions: [], originFileIdent: 2n }],
     }, 14);
     const received = parseServerMessage(forwarded, PARTITION);
-    assert.ok(received.type === 'download');
+    assert.ok(received.type === 'download', 'a DOWNLOAD comes back');
     assert.deepEqual(Buffer.from(received.changesets[0].bytes!), Buffer.from(stored.bytes!));
     assert.deepEqual(canonical(received.changesets[0].instructions), canonical(stored.instructions));
   });
@@ -516,11 +525,17 @@ describe('messages', () => {
     assert.equal(flag(encodeClientMessage({ ...small, compressed: true }, 14)), '1');
   });
 
+  it('before protocol 8 a flexible BIND carries a plain server path', () => {
+    const bind = parseClientMessage(ascii('bind 1 8 0 1 0\n/default'), { protocolVersion: 7, flexible: true });
+    assert.deepEqual(bind, { type: 'bind', session: 1, serverPath: '/default', signedUserToken: '', needClientFileIdent: true, isSubserver: false });
+    expectWireError(() => parseClientMessage(ascii('bind 1 8 0 1 0\n/default'), FLEXIBLE), 103, /not valid JSON/);
+  });
+
   it('refuses to encode what the negotiated version lacks', () => {
     assert.throws(() => encodeServerMessage({ type: 'log_message', session: 0, message: 'x' }, 9), /protocol version 10/);
     assert.throws(() => encodeServerMessage({ type: 'json_error', errorCode: 201, session: 1, body: {} }, 3), /protocol version 4/);
     assert.throws(() => encodeClientMessage({ type: 'json_error', errorCode: 201, session: 1, body: '{}' }, 6), /protocol version 7/);
-    assert.ok(encodeServerMessage({ type: 'log_message', session: 0, message: 'x' }, 10).length > 0);
+    assert.ok(encodeServerMessage({ type: 'log_message', session: 0, message: 'x' }, 10).length > 0, 'version 10 has LOG_MESSAGE');
   });
 });
 
@@ -583,7 +598,7 @@ describe('message parser on hostile input', () => {
     const erase: Instruction = { type: 'EraseTable', table: 'T' };
     const six = upload([entry(1n, [erase, erase, erase]), entry(2n, [erase, erase, erase])]);
     expectWireError(() => parseClientMessage(six, { ...PARTITION, limits: { changeset: { maxInstructions: 5 } } }), 212, /changeset 2 .*more than 2 instructions/);
-    assert.ok(parseClientMessage(six, { ...PARTITION, limits: { changeset: { maxInstructions: 6 } } }));
+    assert.ok(parseClientMessage(six, { ...PARTITION, limits: { changeset: { maxInstructions: 6 } } }), 'six instructions pass a limit of six');
   });
 
   it('a compressed body inflating past its declared size stops at the declared size', () => {
@@ -678,9 +693,9 @@ describe('protocol errors', () => {
     assert.equal(PROTOCOL_ERRORS.get(110)?.sessionLevel, false);
     const codes = [...PROTOCOL_ERRORS.keys()];
     assert.deepEqual(codes, [...Array.from({ length: 15 }, (_, i) => 100 + i), ...Array.from({ length: 37 }, (_, i) => 200 + i)]);
-    assert.ok(isSessionLevelError(200) && !isSessionLevelError(199) && !isSessionLevelError(300));
+    assert.ok(isSessionLevelError(200) && !isSessionLevelError(199) && !isSessionLevelError(300), '200..299 are session-level');
     const error = new WireError(212, 'x');
-    assert.ok(error instanceof Error && error.sessionLevel && error.name === 'WireError');
+    assert.ok(error instanceof Error && error.sessionLevel && error.name === 'WireError', 'WireError is an Error with a session-level code');
   });
 });
 
@@ -767,6 +782,123 @@ describe('live: realm-core 14 on both ends of the codec', { skip: probeAvailable
     assert.deepEqual(everything.intList, [3, 1, 2]);
     assert.deepEqual(reader.objects('Person'), [], 'both link targets deleted');
     assert.ok((proxy.seen.client.get('upload') ?? 0) >= 8 && (proxy.seen.server.get('download') ?? 0) >= 8, JSON.stringify([...proxy.seen.client, ...proxy.seen.server]));
-    assert.ok(proxy.seen.changesets >= 12);
+    assert.ok(proxy.seen.changesets >= 12, 'changesets went through the codec');
+  });
+});
+
+/**
+ * A minimal flexible-sync server made of the codec alone, enough for a client to bind, bootstrap each
+ * subscription set (a LastInBatch DOWNLOAD holding one empty changeset of a new server version), have its
+ * uploads acknowledged and its MARKs answered. It records every client message.
+ */
+async function startFlexibleCodecServer() {
+  const received: ClientMessage[] = [];
+  const errors: string[] = [];
+  let serverVersion = 0n;
+  const salt = 4242n;
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', handleProtocols: (offered) => negotiate(offered, { accept: { flexible: true, partition: false } })?.protocol ?? false });
+  wss.on('connection', (ws) => {
+    const version = negotiate([ws.protocol])!.version;
+    const queryVersions = new Map<number, bigint>();
+    const send = (message: ServerMessage) => ws.send(encodeServerMessage(message, version));
+    const uploaded = new Map<number, { client: bigint; server: bigint }>();
+    const download = (session: number, queryVersion: bigint, batchState: 'lastInBatch' | 'steadyState', changesets: ChangesetEntry[] = []) => {
+      const upload = uploaded.get(session) ?? { client: 0n, server: 0n };
+      send({
+        type: 'download', session, downloadServerVersion: serverVersion, downloadClientVersion: upload.client, latestServerVersion: serverVersion,
+        latestServerVersionSalt: serverVersion === 0n ? 0n : salt, uploadClientVersion: upload.client, uploadServerVersion: upload.server,
+        flexible: { queryVersion, batchState, progressEstimate: 1 }, changesets,
+      });
+    };
+    const bootstrap = (session: number, queryVersion: bigint) => {
+      serverVersion++;
+      const upload = uploaded.get(session) ?? { client: 0n, server: 0n };
+      download(session, queryVersion, 'lastInBatch', [{ version: serverVersion, lastIntegratedRemoteVersion: upload.client, originTimestamp: 1n, originFileIdent: 1n, instructions: [] }]);
+    };
+    ws.on('message', (data: Buffer) => {
+      let message: ClientMessage;
+      try {
+        message = parseClientMessage(data, { protocolVersion: version, flexible: true });
+      } catch (error) {
+        errors.push((error as Error).message);
+        return ws.close();
+      }
+      received.push(message);
+      switch (message.type) {
+        case 'bind':
+          if (message.needClientFileIdent) send({ type: 'ident', session: message.session, clientFileIdent: 7n, clientFileIdentSalt: 99n });
+          return;
+        case 'ident':
+          queryVersions.set(message.session, message.query!.version);
+          return message.query!.version === 0n ? download(message.session, 0n, 'steadyState') : bootstrap(message.session, message.query!.version);
+        case 'query':
+          queryVersions.set(message.session, message.queryVersion);
+          return bootstrap(message.session, message.queryVersion);
+        case 'upload':
+          if (message.changesets.length > 0) serverVersion++;
+          uploaded.set(message.session, { client: message.progressClientVersion, server: message.progressServerVersion });
+          return download(message.session, queryVersions.get(message.session) ?? 0n, 'steadyState');
+        case 'mark':
+          return send({ type: 'mark', session: message.session, requestIdent: message.requestIdent });
+        case 'unbind':
+          return send({ type: 'unbound', session: message.session });
+        case 'ping':
+          return send({ type: 'pong', timestamp: message.timestamp });
+        default:
+          return;
+      }
+    });
+  });
+  await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
+  return {
+    received, errors,
+    url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/realm-sync`,
+    close: () => new Promise<void>((resolve) => { for (const c of wss.clients) c.terminate(); wss.close(() => resolve()); }),
+  };
+}
+
+describe('live: realm-core 14 flexible sync against the codec', { skip: probeAvailable ? false : 'realm-sync-probe (../shared/realm-sync) is not available on this machine' }, () => {
+  it('the client\'s BIND JSON, IDENT query and QUERY parse, and it accepts the codec\'s flexible DOWNLOADs', async (t) => {
+    const served = await serveDist();
+    t.after(() => served.close());
+    const server = await startFlexibleCodecServer();
+    t.after(() => server.close());
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-sync-wire-flx-'));
+    t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const run = await runProbe({
+      baseUrl: served.url, appId: served.appId, flexible: true, syncRoute: server.url, dataDir, timeoutMs: 15000,
+      credentials: { type: 'emailPassword', email: 'wire-flx@example.com', password: 'wire-Passw0rd', register: true },
+      schema: [{ name: 'Task', primaryKey: '_id', properties: { _id: 'objectId', owner: 'string', done: 'bool' } }],
+      subscriptions: ['Task=TRUEPREDICATE'],
+      steps: [
+        { write: [{ op: 'create', type: 'Task', value: { _id: { $oid: '65c000000000000000000001' }, owner: 'ada', done: false } }] },
+        { waitUpload: true },
+        { subscribe: [{ name: 'open', type: 'Task', query: 'done == false' }] },
+        { unsubscribe: ['open'] },
+      ],
+    });
+    assert.deepEqual(server.errors, []);
+    assert.equal(run.result.status, 'ok', run.lines.filter((l) => !['http', 'object'].includes(l.event)).map((l) => JSON.stringify(l)).join('\n'));
+    const ofType = <T extends ClientMessage['type']>(type: T) => server.received.filter((m): m is Extract<ClientMessage, { type: T }> => m.type === type);
+
+    const [bind] = ofType('bind');
+    assert.equal(bind.needClientFileIdent, true);
+    assert.deepEqual(Object.keys(bind.bindJson!).sort(), ['schemaVersion', 'sessionReason']);
+    const [ident] = ofType('ident');
+    assert.equal(ident.clientFileIdent, 7n);
+    assert.equal(ident.clientFileIdentSalt, 99n);
+    // IDENT names the active subscription set (version 0, none yet); each committed set follows as a QUERY.
+    assert.deepEqual(ident.query, { version: 0n, body: '{}' });
+    const queries = ofType('query');
+    assert.deepEqual(queries.map((q) => [q.queryVersion, q.body]), [
+      [1n, '{"Task":"(TRUEPREDICATE)"}'],
+      [2n, '{"Task":"(TRUEPREDICATE) OR (done == false)"}'],
+      [3n, '{"Task":"(TRUEPREDICATE)"}'],
+    ]);
+    const uploaded = ofType('upload').flatMap((upload) => upload.changesets.flatMap((entry) => entry.instructions));
+    assert.ok(uploaded.some((i) => i.type === 'CreateObject' && i.table === 'Task'), 'the created Task was uploaded');
+    assert.ok(uploaded.some((i) => i.type === 'Update' && i.field === 'owner' && i.value.type === 'string' && i.value.value === 'ada'), 'its owner was uploaded');
+    assert.ok(ofType('mark').length >= 1, 'the client asked for MARKs');
+    assert.ok(ofType('unbind').length >= 1, 'the client unbound');
   });
 });

@@ -1,9 +1,10 @@
 // Custom user data creation function (auth/custom_user_data.json): every new user gets a User document,
-// which the rules and sync permissions read back as %%user.custom_data.
+// which the rules and sync permissions read back as %%user.custom_data. It has no partition key on purpose:
+// sync writes bypass collection rules, so a synced user document would let its owner rewrite isAdmin
+// and projectIds (asl check warns about it: sync/writable-custom-user-data).
 exports = async function (user) {
   const profile = user.data || {};
   const userDocument = {
-    _partition: user.id,
     userId: user.id,
     name: profile.name || profile.email || `user ${user.id}`,
     projectIds: [],

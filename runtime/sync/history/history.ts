@@ -25,6 +25,8 @@ export interface HistoryEntry {
   changeset: Uint8Array;
   /** Size as uploaded (before the server's transform), for download progress. */
   originalSize: number;
+  /** When the server integrated it (ms since the epoch, the server's clock: a client's timestamp is its own). */
+  integratedAt: number;
 }
 
 export interface ClientFileRecord {
@@ -72,6 +74,10 @@ export interface SyncHistoryOptions {
   /** The sync epoch (grows at each terminate): histories and client files of another epoch are not found. */
   epoch: () => number;
   maxEntries?: number;
+  /** `client_max_offline_days` in milliseconds: older entries are dropped, and clients that last synced before them reset. */
+  maxAgeMs?: () => number | undefined;
+  /** Milliseconds since the epoch. */
+  now?: () => number;
 }
 
 export class SyncHistory {
@@ -118,7 +124,7 @@ export class SyncHistory {
     const docs = await this.collection('history').find({ p: key }, { sort: { v: 1 } });
     const entries = docs.map((d): HistoryEntry => ({
       version: Number(d.v), originFileIdent: Number(d.o), clientVersion: Number(d.cv), baseVersion: Number(d.bv ?? 0), timestamp: toBigInt(d.ts),
-      changeset: (d.cs as Binary).buffer, originalSize: Number(d.os),
+      changeset: (d.cs as Binary).buffer, originalSize: Number(d.os), integratedAt: Number(d.at ?? 0),
     }));
     const base = Number(meta.base);
     const latest = entries.length > 0 ? entries[entries.length - 1]!.version : base;
@@ -126,22 +132,35 @@ export class SyncHistory {
   }
 
   /** Appends a changeset as the next server version; resolves once it is stored. */
-  async append(history: PartitionHistory, entry: Omit<HistoryEntry, 'version'>): Promise<HistoryEntry> {
-    const stored: HistoryEntry = { ...entry, version: history.latest + 1 };
+  async append(history: PartitionHistory, entry: Omit<HistoryEntry, 'version' | 'integratedAt'>): Promise<HistoryEntry> {
+    const stored: HistoryEntry = { ...entry, version: history.latest + 1, integratedAt: (this.options.now ?? Date.now)() };
     await this.collection('history').insertOne({
       _id: `${this.key(history.partition)}|${stored.version}`, p: this.key(history.partition), v: stored.version,
       o: stored.originFileIdent, cv: stored.clientVersion, bv: stored.baseVersion, ts: Long.fromBigInt(stored.timestamp),
-      cs: new Binary(stored.changeset), os: stored.originalSize,
+      cs: new Binary(stored.changeset), os: stored.originalSize, at: stored.integratedAt,
     });
     history.latest = stored.version;
     history.entries.push(stored);
-    if (history.entries.length > this.maxEntries) await this.compact(history);
+    if (history.entries.length > this.maxEntries) await this.compact(history, history.entries.length >> 1);
+    else await this.expire(history);
     return stored;
   }
 
-  /** Drops the oldest half of the entries: clients that last synced before the new base reset. */
-  private async compact(history: PartitionHistory): Promise<void> {
-    const drop = history.entries.splice(0, history.entries.length >> 1);
+  /** Drops the entries older than `client_max_offline_days` (keeping the latest). */
+  private async expire(history: PartitionHistory): Promise<void> {
+    const maxAge = this.options.maxAgeMs?.();
+    const first = history.entries[0];
+    if (maxAge === undefined || !first) return;
+    const cutoff = (this.options.now ?? Date.now)() - maxAge;
+    if (first.integratedAt >= cutoff) return;
+    let count = 0;
+    while (count < history.entries.length - 1 && history.entries[count]!.integratedAt < cutoff) count++;
+    if (count > 0) await this.compact(history, count);
+  }
+
+  /** Drops the oldest `count` entries: clients that last synced before the new base reset (222). */
+  private async compact(history: PartitionHistory, count: number): Promise<void> {
+    const drop = history.entries.splice(0, count);
     history.base = drop[drop.length - 1]!.version;
     const key = this.key(history.partition);
     await this.collection('partitions').updateOne({ _id: key }, { $set: { base: history.base } });

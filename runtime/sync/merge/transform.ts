@@ -248,7 +248,7 @@ function sameKey(a: PrimaryKey, b: PrimaryKey): boolean {
   }
 }
 
-export function samePayload(a: Payload, b: Payload): boolean {
+function samePayload(a: Payload, b: Payload): boolean {
   if (a.type !== b.type) return false;
   switch (a.type) {
     case 'null': case 'erased': case 'set': case 'list': case 'dictionary': case 'objectValue': return true;

@@ -15,6 +15,8 @@ import type { RealmSyncEngine } from './engine';
 import type { TrafficEntry } from './traffic';
 
 export const REALM_SYNC_PATH = /^\/api\/client\/v2\.0\/app\/([^/]+)\/realm-sync$/;
+/** The endpoint's path below `/api/client/v2.0/app/<client app id>/` (see `OpenedApp.upgrades`). */
+export const REALM_SYNC_ENDPOINT = 'realm-sync';
 /** Frames larger than this close the connection (the SDK then resets): uploads are split well below it. */
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 

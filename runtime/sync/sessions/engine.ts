@@ -80,12 +80,19 @@ export class RealmSyncEngine {
   /** Per client file: the forms of concurrent server changesets transformed through that client's later uploads. */
   private readonly reciprocal = new Map<number, Map<number, TimedChangeset>>();
   private schema?: RealmSchema;
+  private readonly bootstraps = new Map<string, { version: number; changeset: Uint8Array; instructionCount: number }>();
   private declared?: Promise<Map<string, Instruction[]>>;
   private readonly now: () => number;
 
   constructor(private readonly options: RealmSyncEngineOptions) {
     this.now = options.now ?? Date.now;
-    this.history = new SyncHistory({ store: options.store, epoch: () => options.service.runtimeState.epoch });
+    this.history = new SyncHistory({
+      store: options.store, epoch: () => options.service.runtimeState.epoch, now: this.now,
+      maxAgeMs: () => {
+        const days = options.service.runtimeState.running?.settings.clientMaxOfflineDays;
+        return days !== undefined && days > 0 ? days * 86_400_000 : undefined;
+      },
+    });
   }
 
   get service(): SyncService {
@@ -129,6 +136,7 @@ export class RealmSyncEngine {
   /** The app changed (reload): the Realm schema is derived again. */
   invalidateSchema(): void {
     this.schema = undefined;
+    this.bootstraps.clear();
   }
 
   /** The Realm tables of the synced collections, with what clients declared on top. */
@@ -365,6 +373,8 @@ export class RealmSyncEngine {
       const history = await this.history.partition(id);
       const version = history.latest;
       const clientVersion = file.uploadClientVersion;
+      const cached = this.bootstraps.get(id);
+      if (cached && cached.version === version) return { ...cached, clientVersion, timestamp: syncTimestamp(this.now()) };
       const schema = await this.realmSchema();
       const service = this.options.service;
       const synced = service.collections.map((c) => c.type);
@@ -376,7 +386,10 @@ export class RealmSyncEngine {
         if (!table || table.asymmetric) continue;
         for (const doc of docs) instructions.push(...documentInstructions(schema, table, doc));
       }
-      return { version, clientVersion, timestamp: syncTimestamp(this.now()), changeset: encodeChangeset(instructions), instructionCount: instructions.length };
+      const built = { version, changeset: encodeChangeset(instructions), instructionCount: instructions.length };
+      // The same state is the bootstrap of every new client until the partition's next version.
+      this.bootstraps.set(id, built);
+      return { ...built, clientVersion, timestamp: syncTimestamp(this.now()) };
     });
   }
 
@@ -511,15 +524,14 @@ export class RealmSyncEngine {
       const crossing = await this.crossPartitionLink(entry.collection, entry.after, partition, inPartition);
       if (crossing) return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${crossing}`) };
     }
-    await uploadWrites.run(partition, async () => {
-      for (const entry of touched.values()) {
-        const store = service.store.collection(entry.collection.database, entry.collection.collection);
-        if (!entry.after) {
-          if (entry.before) await store.deleteOne({ _id: entry.id as never });
-        } else if (!entry.before) await store.insertOne(entry.after);
-        else await store.replaceOne({ _id: entry.id as never }, entry.after);
-      }
-    });
+    // The writes touch distinct documents: issued together, the store makes them durable together.
+    await uploadWrites.run(partition, () => Promise.all([...touched.values()].map(async (entry) => {
+      const store = service.store.collection(entry.collection.database, entry.collection.collection);
+      if (!entry.after) {
+        if (entry.before) await store.deleteOne({ _id: entry.id as never });
+      } else if (!entry.before) await store.insertOne(entry.after);
+      else await store.replaceOne({ _id: entry.id as never }, entry.after);
+    })));
     return { ok: true };
   }
 
@@ -575,8 +587,13 @@ export class RealmSyncEngine {
   }
 }
 
+/** Parsed history entries, kept while the entry lives (transforms meet the same entries again). */
+const parsedEntries = new WeakMap<HistoryEntry, Instruction[]>();
+
 function timed(entry: HistoryEntry): TimedChangeset {
-  return { instructions: parseChangeset(entry.changeset), originTimestamp: entry.timestamp, originFileIdent: BigInt(entry.originFileIdent) };
+  let instructions = parsedEntries.get(entry);
+  if (!instructions) parsedEntries.set(entry, (instructions = parseChangeset(entry.changeset)));
+  return { instructions, originTimestamp: entry.timestamp, originFileIdent: BigInt(entry.originFileIdent) };
 }
 
 /** The partition value as the collection's schema stores the key (a long partition is an Int64 unless the schema says int). */

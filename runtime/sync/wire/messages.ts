@@ -315,7 +315,8 @@ function parseEntries(
       throw new WireError(112, `changeset of ${size} bytes declared, ${body.length - at.pos} left in the body`);
     }
     if (kind === 'download' && version === 0n) throw new WireError(111, 'a downloaded changeset cannot have server version 0');
-    const bytes = body.slice(at.pos, at.pos + Number(size));
+    // A copy (Buffer#slice would not be one): a stored changeset must not keep the whole frame alive.
+    const bytes = new Uint8Array(body.subarray(at.pos, at.pos + Number(size)));
     at.pos += Number(size);
     let instructions;
     try {

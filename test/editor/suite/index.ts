@@ -87,6 +87,14 @@ export async function run(): Promise<void> {
   await check('the extension activates and its language client starts', async () => {
     const extension = vscode.extensions.getExtension<AppServicesLocalApi>(extensionId);
     assert.ok(extension, `${extensionId} is not installed`);
+    if (process.env.ASL_EDITOR_EXPECT_INSTALLED === '1') {
+      // The .vsix, installed: no sources or tests beside the bundles, and not a development extension.
+      for (const absent of ['client', 'test', 'node_modules', 'tsconfig.json']) {
+        assert.ok(!fs.existsSync(path.join(extension.extensionPath, absent)), `${absent} is in the installed extension at ${extension.extensionPath}`);
+      }
+      assert.equal(path.basename(extension.extensionPath), `${extensionId}-${extension.packageJSON.version}`);
+      assert.notEqual(extension.packageJSON.isUnderDevelopment, true, 'the extension was loaded as a development extension');
+    }
     const api = await extension.activate();
     await Promise.race([
       api.ready,

@@ -1,9 +1,12 @@
 // Runtime control, the query runner and the app explorer in the real extension host: the start that fails
 // on app errors, the start from the command, lenses run as real users under the app's rules, an error
 // diagnostic, cancelling a slow function-backed query, a 10 MB answer, stop, a kill from outside and the
-// restart, the explorer's collections with counts. Each check asks the harness for a screenshot.
+// restart, the explorer's collections with counts, the Sync Sessions view with realm-core's own client
+// syncing (realm-sync-probe). Each check asks the harness for a screenshot.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { AppServicesLocalApi } from '../../../client/api';
@@ -11,6 +14,7 @@ import { commands } from '../../../client/commands';
 import type { ExplorerNode } from '../../../client/explorer';
 import { describeRuntimeStatus } from '../../../client/runtimeStatus';
 import type { Identity } from '../../../core/runner/identities';
+import type { SyncSessionNode } from '../../../client/syncSessions';
 import type { RunResult } from '../../../core/runner/run';
 
 type Check = (name: string, body: () => Promise<void>) => Promise<void>;
@@ -223,6 +227,55 @@ export async function runtimeChecks(check: Check, api: AppServicesLocalApi, figu
     assert.match(text, /client error: /, text);
     assert.match(text, /Task \(tracker\.Task\): 1 document\(s\)/, text);
     await shot('8b-partition-as-user');
+  });
+
+  await check('with a Realm client syncing, the Sync Sessions view lists its session and its traffic shows the UPLOAD\'s instructions', async () => {
+    const probe = process.env.ASL_EDITOR_REALM_SYNC_PROBE;
+    assert.ok(probe && fs.existsSync(probe), `realm-sync-probe is not at ${probe}`);
+    const adaId = await runtime.sessions!.userIdOf(ada);
+    const target = runtime.target!;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-editor-probe-'));
+    const script = path.join(dir, 'script.json');
+    const taskId = '65a0000000000000000000e1';
+    fs.writeFileSync(script, JSON.stringify({
+      baseUrl: target.baseUrl, appId: target.appId, credentials: { type: 'emailPassword', email: 'ada@example.com', password: 'correct horse' }, partition: adaId, timeoutMs: 20000,
+      schema: [{ name: 'Task', primaryKey: '_id', properties: { _id: 'objectId', _partition: 'string?', name: 'string', status: 'string', isComplete: 'bool', priority: 'int?', tags: 'string[]' } }],
+      steps: [
+        { waitDownload: true },
+        { write: { op: 'create', type: 'Task', value: { _id: { $oid: taskId }, _partition: adaId, name: 'synced from a Realm client', status: 'open', isComplete: false } } },
+        { waitUpload: true },
+        { watchMs: 45000 },
+      ],
+    }));
+    const client = spawn(probe, ['--script', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let clientOutput = '';
+    client.stdout.on('data', (d: Buffer) => { clientOutput += d.toString('utf8'); });
+    client.stderr.on('data', (d: Buffer) => { clientOutput += d.toString('utf8'); });
+    try {
+      await waitFor(`the client to upload (${clientOutput})`, () => /"event":"watch"/.test(clientOutput), 30_000);
+      await vscode.commands.executeCommand(commands.showSyncSessions.id);
+      const view = features.syncSessions;
+      const node = await waitFor('the session in the Sync Sessions view', () => view.getChildren().find((n): n is Extract<SyncSessionNode, { kind: 'session' }> => n.kind === 'session' && n.info.userId === adaId), 15_000);
+      const item = view.getTreeItem(node);
+      assert.equal(item.label, 'ada@example.com');
+      assert.equal(item.description, `${JSON.stringify(adaId)} · protocol 14 · identified`);
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      await vscode.commands.executeCommand(item.command!.command, ...(item.command!.arguments ?? []));
+      const editor = await waitFor('the traffic document with the UPLOAD', () => vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === 'asl-sync-traffic' && e.document.getText().includes(`CreateObject Task oid(${taskId})`)));
+      const text = editor.document.getText();
+      assert.match(text, new RegExp(`user ${adaId} · partition "${adaId}" · protocol 14 · identified`), text);
+      assert.match(text, /client PERMISSIONS read=true write=true/, text);
+      assert.match(text, /✓ "%%user\.id": "%%partition"/, `the verdict trace: ${text}`);
+      assert.match(text, /client UPLOAD progressClientVersion=\d+ progressServerVersion=\d+ changesets=[1-9]/, text);
+      assert.ok(text.includes(`        Update Task oid(${taskId}) .name = "synced from a Realm client"`), text);
+      await vscode.commands.executeCommand('workbench.view.extension.appServicesLocal');
+      const upload = text.split('\n').findIndex((line) => line.includes(`CreateObject Task oid(${taskId})`));
+      editor.revealRange(new vscode.Range(upload, 0, upload, 0), vscode.TextEditorRevealType.AtTop);
+      await shot('8c-sync-sessions');
+    } finally {
+      client.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   await check('Stop Runtime stops it', async () => {

@@ -1,0 +1,255 @@
+// App functions cannot escape to the runtime (issue 21, part 1): each known way out of a `vm` context, as a
+// hostile function of one app served with another by `dist/cli.js serve` over real HTTP. Every escape that
+// reaches a `process` object tries to read the data folder's key material and the other app's secret, to
+// write a file, to run a shell command, to start a thread that writes, and to signal the runtime; the test
+// asserts by side effect: no marker file, no secret in any response (raw, hex or base64), the runtime alive.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { baseApp } from '../helpers/app';
+import { writeApp } from '../helpers/disk';
+import { registerAndLogIn, serveDist, type ServedDist } from './fixtures/serve';
+
+const VICTIM_SECRET = `victim-secret-${Math.random().toString(36).slice(2)}`;
+
+/**
+ * What an escaped function does with the `process` it reached: every attempt's outcome is returned, so a
+ * secret read would show in the response. `input`: the files to read, the marker files' stem, the
+ * runtime's pid.
+ */
+const ATTACK = `
+async function attack(proc, input) {
+  const out = { escaped: proc !== null && typeof proc === 'object' && typeof proc.pid === 'number', outcomes: {} };
+  if (!out.escaped) return out;
+  const record = async (name, attempt) => {
+    try {
+      const value = await attempt();
+      out.outcomes[name] = value && typeof value === 'object' && typeof value.length === 'number'
+        ? { latin1: Buffer.from(value).toString('latin1'), hex: Buffer.from(value).toString('hex'), base64: Buffer.from(value).toString('base64') }
+        : String(value);
+    } catch (error) {
+      out.outcomes[name] = 'refused: ' + String(error && (error.code || error.message));
+    }
+  };
+  const load = (name) => {
+    if (typeof proc.getBuiltinModule === 'function') return proc.getBuiltinModule(name);
+    if (proc.mainModule) return proc.mainModule.require(name);
+    throw new Error('no module loader');
+  };
+  for (const file of input.files) await record('read ' + file, () => load('fs').readFileSync(file));
+  await record('list data folder', () => load('fs').readdirSync(input.dataDir).join(','));
+  await record('environment', () => JSON.stringify(proc.env));
+  await record('write', () => load('fs').writeFileSync(input.marker + '-write', 'x'));
+  await record('exec', () => load('child_process').execSync('echo x > ' + input.marker + '-exec'));
+  await record('spawn_sync binding', () => proc.binding('spawn_sync').spawn({ file: '/bin/sh', args: ['/bin/sh', '-c', 'echo x > ' + input.marker + '-binding'], stdio: [] }));
+  await record('fs binding', () => proc.binding('fs'));
+  await record('addon', () => proc.dlopen({ exports: {} }, input.marker + '.node'));
+  await record('inspector', () => load('inspector').open(0));
+  await record('thread', () => new Promise((resolve, reject) => {
+    const Worker = load('worker_threads').Worker;
+    const thread = new Worker('require("fs").writeFileSync(' + JSON.stringify(input.marker + '-thread') + ', "x")', { eval: true });
+    thread.on('error', reject);
+    thread.on('exit', resolve);
+  }));
+  await record('signal the runtime', () => proc.kill(input.runtimePid, 'SIGKILL'));
+  return out;
+}
+`;
+
+/** Hostile functions: each gets hold of a `process` its own way, then attacks with it. */
+const HOSTILE: Record<string, string> = {
+  contextChain: `exports = (input) => attack(context.constructor.constructor('return process')(), input);`,
+  contextFunctionChain: `exports = (input) => attack(context.values.get.constructor('return process')(), input);`,
+  argumentChain: `exports = (input) => attack(input.constructor.constructor('return process')(), input);`,
+  resultChain: `exports = async (input) => {
+    const result = await context.functions.execute('giveObject');
+    return attack(result.constructor.constructor('return process')(), input);
+  };`,
+  errorChain: `exports = (input) => {
+    try { require('no-such-package'); } catch (error) { return attack(error.constructor.constructor('return process')(), input); }
+    return { escaped: false };
+  };`,
+  promiseChain: `exports = (input) => {
+    const pending = context.functions.execute('giveObject');
+    return attack(pending.constructor.constructor('return process')(), input);
+  };`,
+  returnedThenable: `exports = (input) => ({
+    then(resolve, reject) {
+      attack(resolve.constructor.constructor('return process')(), input).then(resolve, reject);
+    },
+  });`,
+  prepareStackTrace: `exports = async (input) => {
+    let reached = null;
+    Error.prepareStackTrace = (error, frames) => {
+      for (const frame of frames) {
+        try {
+          const fn = frame.getFunction() || frame.getThis();
+          if (fn && !reached) reached = fn.constructor.constructor('return process')();
+        } catch {}
+      }
+      return 'trace';
+    };
+    try { null.boom; } catch (error) { void error.stack; }
+    try { await context.functions.execute('throwsHost'); } catch (error) { void error.stack; }
+    try { require('no-such-package'); } catch (error) { void error.stack; }
+    return attack(reached, input);
+  };`,
+  bindingAndBuiltins: `exports = (input) => {
+    const proc = Buffer.constructor.constructor('return process')();
+    return attack({ pid: proc.pid, env: proc.env, getBuiltinModule: (name) => proc.binding(name), binding: proc.binding.bind(proc), dlopen: proc.dlopen.bind(proc), kill: (...a) => proc.kill(...a) }, input)
+      .then(async (viaBinding) => ({ viaBinding, viaBuiltins: await attack(proc, input) }));
+  };`,
+  dynamicImport: `exports = async (input) => {
+    const outcomes = {};
+    for (const name of ['node:fs', 'node:child_process', 'node:process']) {
+      try {
+        const mod = await import(name);
+        outcomes[name] = name === 'node:fs' ? String(mod.readFileSync(input.files[0])) : name === 'node:child_process' ? String(mod.execSync('echo x > ' + input.marker + '-import')) : await attack(mod.default, input);
+      } catch (error) { outcomes[name] = 'refused: ' + String(error && (error.code || error.message)); }
+    }
+    return outcomes;
+  };`,
+  calleeCaller: `exports = function (input) {
+    let caller = arguments.callee.caller;
+    for (let depth = 0; caller && depth < 20; depth++) {
+      try { return attack(caller.constructor('return process')(), input); } catch {}
+      caller = caller.caller;
+    }
+    return { escaped: false };
+  };`,
+  pollution: `exports = (input) => {
+    let hostObjectPrototype = Buffer.from('');
+    while (Object.getPrototypeOf(hostObjectPrototype)) hostObjectPrototype = Object.getPrototypeOf(hostObjectPrototype);
+    hostObjectPrototype.polluted = 'yes';
+    Object.prototype.pollutedInside = 'yes';
+    BSON.EJSON.stringify = () => 'polluted';
+    return attack(hostObjectPrototype.constructor.constructor('return process')(), input);
+  };`,
+  giveObject: `exports = () => ({ an: 'object' });`,
+  throwsHost: `exports = () => { throw new Error('thrown'); };`,
+  innocent: `exports = (x) => ({ x, keys: Object.keys({}) });`,
+};
+
+function attackerApp(): Record<string, unknown> {
+  const files: Record<string, unknown> = {
+    ...baseApp(),
+    'realm_config.json': { config_version: 20210101, app_id: 'attacker-aaaaa', name: 'attacker', location: 'US-VA', deployment_model: 'GLOBAL' },
+    'functions/config.json': Object.keys(HOSTILE).map((name) => ({ name, private: false })),
+  };
+  for (const [name, body] of Object.entries(HOSTILE)) files[`functions/${name}.js`] = `${ATTACK}\n${body}\n`;
+  return files;
+}
+
+function victimApp(): Record<string, unknown> {
+  return {
+    ...baseApp(),
+    'realm_config.json': { config_version: 20210101, app_id: 'victim-vvvvv', name: 'victim', location: 'US-VA', deployment_model: 'GLOBAL' },
+    'secrets.json': { victimSecret: VICTIM_SECRET },
+    'values/fromSecret.json': { name: 'fromSecret', from_secret: true, value: 'victimSecret' },
+  };
+}
+
+/** Every file under `dir`. */
+function filesUnder(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath ?? e.path, e.name));
+}
+
+/** The ways a secret could show in a response body. */
+function encodings(secret: Buffer): string[] {
+  return [secret.toString('hex'), secret.toString('base64'), secret.toString('base64url'), secret.toString('latin1')].filter((s) => s.length >= 16);
+}
+
+describe('functions behind the process boundary (dist/cli.js serve, two apps)', { timeout: 240_000 }, () => {
+  let root: string;
+  let served: ServedDist;
+  let attackerUrl: string;
+  let token: string;
+  let victimToken: string;
+  let markerDir: string;
+  let dataDir: string;
+  const secrets: { name: string; forms: string[] }[] = [];
+
+  before(async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-boundary-'));
+    writeApp(attackerApp(), path.join(root, 'attacker'));
+    writeApp(victimApp(), path.join(root, 'victim'));
+    markerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-boundary-markers-'));
+    served = await serveDist({ appDir: root, args: ['--no-watch'] });
+    attackerUrl = `${served.url}/api/client/v2.0/app/attacker-aaaaa`;
+    token = (await registerAndLogIn(attackerUrl, 'mallory@example.com', 'password1')).access_token;
+    victimToken = (await registerAndLogIn(`${served.url}/api/client/v2.0/app/victim-vvvvv`, 'victim@example.com', 'password1')).access_token;
+    dataDir = served.child.spawnargs[served.child.spawnargs.indexOf('--data') + 1]!;
+    for (const file of filesUnder(dataDir)) {
+      if (['token-secret', 'api-key.json', 'runtime.json'].includes(path.basename(file))) secrets.push({ name: path.relative(dataDir, file), forms: encodings(fs.readFileSync(file)) });
+    }
+    secrets.push({ name: 'the victim app\'s secrets.json value', forms: [VICTIM_SECRET, Buffer.from(VICTIM_SECRET).toString('hex'), Buffer.from(VICTIM_SECRET).toString('base64')] });
+  });
+
+  after(async () => {
+    await served?.close();
+    fs.rmSync(root, { recursive: true, force: true });
+    fs.rmSync(markerDir, { recursive: true, force: true });
+  });
+
+  async function call(name: string, marker: string): Promise<{ status: number; text: string }> {
+    const input = {
+      files: [...filesUnder(dataDir).filter((f) => /token-secret$|api-key\.json$|runtime\.json$/.test(f)), path.join(root, 'victim', 'secrets.json')],
+      dataDir, marker: path.join(markerDir, marker), runtimePid: served.child.pid,
+    };
+    const res = await fetch(`${attackerUrl}/functions/call`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify({ name, arguments: [input] }),
+    });
+    return { status: res.status, text: await res.text() };
+  }
+
+  function assertNothingGained(name: string, response: { status: number; text: string }): void {
+    assert.ok(response.status === 200 || (response.status >= 400 && response.status < 500), `${name}: answered ${response.status}: ${response.text.slice(0, 300)}`);
+    assert.ok(secrets.length >= 3, 'the data folder holds the admin and app key material');
+    for (const secret of secrets) {
+      for (const form of secret.forms) assert.ok(!response.text.includes(form), `${name}: the response holds ${secret.name}`);
+    }
+    assert.deepEqual(fs.readdirSync(markerDir), [], `${name}: a marker file was written`);
+    assert.equal(served.child.exitCode, null, `${name}: the runtime stopped`);
+    assert.equal(served.child.signalCode, null, `${name}: the runtime was signalled`);
+  }
+
+  // Escapes that do reach a `process` (of the function process): the test checks they did, so that it
+  // tests the boundary and not the vm context.
+  const reaching = ['contextChain', 'contextFunctionChain', 'argumentChain', 'resultChain', 'errorChain', 'promiseChain', 'pollution'];
+  for (const name of reaching) {
+    test(`${name}: the escape reaches a process that can read, write, run and signal nothing`, async () => {
+      const response = await call(name, name);
+      assertNothingGained(name, response);
+      assert.equal(response.status, 200, response.text);
+      const body = JSON.parse(response.text) as { escaped: boolean; outcomes: Record<string, unknown> };
+      assert.equal(body.escaped, true, 'the vm context was left (the boundary is the process)');
+      for (const [attempt, outcome] of Object.entries(body.outcomes)) {
+        if (attempt === 'environment') assert.equal(outcome, '{}', 'the function process has an empty environment');
+        else assert.match(String(outcome), /^refused: /, `${name}: ${attempt} was not refused: ${JSON.stringify(outcome).slice(0, 200)}`);
+      }
+    });
+  }
+
+  for (const name of ['returnedThenable', 'prepareStackTrace', 'bindingAndBuiltins', 'dynamicImport', 'calleeCaller']) {
+    test(`${name}: gains no file, process, signal or secret`, async () => {
+      const response = await call(name, name);
+      assertNothingGained(name, response);
+      assert.doesNotMatch(response.text, /"(latin1|hex|base64)":/, 'no file was read');
+    });
+  }
+
+  test('after the pollution, the runtime and the other app answer as before', async () => {
+    assertNothingGained('pollution', await call('pollution', 'pollution-again'));
+    const innocent = await call('innocent', 'innocent');
+    assert.equal(innocent.status, 200);
+    assert.doesNotMatch(innocent.text, /polluted/);
+    const victim = await fetch(`${served.url}/api/client/v2.0/app/victim-vvvvv/functions/call`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${victimToken}` },
+      body: JSON.stringify({ name: 'renameTask', arguments: [{ taskId: 't1', name: 'kept' }] }),
+    });
+    assert.equal(victim.status, 200);
+    assert.deepEqual(await victim.json(), { _id: 't1', name: 'kept' });
+  });
+});
