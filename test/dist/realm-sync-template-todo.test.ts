@@ -20,7 +20,7 @@ const skip = probeAvailable ? false : 'realm-sync-probe (../shared/realm-sync) i
 function clientSchema(): unknown[] {
   const source = fs.readFileSync(path.join(REPO_ROOT, 'templates/react-native.todo.flex/app/ItemSchema.tsx'), 'utf8');
   const properties: Record<string, string> = {};
-  for (const m of source.matchAll(/^\s+(\w+): (?:'(\w+)'|\{ type: '(\w+)')/gm)) properties[m[1]!] = m[2] ?? m[3]!;
+  for (const m of source.slice(source.indexOf('properties: {')).matchAll(/^\s+(\w+): (?:'(\w+)'|\{ type: '(\w+)')/gm)) properties[m[1]!] = m[2] ?? m[3]!;
   assert.deepEqual(Object.keys(properties).sort(), ['_id', 'isComplete', 'owner_id', 'summary'], source);
   return [{ name: 'Item', primaryKey: '_id', properties }];
 }
