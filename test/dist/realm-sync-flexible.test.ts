@@ -17,7 +17,7 @@ function oid(n: number): { $oid: string } {
   return { $oid: `65b0000000000000000${String(n).padStart(5, '0')}` };
 }
 
-/** The example app with its sync turned flexible over a database holding one titled collection, `Item`. */
+/** The example app with its sync turned flexible and an `Item` collection (in a database of its own) to subscribe to. */
 function flexibleApp(): string {
   const appDir = copyApp();
   const write = (file: string, value: unknown) => {
