@@ -69,6 +69,17 @@ export interface FlexibleUploader {
   selects(table: string, doc: Document): boolean;
 }
 
+/** An object an upload touches: its collection and table, and its document before and after the upload's instructions. */
+interface TouchedObject {
+  collection: SyncedCollection;
+  table: RealmTable;
+  object: PrimaryKey;
+  id: unknown;
+  before: Document | null;
+  after: Document | null;
+  instructions: Instruction[];
+}
+
 /** Marks store writes made by an upload: the upload's changeset is their history entry. */
 const uploadWrites = new AsyncLocalStorage<string>();
 const MAX_OBJECTS_PER_UPLOAD = 100_000;
@@ -291,46 +302,15 @@ export class RealmSyncEngine {
   }
 
   private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], clientVersion: number): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[] } | { ok: false; error: EngineError }> {
-    const service = this.options.service;
-    let schema = await this.realmSchema();
-    const declared = instructions.filter((i) => i.type === 'AddTable' || i.type === 'AddColumn' || i.type === 'EraseTable' || i.type === 'EraseColumn');
-    if (declared.length > 0) {
-      const problem = await this.declareSchema(schema, declared);
-      if (problem) return { ok: false, error: problem };
-      schema = await this.realmSchema();
-    }
-    interface Touched { collection: SyncedCollection; table: RealmTable; object: PrimaryKey; id: unknown; before: Document | null; after: Document | null; instructions: Instruction[] }
-    const touched = new Map<string, Touched>();
-    try {
-      for (const instruction of instructions) {
-        if (!('object' in instruction)) continue;
-        const key = `${instruction.table}\u0000${primaryKeyText(instruction.object)}`;
-        let entry = touched.get(key);
-        if (!entry) {
-          const collection = service.collectionOfType(instruction.table);
-          const table = schema.get(instruction.table);
-          if (!collection || !table || table.embedded) {
-            throw new InstructionError(`${instruction.type} on table "${instruction.table}", which is not a synced object type (synced: ${service.collections.map((c) => c.type).join(', ') || 'none'})`);
-          }
-          if (touched.size >= MAX_OBJECTS_PER_UPLOAD) throw new InstructionError(`an upload may touch at most ${MAX_OBJECTS_PER_UPLOAD} objects`);
-          const id = primaryKeyValue(instruction.object, table.primaryKey?.bsonType);
-          const before = table.asymmetric ? null : await service.store.collection(collection.database, collection.collection).findOne({ _id: id as never });
-          entry = { collection, table, object: instruction.object, id, before, after: before ? cloneDocument(before) : null, instructions: [] };
-          touched.set(key, entry);
-        }
-        entry.instructions.push(instruction);
-        if (instruction.type === 'CreateObject') entry.after ??= { _id: entry.id };
-        else if (instruction.type === 'EraseObject') entry.after = null;
-        else if (!entry.after) throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, which does not exist`);
-        else applyToDocument(entry.after, instruction, entry.table, schema);
-      }
-    } catch (e) {
-      if (e instanceof InstructionError) return { ok: false, error: SYNC_ERRORS.badChangeset(`Bad changeset (UPLOAD): ${e.message}`) };
-      throw e;
-    }
-    const refused = new Set<Touched>();
+    const declared = await this.schemaAfter(instructions);
+    if (!declared.ok) return declared;
+    const { schema } = declared;
+    const touchedOrError = await this.touchObjects(schema, instructions);
+    if (!touchedOrError.ok) return touchedOrError;
+    const touched = touchedOrError.touched;
+    const refused = new Set<TouchedObject>();
     const rejected: RejectedObject[] = [];
-    const reject = (entry: Touched, reason: string) => {
+    const reject = (entry: TouchedObject, reason: string) => {
       refused.add(entry);
       rejected.push({ table: entry.table.name, object: entry.object, reason, clientVersion });
     };
@@ -466,45 +446,16 @@ export class RealmSyncEngine {
     const service = this.options.service;
     const settings = service.partitionSettings;
     if (!settings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
-    let schema = await this.realmSchema();
-    const declared = instructions.filter((i) => i.type === 'AddTable' || i.type === 'AddColumn' || i.type === 'EraseTable' || i.type === 'EraseColumn');
-    if (declared.length > 0) {
-      const problem = await this.declareSchema(schema, declared);
-      if (problem) return { ok: false, error: problem };
-      schema = await this.realmSchema();
-    }
+    const declared = await this.schemaAfter(instructions);
+    if (!declared.ok) return declared;
+    const { schema } = declared;
     const objects = instructions.filter((i) => 'object' in i);
     if (objects.length > 0 && !uploader.canWrite) {
       return { ok: false, error: SYNC_ERRORS.permissionDenied('UPLOAD', `user ${uploader.userId} may not write partition ${partitionText(uploader.partition)}: the write expression is false`) };
     }
-    interface Touched { collection: SyncedCollection; table: RealmTable; id: unknown; before: Document | null; after: Document | null }
-    const touched = new Map<string, Touched>();
-    try {
-      for (const instruction of objects) {
-        if (!('object' in instruction)) continue;
-        const key = `${instruction.table}\u0000${primaryKeyText(instruction.object)}`;
-        let entry = touched.get(key);
-        if (!entry) {
-          const collection = service.collectionOfType(instruction.table);
-          const table = schema.get(instruction.table);
-          if (!collection || !table || table.embedded) {
-            throw new InstructionError(`${instruction.type} on table "${instruction.table}", which is not a synced object type (synced: ${service.collections.map((c) => c.type).join(', ') || 'none'})`);
-          }
-          if (touched.size >= MAX_OBJECTS_PER_UPLOAD) throw new InstructionError(`an upload may touch at most ${MAX_OBJECTS_PER_UPLOAD} objects`);
-          const id = primaryKeyValue(instruction.object, table.primaryKey?.bsonType);
-          const before = table.asymmetric ? null : await service.store.collection(collection.database, collection.collection).findOne({ _id: id as never });
-          entry = { collection, table, id, before, after: before ? cloneDocument(before) : null };
-          touched.set(key, entry);
-        }
-        if (instruction.type === 'CreateObject') entry.after ??= { _id: entry.id };
-        else if (instruction.type === 'EraseObject') entry.after = null;
-        else if (!entry.after) throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, which does not exist`);
-        else applyToDocument(entry.after, instruction, entry.table, schema);
-      }
-    } catch (e) {
-      if (e instanceof InstructionError) return { ok: false, error: SYNC_ERRORS.badChangeset(`Bad changeset (UPLOAD): ${e.message}`) };
-      throw e;
-    }
+    const touchedOrError = await this.touchObjects(schema, objects);
+    if (!touchedOrError.ok) return touchedOrError;
+    const touched = touchedOrError.touched;
     const inPartition = (doc: Document) => {
       const m = membershipOf(doc, settings);
       return 'partition' in m && partitionId(m.partition) === partition;
@@ -533,6 +484,53 @@ export class RealmSyncEngine {
       else await store.replaceOne({ _id: entry.id as never }, entry.after);
     })));
     return { ok: true };
+  }
+
+  /** The Realm schema once an upload's schema instructions are declared (or the error refusing them). */
+  private async schemaAfter(instructions: readonly Instruction[]): Promise<{ ok: true; schema: RealmSchema } | { ok: false; error: EngineError }> {
+    const declared = instructions.filter((i) => i.type === 'AddTable' || i.type === 'AddColumn' || i.type === 'EraseTable' || i.type === 'EraseColumn');
+    if (declared.length > 0) {
+      const problem = await this.declareSchema(await this.realmSchema(), declared);
+      if (problem) return { ok: false, error: problem };
+    }
+    return { ok: true, schema: await this.realmSchema() };
+  }
+
+  /**
+   * The objects an upload's instructions touch, each with its document before and after them (applied to a
+   * copy), or the bad-changeset error of the first instruction that does not apply. Nothing is written here.
+   */
+  private async touchObjects(schema: RealmSchema, instructions: readonly Instruction[]): Promise<{ ok: true; touched: Map<string, TouchedObject> } | { ok: false; error: EngineError }> {
+    const service = this.options.service;
+    const touched = new Map<string, TouchedObject>();
+    try {
+      for (const instruction of instructions) {
+        if (!('object' in instruction)) continue;
+        const key = `${instruction.table}\u0000${primaryKeyText(instruction.object)}`;
+        let entry = touched.get(key);
+        if (!entry) {
+          const collection = service.collectionOfType(instruction.table);
+          const table = schema.get(instruction.table);
+          if (!collection || !table || table.embedded) {
+            throw new InstructionError(`${instruction.type} on table "${instruction.table}", which is not a synced object type (synced: ${service.collections.map((c) => c.type).join(', ') || 'none'})`);
+          }
+          if (touched.size >= MAX_OBJECTS_PER_UPLOAD) throw new InstructionError(`an upload may touch at most ${MAX_OBJECTS_PER_UPLOAD} objects`);
+          const id = primaryKeyValue(instruction.object, table.primaryKey?.bsonType);
+          const before = table.asymmetric ? null : await service.store.collection(collection.database, collection.collection).findOne({ _id: id as never });
+          entry = { collection, table, object: instruction.object, id, before, after: before ? cloneDocument(before) : null, instructions: [] };
+          touched.set(key, entry);
+        }
+        entry.instructions.push(instruction);
+        if (instruction.type === 'CreateObject') entry.after ??= { _id: entry.id };
+        else if (instruction.type === 'EraseObject') entry.after = null;
+        else if (!entry.after) throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, which does not exist`);
+        else applyToDocument(entry.after, instruction, entry.table, schema);
+      }
+    } catch (e) {
+      if (e instanceof InstructionError) return { ok: false, error: SYNC_ERRORS.badChangeset(`Bad changeset (UPLOAD): ${e.message}`) };
+      throw e;
+    }
+    return { ok: true, touched };
   }
 
   /** A relationship of the document whose target lives in another partition: relationships never cross partitions. */
