@@ -411,11 +411,11 @@ export class RealmSyncEngine {
         file.uploadClientVersion = changeset.clientVersion;
         file.uploadServerVersion = changeset.baseVersion;
         integrated++;
-      }
-      if (integrated > 0) {
-        await this.history.saveClientFile(file);
+        // Durable in the history: other clients may have it now (and an IDENT after a crash recovers this
+        // client's progress from the history, so its record can follow).
         this.notify(id);
       }
+      if (integrated > 0) await this.history.saveClientFile(file);
       return { ok: true as const, integrated };
     });
   }
