@@ -7,7 +7,7 @@ import { ObjectId, Timestamp } from 'bson';
 import { bsonType, typedValueKey, valueKey } from './bson-values';
 import { seedFromFilter } from './update';
 import type {
-  CollectionName, CountOptions, DeleteResult, Document, DocumentStore, Filter, FindOneAndDeleteOptions,
+  CollectionName, CommitWrite, CountOptions, DeleteResult, Document, DocumentStore, Filter, FindOneAndDeleteOptions,
   FindOneAndModifyOptions, FindOptions, InsertManyResult, InsertOneResult, StoreCollection, UpdateResult,
   UpdateSpec, UpsertOptions,
 } from './types';
@@ -63,12 +63,18 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
 
   /** Runs `work` after every earlier write to the namespace has finished, whatever its outcome. */
   function serialized<T>(namespace: string, work: () => Promise<T>): Promise<T> {
-    const previous = tails.get(namespace) ?? Promise.resolve();
+    return serializedAll([namespace], work);
+  }
+
+  /** Runs `work` after every earlier write to any of the namespaces has finished, whatever its outcome. */
+  function serializedAll<T>(namespaces: readonly string[], work: () => Promise<T>): Promise<T> {
+    const earlier = namespaces.map((ns) => tails.get(ns)).filter((t) => t !== undefined);
+    const previous = earlier.length === 0 ? Promise.resolve() : earlier.length === 1 ? earlier[0]! : Promise.all(earlier);
     const result = previous.then(work, work);
     const tail = result.catch(() => undefined);
-    tails.set(namespace, tail);
+    for (const ns of namespaces) tails.set(ns, tail);
     void tail.then(() => {
-      if (tails.get(namespace) === tail) tails.delete(namespace);
+      for (const ns of namespaces) if (tails.get(ns) === tail) tails.delete(ns);
     });
     return result;
   }
@@ -85,6 +91,39 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
     });
   }
 
+  const emitInserted = (db: string, coll: string, doc: Document) => emit(db, coll, 'insert', { documentKey: { _id: doc._id }, fullDocument: doc });
+  function emitChanged(db: string, coll: string, op: 'update' | 'replace', before: Document, after: Document | undefined): void {
+    if (!after || typedValueKey(before) === typedValueKey(after)) return;
+    emit(db, coll, op, {
+      documentKey: { _id: before._id }, fullDocument: after, fullDocumentBeforeChange: before,
+      ...(op === 'update' ? { updateDescription: describeUpdate(before, after) } : {}),
+    });
+  }
+  const emitRemoved = (db: string, coll: string, before: Document) => emit(db, coll, 'delete', { documentKey: { _id: before._id }, fullDocumentBeforeChange: before });
+
+  /**
+   * A commit's writes with their events: each watched document is read before and after, as a single write's
+   * is, under the locks of every namespace it touches (taken together, so two commits cannot wait on each other).
+   */
+  async function commitWithEvents(commit: (writes: readonly CommitWrite[]) => Promise<void>, writes: readonly CommitWrite[]): Promise<void> {
+    const watched = writes.filter((w) => (['insert', 'replace', 'delete'] as const).some((op) => wants(w.database, w.collection, op)));
+    if (watched.length === 0) return commit(writes);
+    const namespaces = [...new Set(watched.map((w) => `${w.database}.${w.collection}`))];
+    const idOf = (w: CommitWrite) => ('insert' in w ? w.insert._id : 'replace' in w ? w.replace._id : w.delete);
+    const read = (w: CommitWrite) => store.collection(w.database, w.collection).findOne({ _id: { $eq: idOf(w) } });
+    return serializedAll(namespaces, async () => {
+      const before = await Promise.all(watched.map(read));
+      await commit(writes);
+      const after = await Promise.all(watched.map((w) => ('delete' in w ? null : read(w))));
+      watched.forEach((w, i) => {
+        const [was, is] = [before[i], after[i]];
+        if (was && !is && wants(w.database, w.collection, 'delete')) emitRemoved(w.database, w.collection, was);
+        else if (!was && is && wants(w.database, w.collection, 'insert')) emitInserted(w.database, w.collection, is);
+        else if (was && is && wants(w.database, w.collection, 'replace')) emitChanged(w.database, w.collection, 'replace', was, is);
+      });
+    });
+  }
+
   function wrap(inner: StoreCollection): StoreCollection {
     const db = inner.database;
     const coll = inner.name;
@@ -96,15 +135,9 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
       const docs = await inner.find({ _id: { $in: ids } });
       return new Map(docs.map((doc) => [valueKey(doc._id), doc]));
     };
-    const emitInsert = (doc: Document) => emit(db, coll, 'insert', { documentKey: { _id: doc._id }, fullDocument: doc });
-    const emitModified = (op: 'update' | 'replace', before: Document, after: Document | undefined) => {
-      if (!after || typedValueKey(before) === typedValueKey(after)) return;
-      emit(db, coll, op, {
-        documentKey: { _id: before._id }, fullDocument: after, fullDocumentBeforeChange: before,
-        ...(op === 'update' ? { updateDescription: describeUpdate(before, after) } : {}),
-      });
-    };
-    const emitDeleted = (before: Document) => emit(db, coll, 'delete', { documentKey: { _id: before._id }, fullDocumentBeforeChange: before });
+    const emitInsert = (doc: Document) => emitInserted(db, coll, doc);
+    const emitModified = (op: 'update' | 'replace', before: Document, after: Document | undefined) => emitChanged(db, coll, op, before, after);
+    const emitDeleted = (before: Document) => emitRemoved(db, coll, before);
 
     /** updateOne/updateMany/replaceOne: the matched documents before, the write, the same documents after. */
     async function modify(op: 'update' | 'replace', filter: Filter, many: boolean, write: () => Promise<UpdateResult>): Promise<UpdateResult> {
@@ -249,6 +282,7 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
     listCollections: (): Promise<CollectionName[]> => store.listCollections(),
     close: () => store.close(),
     storedOriginals: (found: readonly unknown[]) => store.storedOriginals?.(found),
+    ...(store.commit ? { commit: (writes: readonly CommitWrite[]) => commitWithEvents(store.commit!.bind(store), writes) } : {}),
   };
 }
 

@@ -45,6 +45,8 @@ type Op =
   | { o: 'p'; n: string; d: Document }
   | { o: 'r'; n: string; id: unknown }
   | { o: 'i'; n: string; f: string }
+  /** Several puts and removes that became durable together (a commit). */
+  | { o: 'b'; ops: ({ o: 'p'; n: string; d: Document } | { o: 'r'; n: string; id: unknown })[] }
   | { o: 'h'; v: number; gen: number }
   | { o: 'e'; count: number };
 
@@ -124,6 +126,7 @@ function applyOp(engine: Engine, op: Op, file: string): void {
     case 'p': engine.restorePut(op.n, op.d); break;
     case 'r': engine.restoreRemove(op.n, op.id); break;
     case 'i': engine.restoreIndex(op.n, op.f); break;
+    case 'b': for (const part of op.ops) applyOp(engine, part, file); break;
     default: throw corrupt(file, `unexpected record '${String(op.o)}'`);
   }
 }
@@ -192,6 +195,7 @@ export class EmbeddedStore extends Engine implements DocumentStore {
       put: (n, d) => this.append({ o: 'p', n, d }),
       remove: (n, id) => this.append({ o: 'r', n, id }),
       declareIndex: (n, f) => this.append({ o: 'i', n, f }),
+      commit: (changes) => this.append({ o: 'b', ops: changes.map((c) => ('put' in c ? { o: 'p' as const, n: c.put, d: c.doc } : { o: 'r' as const, n: c.remove, id: c.id })) }),
     };
   }
 

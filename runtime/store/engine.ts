@@ -12,7 +12,7 @@ import { compiledQuery } from './query-cache';
 import {
   StoreError, StoreErrorCode,
   type CollectionName, type CountOptions, type DeleteResult, type Document, type DocumentStore, type Filter,
-  type FindOneAndDeleteOptions, type FindOneAndModifyOptions, type FindOptions, type InsertManyResult,
+  type CommitWrite, type FindOneAndDeleteOptions, type FindOneAndModifyOptions, type FindOptions, type InsertManyResult,
   type InsertOneResult, type Projection, type SortSpec, type StoreCollection, type UpdateResult, type UpsertOptions,
 } from './types';
 
@@ -21,7 +21,11 @@ export interface Journal {
   put(namespace: string, doc: Document): Promise<void>;
   remove(namespace: string, id: unknown): Promise<void>;
   declareIndex(namespace: string, field: string): Promise<void>;
+  /** Several puts and removes as one record: after a crash, all of them or none. */
+  commit(changes: readonly JournalChange[]): Promise<void>;
 }
+
+export type JournalChange = { put: string; doc: Document } | { remove: string; id: unknown };
 
 export interface StoredDoc {
   /** Insertion sequence: the natural order MongoDB returns unsorted results in. */
@@ -410,22 +414,78 @@ export class Engine implements DocumentStore {
     return this.state(namespace.slice(0, dot), namespace.slice(dot + 1), true);
   }
 
+  /** See DocumentStore.commit: every write is checked, then all are applied, then journaled as one record. */
+  commit(writes: readonly CommitWrite[]): Promise<void> {
+    try {
+      return this.applyCommit(writes);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Applies a commit synchronously (so nothing else runs in between); returns its durability. */
+  private applyCommit(writes: readonly CommitWrite[]): Promise<void> {
+    const staged: ({ state: CollectionState; insert: StoredDoc } | { state: CollectionState; replace: StoredDoc; doc: Document } | { state: CollectionState; remove: StoredDoc })[] = [];
+    const written = new Set<string>();
+    for (const write of writes) {
+      validateNames(write.database, write.collection);
+      const state = this.state(write.database, write.collection, true);
+      if ('insert' in write) {
+        const doc = storableWithId(write.insert);
+        const key = valueKey(doc._id);
+        if (state.docs.has(key) || written.has(`${state.namespace}\u0000${key}`)) throw duplicateKey(state, doc._id);
+        written.add(`${state.namespace}\u0000${key}`);
+        staged.push({ state, insert: { seq: 0, key, doc, view: toComparable(doc) as Document } });
+        continue;
+      }
+      const id = 'replace' in write ? (isPlainObject(write.replace) ? write.replace._id : undefined) : write.delete;
+      if (id === undefined) throw StoreError.badValue(`A commit's ${'replace' in write ? 'replacement' : 'delete'} in ${state.namespace} names no _id`);
+      const key = valueKey(id);
+      if (written.has(`${state.namespace}\u0000${key}`)) throw StoreError.badValue(`A commit writes the document ${idRepr(id)} of ${state.namespace} twice`);
+      written.add(`${state.namespace}\u0000${key}`);
+      const entry = state.docs.get(key);
+      if (!entry) continue;
+      if ('replace' in write) {
+        const { _id: _same, ...rest } = prepareReplacement(write.replace);
+        staged.push({ state, replace: entry, doc: { _id: entry.doc._id, ...rest } });
+      } else staged.push({ state, remove: entry });
+    }
+    const changes: JournalChange[] = [];
+    const undo: (() => void)[] = [];
+    for (const change of staged) {
+      const { state } = change;
+      if ('insert' in change) {
+        const entry = { ...change.insert, seq: this.seq++ };
+        state.add(entry);
+        undo.push(() => state.remove(entry));
+        changes.push({ put: state.namespace, doc: entry.doc });
+      } else if ('replace' in change) {
+        const previous = change.replace.doc;
+        state.replaceDoc(change.replace, change.doc);
+        undo.push(() => state.replaceDoc(change.replace, previous));
+        changes.push({ put: state.namespace, doc: change.doc });
+      } else {
+        state.remove(change.remove);
+        undo.push(() => state.add(change.remove));
+        changes.push({ remove: state.namespace, id: change.remove.doc._id });
+      }
+    }
+    if (changes.length === 0 || !this.journal) return Promise.resolve();
+    // Memory first (a compaction started by this record snapshots it), back out if the record cannot be made.
+    try {
+      return this.journal.commit(changes);
+    } catch (error) {
+      for (const step of undo.reverse()) step();
+      throw error;
+    }
+  }
+
   // Write path: change memory, then journal. The returned promise resolves once durable.
   insert(state: CollectionState, input: unknown): { id: unknown; durable: Promise<void> } {
-    if (!isPlainObject(input)) throw StoreError.badValue('A document to insert must be an object');
-    const { _id: given, ...fields } = toStorable(input) as Document;
-    // As the driver does: a missing or null `_id` gets an ObjectId; `_id` is stored first.
-    const id = given ?? new ObjectId();
-    const doc: Document = { _id: id, ...fields };
-    if (Array.isArray(id)) throw StoreError.badValue("The '_id' value cannot be of type array");
-    if (id instanceof RegExp || bsonType(id) === 'BSONRegExp') throw StoreError.badValue("The '_id' value cannot be of type regex");
+    const doc = storableWithId(input);
+    const id = doc._id;
     const key = valueKey(id);
-    if (state.docs.has(key)) {
-      throw new StoreError(
-        `E11000 duplicate key error collection: ${state.namespace} index: _id_ dup key: { _id: ${idRepr(id)} }`,
-        StoreErrorCode.DuplicateKey, 'DuplicateKey',
-      );
-    }
+    if (state.docs.has(key)) throw duplicateKey(state, id);
     state.add({ seq: this.seq++, key, doc, view: toComparable(doc) as Document });
     return { id, durable: this.journalPut(state, doc) };
   }
@@ -448,6 +508,23 @@ export class Engine implements DocumentStore {
   private journalPut(state: CollectionState, doc: Document): Promise<void> {
     return this.journal?.put(state.namespace, doc) ?? Promise.resolve();
   }
+}
+
+/** A document to insert as the store keeps it: a missing or null `_id` gets an ObjectId (as the driver does), stored first. */
+function storableWithId(input: unknown): Document {
+  if (!isPlainObject(input)) throw StoreError.badValue('A document to insert must be an object');
+  const { _id: given, ...fields } = toStorable(input) as Document;
+  const id = given ?? new ObjectId();
+  if (Array.isArray(id)) throw StoreError.badValue("The '_id' value cannot be of type array");
+  if (id instanceof RegExp || bsonType(id) === 'BSONRegExp') throw StoreError.badValue("The '_id' value cannot be of type regex");
+  return { _id: id, ...fields };
+}
+
+function duplicateKey(state: CollectionState, id: unknown): StoreError {
+  return new StoreError(
+    `E11000 duplicate key error collection: ${state.namespace} index: _id_ dup key: { _id: ${idRepr(id)} }`,
+    StoreErrorCode.DuplicateKey, 'DuplicateKey',
+  );
 }
 
 interface MatchOptions {

@@ -70,10 +70,25 @@ export interface StoreCollection {
 
 export interface CollectionName { database: string; name: string }
 
+/**
+ * One write of a commit: `insert` fails when the `_id` exists; `replace` (by the document's `_id`) and
+ * `delete` (by id) do nothing when it does not.
+ */
+export type CommitWrite =
+  | { database: string; collection: string; insert: Document }
+  | { database: string; collection: string; replace: Document }
+  | { database: string; collection: string; delete: unknown };
+
 export interface DocumentStore {
   collection(database: string, name: string): StoreCollection;
   listCollections(): Promise<CollectionName[]>;
   close(): Promise<void>;
+  /**
+   * Applies writes to several collections as one unit: all are checked before any is applied, and they
+   * become durable together (the embedded store: one journal record, one sync). Absent when the store
+   * cannot promise that (MongoDB without transactions): callers then write one by one.
+   */
+  commit?(writes: readonly CommitWrite[]): Promise<void>;
   /**
    * For an array a collection's `find` returned (that array itself): the store's own documents its elements
    * are copies of, in order. The store never changes those objects (a write stores new ones), so what is

@@ -6,9 +6,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { BSON, Decimal128, Long, ObjectId } from 'bson';
+import { Binary, BSON, Decimal128, Long, ObjectId } from 'bson';
 import { EmbeddedStore, openEmbeddedStore } from '../../runtime/store/embedded';
 import { openMongoStore } from '../../runtime/store/mongodb';
+import { withChangeEvents, type ChangeEvent } from '../../runtime/store/changes';
 import { StoreError, type Document } from '../../runtime/store/types';
 
 async function withDir<T>(run: (dir: string) => Promise<T>): Promise<T> {
@@ -130,6 +131,97 @@ describe('embedded store persistence', () => {
     assert.equal(await reopened.collection('db', 'items').countDocuments({ _id: 1 }), 1);
     await reopened.close();
   }));
+});
+
+describe('embedded store commits', () => {
+  test('a commit writes several collections as one journal record and one sync, and survives a reopen', () => withDir(async (dir) => {
+    const store = await openDisk(dir);
+    await store.collection('todo', 'Task').insertMany([{ _id: 1, name: 'old' }, { _id: 2, name: 'gone' }]);
+    const before = store.journalStats;
+    await store.commit([
+      { database: 'todo', collection: 'Task', replace: { _id: 1, name: 'new' } },
+      { database: 'todo', collection: 'Task', delete: 2 },
+      { database: 'todo', collection: 'Task', insert: { _id: 3, name: 'made' } },
+      { database: 'meta', collection: 'history', insert: { _id: 'p|2', v: Long.fromNumber(2) } },
+      { database: 'todo', collection: 'Task', delete: 99 },
+    ]);
+    assert.deepEqual(store.journalStats, { records: before.records + 1, syncs: before.syncs + 1 });
+    await store.close();
+    const reopened = await openDisk(dir);
+    assert.deepEqual(await reopened.collection('todo', 'Task').find({}, { sort: { _id: 1 } }), [{ _id: 1, name: 'new' }, { _id: 3, name: 'made' }]);
+    assert.deepEqual(await reopened.collection('meta', 'history').find({}), [{ _id: 'p|2', v: Long.fromNumber(2) }]);
+    await reopened.close();
+  }));
+
+  test('a commit with one bad write applies none of them', () => withDir(async (dir) => {
+    const store = await openDisk(dir);
+    const tasks = store.collection('todo', 'Task');
+    await tasks.insertOne({ _id: 1, name: 'old' });
+    await assert.rejects(store.commit([
+      { database: 'todo', collection: 'Task', replace: { _id: 1, name: 'new' } },
+      { database: 'meta', collection: 'history', insert: { _id: 'entry' } },
+      { database: 'todo', collection: 'Task', insert: { _id: 1, name: 'again' } },
+    ]), (error: StoreError) => error.code === 11000);
+    await assert.rejects(store.commit([{ database: 'todo', collection: 'Task', replace: { name: 'no id' } }]), StoreError);
+    await assert.rejects(store.commit([{ database: 'bad.name', collection: 'Task', delete: 1 }]), StoreError);
+    assert.deepEqual(await tasks.find({}), [{ _id: 1, name: 'old' }]);
+    assert.equal(await store.collection('meta', 'history').countDocuments(), 0);
+    await store.close();
+  }));
+
+  test('a commit too large for one record is refused whole, memory included', () => withDir(async (dir) => {
+    const store = await openDisk(dir);
+    const tasks = store.collection('todo', 'Task');
+    await tasks.insertOne({ _id: 1, name: 'old' });
+    const big = new Binary(Buffer.alloc(9 * 1024 * 1024));
+    await assert.rejects(store.commit([
+      { database: 'todo', collection: 'Task', replace: { _id: 1, name: 'new', blob: big } },
+      { database: 'todo', collection: 'Task', insert: { _id: 2, blob: big } },
+    ]));
+    assert.deepEqual(await tasks.find({}), [{ _id: 1, name: 'old' }]);
+    await store.close();
+    const reopened = await openDisk(dir);
+    assert.deepEqual(await reopened.collection('todo', 'Task').find({}), [{ _id: 1, name: 'old' }]);
+    await reopened.close();
+  }));
+
+  test('a commit cut short by a crash is recovered as none of its writes', () => withDir(async (dir) => {
+    const store = await openDisk(dir);
+    await store.collection('todo', 'Task').insertOne({ _id: 1, name: 'kept' });
+    await store.commit([
+      { database: 'todo', collection: 'Task', replace: { _id: 1, name: 'lost' } },
+      { database: 'meta', collection: 'history', insert: { _id: 'entry' } },
+    ]);
+    await store.close();
+    const journal = fs.readdirSync(dir).find((name) => name.startsWith('journal-'))!;
+    const file = path.join(dir, journal);
+    fs.truncateSync(file, fs.statSync(file).size - 3);
+    const reopened = await openDisk(dir);
+    assert.deepEqual(await reopened.collection('todo', 'Task').find({}), [{ _id: 1, name: 'kept' }]);
+    assert.equal(await reopened.collection('meta', 'history').countDocuments(), 0);
+    assert.equal(reopened.recovery.truncatedBytes > 0, true);
+    await reopened.close();
+  }));
+
+  test('with change events, a commit reports each watched write as a single write would', async () => {
+    const events: ChangeEvent[] = [];
+    const store = withChangeEvents(await openEmbeddedStore(), (event) => events.push(event), { wants: (db) => db === 'todo' });
+    await store.collection('todo', 'Task').insertMany([{ _id: 1, name: 'old' }, { _id: 2, name: 'gone' }]);
+    await store.collection('todo', 'Task').replaceOne({ _id: 1 }, { name: 'older' });
+    events.length = 0;
+    await store.commit!([
+      { database: 'todo', collection: 'Task', replace: { _id: 1, name: 'new' } },
+      { database: 'todo', collection: 'Task', delete: 2 },
+      { database: 'todo', collection: 'Task', insert: { _id: 3, name: 'made' } },
+      { database: 'meta', collection: 'history', insert: { _id: 'unwatched' } },
+    ]);
+    assert.deepEqual(events.map((e) => [e.operationType, e.ns.coll, e.documentKey._id, e.fullDocumentBeforeChange?.name, e.fullDocument?.name]), [
+      ['replace', 'Task', 1, 'older', 'new'],
+      ['delete', 'Task', 2, 'gone', undefined],
+      ['insert', 'Task', 3, undefined, 'made'],
+    ]);
+    await store.close();
+  });
 });
 
 describe('embedded store semantics', () => {

@@ -5,7 +5,7 @@
 // is on disk before its acknowledgement leaves.
 import { randomBytes } from 'node:crypto';
 import { Binary, Long } from 'bson';
-import type { DocumentStore, StoreCollection } from '../../store/types';
+import type { CommitWrite, Document, DocumentStore, StoreCollection } from '../../store/types';
 
 export const SYNC_METADATA_DATABASE = '__realm_sync';
 /** The origin file ident of changesets the server made (writes from GraphQL, functions, the Data API, bootstraps). */
@@ -133,17 +133,38 @@ export class SyncHistory {
 
   /** Appends a changeset as the next server version; resolves once it is stored. */
   async append(history: PartitionHistory, entry: Omit<HistoryEntry, 'version' | 'integratedAt'>): Promise<HistoryEntry> {
+    const { stored, write } = this.nextEntry(history, entry);
+    await this.collection('history').insertOne(write.insert);
+    await this.appended(history, stored);
+    return stored;
+  }
+
+  /**
+   * The changeset as the partition's next server version, with the store write that records it, for a
+   * caller that commits it together with the writes it depends on; then `appended` once that is durable.
+   */
+  nextEntry(history: PartitionHistory, entry: Omit<HistoryEntry, 'version' | 'integratedAt'>): { stored: HistoryEntry; write: CommitWrite & { insert: Document } } {
     const stored: HistoryEntry = { ...entry, version: history.latest + 1, integratedAt: (this.options.now ?? Date.now)() };
-    await this.collection('history').insertOne({
-      _id: `${this.key(history.partition)}|${stored.version}`, p: this.key(history.partition), v: stored.version,
-      o: stored.originFileIdent, cv: stored.clientVersion, bv: stored.baseVersion, ts: Long.fromBigInt(stored.timestamp),
-      cs: new Binary(stored.changeset), os: stored.originalSize, at: stored.integratedAt,
-    });
+    const key = this.key(history.partition);
+    return {
+      stored,
+      write: {
+        database: SYNC_METADATA_DATABASE, collection: 'history',
+        insert: {
+          _id: `${key}|${stored.version}`, p: key, v: stored.version,
+          o: stored.originFileIdent, cv: stored.clientVersion, bv: stored.baseVersion, ts: Long.fromBigInt(stored.timestamp),
+          cs: new Binary(stored.changeset), os: stored.originalSize, at: stored.integratedAt,
+        },
+      },
+    };
+  }
+
+  /** A stored entry (see `nextEntry`) becomes the partition's latest; entries past the limits are dropped. */
+  async appended(history: PartitionHistory, stored: HistoryEntry): Promise<void> {
     history.latest = stored.version;
     history.entries.push(stored);
     if (history.entries.length > this.maxEntries) await this.compact(history, history.entries.length >> 1);
     else await this.expire(history);
-    return stored;
   }
 
   /** Drops the entries older than `client_max_offline_days` (keeping the latest). */

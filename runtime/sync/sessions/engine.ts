@@ -5,11 +5,11 @@
 // a store write from anywhere else (GraphQL, functions, the Data API, the JSON feed) becomes a server
 // changeset in the history of each partition it touches. Sessions listening on a partition are told.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Binary, EJSON, Long } from 'bson';
+import { Binary, BSON, EJSON, Long } from 'bson';
 import { membershipOf, partitionId, partitionText, type PartitionSettings, type SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
 import type { ChangeEvent } from '../../store/changes';
-import type { Document, DocumentStore, StoreCollection } from '../../store/types';
+import { byId, type CommitWrite, type Document, type DocumentStore, type StoreCollection } from '../../store/types';
 import type { EvaluationUser } from '../../../core/rules';
 import { SYNC_METADATA_DATABASE, SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
 import { mergeChangesets, type TimedChangeset } from '../merge/transform';
@@ -83,6 +83,8 @@ interface TouchedObject {
 /** Marks store writes made by an upload: the upload's changeset is their history entry. */
 const uploadWrites = new AsyncLocalStorage<string>();
 const MAX_OBJECTS_PER_UPLOAD = 100_000;
+/** An upload committed as one is one journal record, one BSON document (at most 16 MiB): larger ones are written one by one. */
+const MAX_COMMIT_BYTES = 8 * 1024 * 1024;
 
 export class RealmSyncEngine {
   readonly history: SyncHistory;
@@ -401,10 +403,10 @@ export class RealmSyncEngine {
         }
         const transformed = this.transform(history, file, changeset, changeset.instructions);
         if (!transformed.ok) return stop(transformed.error);
-        const applied = await this.applyToStore(uploader, id, transformed.instructions);
-        if (!applied.ok) return stop(applied.error);
-        // Appended even when empty: the entry tells this client's later downloads which of its versions were integrated.
-        await this.history.append(history, {
+        const planned = await this.documentWrites(uploader, id, transformed.instructions);
+        if (!planned.ok) return stop(planned.error);
+        // Recorded even when empty: the entry tells this client's later downloads which of its versions were integrated.
+        await this.record(id, history, planned.writes, {
           originFileIdent: file.ident, clientVersion: changeset.clientVersion, baseVersion: changeset.baseVersion, timestamp: changeset.timestamp,
           changeset: transformed.instructions.length > 0 ? encodeChangeset(transformed.instructions) : new Uint8Array(0), originalSize: changeset.size,
         });
@@ -441,8 +443,32 @@ export class RealmSyncEngine {
     return { ok: true, instructions: merged.theirs[0]!.instructions };
   }
 
-  /** Applies an upload's instructions to the documents: all are checked before any is written. */
-  private async applyToStore(uploader: Uploader, partition: string, instructions: Instruction[]): Promise<{ ok: true } | { ok: false; error: EngineError }> {
+  /**
+   * An upload's document writes and its history entry, durable before the entry counts. Where the store
+   * commits several writes as one (the embedded store), they are one commit: one sync, and after a crash
+   * both or neither. Otherwise the documents are written first, so an entry never outlives its documents.
+   */
+  private async record(partition: string, history: PartitionHistory, writes: CommitWrite[], entry: Omit<HistoryEntry, 'version' | 'integratedAt'>): Promise<void> {
+    const store = this.options.service.store;
+    const next = this.history.nextEntry(history, entry);
+    const all = [...writes, next.write];
+    if (store.commit && store === this.options.store && BSON.calculateObjectSize({ all }) <= MAX_COMMIT_BYTES) {
+      await uploadWrites.run(partition, () => store.commit!(all));
+      await this.history.appended(history, next.stored);
+      return;
+    }
+    // The writes touch distinct documents: issued together, the store makes them durable together.
+    await uploadWrites.run(partition, () => Promise.all(writes.map((write) => {
+      const collection = store.collection(write.database, write.collection);
+      if ('insert' in write) return collection.insertOne(write.insert);
+      if ('replace' in write) return collection.replaceOne(byId(write.replace._id), write.replace);
+      return collection.deleteOne(byId(write.delete));
+    })));
+    await this.history.append(history, entry);
+  }
+
+  /** The document writes of an upload's instructions: all are checked here, none is made. */
+  private async documentWrites(uploader: Uploader, partition: string, instructions: Instruction[]): Promise<{ ok: true; writes: CommitWrite[] } | { ok: false; error: EngineError }> {
     const service = this.options.service;
     const settings = service.partitionSettings;
     if (!settings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
@@ -475,15 +501,14 @@ export class RealmSyncEngine {
       const crossing = await this.crossPartitionLink(entry.collection, entry.after, partition, inPartition);
       if (crossing) return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${crossing}`) };
     }
-    // The writes touch distinct documents: issued together, the store makes them durable together.
-    await uploadWrites.run(partition, () => Promise.all([...touched.values()].map(async (entry) => {
-      const store = service.store.collection(entry.collection.database, entry.collection.collection);
+    const writes: CommitWrite[] = [];
+    for (const entry of touched.values()) {
+      const where = { database: entry.collection.database, collection: entry.collection.collection };
       if (!entry.after) {
-        if (entry.before) await store.deleteOne({ _id: entry.id as never });
-      } else if (!entry.before) await store.insertOne(entry.after);
-      else await store.replaceOne({ _id: entry.id as never }, entry.after);
-    })));
-    return { ok: true };
+        if (entry.before) writes.push({ ...where, delete: entry.id });
+      } else writes.push(entry.before ? { ...where, replace: entry.after } : { ...where, insert: entry.after });
+    }
+    return { ok: true, writes };
   }
 
   /** The Realm schema once an upload's schema instructions are declared (or the error refusing them). */
