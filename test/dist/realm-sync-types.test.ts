@@ -96,4 +96,15 @@ describe('Realm sync: every key and property type, development mode', { skip, ti
     assert.deepEqual(down.objects('Everything'), up.objects('Everything'));
     assert.deepEqual((down.objects('Everything')[0] as { ints: unknown }).ints, [3, 2]);
   });
+
+  test('a new client whose schema contradicts the schema synced on its partition is refused with a schema mismatch, and changes nothing', async () => {
+    const contradicting = [{ name: 'ByInt', primaryKey: '_id', properties: { _id: 'int', _partition: 'string?', name: 'int' } }];
+    const run = await runProbe({ ...script({}), schema: contradicting, writes: [{ op: 'create', type: 'ByInt', value: { _id: 5, _partition: 'p', name: 7 } }] });
+    assert.notEqual(run.result.exitCode, 0, 'the contradicting client fails');
+    const errors = run.lines.filter((l) => l.event === 'sync_error').map((l) => JSON.stringify(l)).join('\n');
+    assert.match(errors, /Schema mismatch: Property 'name' in class 'ByInt' is of type (Int on one side and type String|String on one side and type Int) on the other/);
+    const down = await runProbe(script({}));
+    assertOk(down, 'a client of the synced schema still syncs');
+    assert.deepEqual((down.objects('ByInt') as { _id: unknown }[]).map((o) => o._id), [9007199254740993]);
+  });
 });

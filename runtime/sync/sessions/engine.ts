@@ -431,7 +431,13 @@ export class RealmSyncEngine {
     const concurrentEntries = history.since(Math.max(changeset.baseVersion, 0)).filter((e) => e.originFileIdent !== file.ident);
     const upload: TimedChangeset = { instructions, originTimestamp: changeset.timestamp, originFileIdent: BigInt(file.ident) };
     if (concurrentEntries.length === 0) return { ok: true, instructions };
-    const concurrent = concurrentEntries.map((e) => forms!.get(e.version) ?? timed(e));
+    // Schema instructions are transformed by schema instructions only, and leave the others as they are: a
+    // schema-only upload (a new client's first) is merged with the concurrent schema instructions alone.
+    const schemaOnly = instructions.every(isSchemaInstruction);
+    const concurrent = concurrentEntries.map((e) => {
+      const form = forms!.get(e.version) ?? timed(e);
+      return schemaOnly ? { ...form, instructions: form.instructions.filter(isSchemaInstruction) } : form;
+    });
     const merged = mergeChangesets(concurrent, [upload]);
     if (!merged.ok) {
       const error = merged.error;
@@ -439,7 +445,9 @@ export class RealmSyncEngine {
         ? { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${error.message}`, action: 'none', tryAgain: false }
         : SYNC_ERRORS.badChangeset(`Bad changeset (UPLOAD): ${error.message}`) };
     }
-    concurrentEntries.forEach((e, i) => forms!.set(e.version, merged.ours[i]!));
+    // After a schema-only upload the concurrent changesets differ from their forms at most by schema
+    // instructions the upload also declared, which no later upload of this client declares again.
+    if (!schemaOnly) concurrentEntries.forEach((e, i) => forms!.set(e.version, merged.ours[i]!));
     return { ok: true, instructions: merged.theirs[0]!.instructions };
   }
 
@@ -513,7 +521,7 @@ export class RealmSyncEngine {
 
   /** The Realm schema once an upload's schema instructions are declared (or the error refusing them). */
   private async schemaAfter(instructions: readonly Instruction[]): Promise<{ ok: true; schema: RealmSchema } | { ok: false; error: EngineError }> {
-    const declared = instructions.filter((i) => i.type === 'AddTable' || i.type === 'AddColumn' || i.type === 'EraseTable' || i.type === 'EraseColumn');
+    const declared = instructions.filter(isSchemaInstruction);
     if (declared.length > 0) {
       const problem = await this.declareSchema(await this.realmSchema(), declared);
       if (problem) return { ok: false, error: problem };
@@ -612,6 +620,10 @@ export class RealmSyncEngine {
 
 /** Parsed history entries, kept while the entry lives (transforms meet the same entries again). */
 const parsedEntries = new WeakMap<HistoryEntry, Instruction[]>();
+
+function isSchemaInstruction(instruction: Instruction): boolean {
+  return instruction.type === 'AddTable' || instruction.type === 'AddColumn' || instruction.type === 'EraseTable' || instruction.type === 'EraseColumn';
+}
 
 function timed(entry: HistoryEntry): TimedChangeset {
   let instructions = parsedEntries.get(entry);
