@@ -548,18 +548,18 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       return {
         user: { id: caller.user.id, type: caller.user.type, data: caller.user.data, identities: caller.user.identities.map((i) => ({ ...i })) },
         ...expiryOf(token),
+        ...(caller.sessionId ? { loginSessionId: caller.sessionId } : {}),
       };
     },
     log,
     ...(clock ? { now: () => clock.now() } : {}),
   });
-  // The account ends Realm protocol sessions as it ends the feed's: a disabled or deleted user at once; a
-  // revoked session once the user has no session left (a connection does not say which login it rests on;
-  // each connection's token expiry is its own timer).
+  // The account ends Realm protocol sessions as it ends the feed's: a disabled or deleted user's at once, a
+  // revoked login's (logout) those of the connections whose token rests on it (each connection's token
+  // expiry is its own timer).
   opened.repository.events.subscribe((change) => {
-    if (change.kind === 'session-revoked' && opened.repository.sessionsOf(change.userId).length > 0) return;
-    const message = change.kind === 'user-disabled' ? 'user disabled' : change.kind === 'user-deleted' ? 'user deleted' : 'the session was revoked (logged out): log in again';
-    realmEndpoint.endSessions((session) => session.userId === change.userId, SYNC_ERRORS.badAuthentication(message));
+    if (change.kind === 'session-revoked') realmEndpoint.endForAccount({ loginSessionId: change.sessionId }, 'the session was revoked (logged out): log in again');
+    else realmEndpoint.endForAccount({ userId: change.userId }, change.kind === 'user-disabled' ? 'user disabled' : 'user deleted');
   });
   // A transition ends the Realm protocol sessions as it ends the feed's: pause (213, retry later), terminate (client reset).
   sync.onUpdate((event) => {

@@ -161,8 +161,9 @@ describe('hostile Realm sync clients', { timeout: 120_000 }, () => {
     const mark = await client.next((m) => m.type === 'mark');
     assert.equal(mark.type === 'mark' && mark.requestIdent, 5n);
     for (let s = 10; s < 10 + 300; s++) client.send({ type: 'bind', session: s, serverPath: JSON.stringify(eve.userId), signedUserToken: '', needClientFileIdent: true, isSubserver: false });
-    const tooMany = await client.next((m) => m.type === 'json_error' && m.errorCode === 224);
-    assert.ok(tooMany);
+    const tooMany = await client.next((m) => m.type === 'json_error' && /Too many sessions/.test(String(m.body.message)));
+    // 201: realm's own 224 (too_many_sessions) is one a realm-core 14 client does not expect and stops on.
+    assert.equal(tooMany.type === 'json_error' && tooMany.errorCode, 201);
     client.ws.close();
   });
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { probeAvailable, registerUser, runProbe, type ProbeRun } from '../helpers/realm-probe';
+import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
 import { copyApp, serveDist, type ServedDist } from './fixtures/serve';
 
 const skip = probeAvailable ? false : 'realm-sync-probe (../shared/realm-sync) is not available on this machine';
@@ -67,6 +67,21 @@ describe('Realm sync across restarts and sync state changes', { skip, timeout: 3
     const again = await runProbe(script({ dataDir: device }));
     assertOk(again, 'the old device after kill -9');
     assert.equal(again.result.clientReset, false);
+  });
+
+  test('logging out one device ends the sync sessions resting on that login only; another device keeps syncing', async () => {
+    const watching = { steps: [{ watchMs: 12_000 }] };
+    const loggedOut = startProbe(script(watching), ['--show-tokens']);
+    const other = startProbe(script(watching));
+    const login = await loggedOut.waitFor((l) => l.event === 'login', 15_000);
+    await Promise.all([loggedOut, other].map((p) => p.waitFor((l) => l.event === 'watch' && l.phase === 'begin', 15_000)));
+    const logout = await fetch(`${served.url}/api/client/v2.0/auth/session`, { method: 'DELETE', headers: { authorization: `Bearer ${String(login.refreshToken)}` } });
+    assert.equal(logout.status, 204);
+    const ended = await loggedOut.waitFor((l) => l.event === 'protocol_error' || l.event === 'sync_error', 10_000);
+    assert.match(JSON.stringify(ended), /revoked|203|auth/i);
+    const [otherRun] = await Promise.all([other.done, loggedOut.done]);
+    assertOk(otherRun, 'the other device');
+    assert.equal(otherRun.lines.some((l) => l.event === 'protocol_error' || l.event === 'sync_error'), false);
   });
 
   test('pause ends sessions and refuses opens until resume', async () => {

@@ -23,6 +23,9 @@ import { TrafficLog, type TrafficEntry } from './traffic';
 export const MAX_SESSIONS_PER_CONNECTION = 256;
 /** Instructions per changeset (and DOWNLOAD) of a flexible bootstrap. */
 const BOOTSTRAP_CHANGESET_INSTRUCTIONS = 20_000;
+/** WebSocket close codes realm-core reads as an authentication failure (its RLM_ERR_WEBSOCKET_UNAUTHORIZED / _FORBIDDEN). */
+const WS_CLOSE_UNAUTHORIZED = 4001;
+const WS_CLOSE_FORBIDDEN = 4002;
 /** Soft limit of the changesets' bytes in one DOWNLOAD. */
 const DOWNLOAD_BATCH_BYTES = 256 * 1024;
 
@@ -122,7 +125,7 @@ export class RealmSyncConnection {
 
   constructor(
     private readonly ws: WebSocket,
-    readonly info: { user: EvaluationUser; protocolVersion: number; flexible?: boolean; remote: string; expiresAt?: number },
+    readonly info: { user: EvaluationUser; protocolVersion: number; flexible?: boolean; remote: string; expiresAt?: number; loginSessionId?: string },
     private readonly options: ConnectionOptions,
     private readonly onClose: (connection: RealmSyncConnection) => void,
   ) {
@@ -147,9 +150,22 @@ export class RealmSyncConnection {
     const delay = Math.min(Math.max(0, expiresAt - now), 2 ** 31 - 1);
     this.expiryTimer = setTimeout(() => {
       if ((this.options.now?.() ?? Date.now()) < expiresAt) return this.scheduleExpiry(expiresAt);
-      this.endAllSessions({ code: 202, name: 'ErrorTokenExpired', message: 'Access token expired: refresh the access token and reconnect', action: 'refresh-token', tryAgain: true });
+      this.endForAccount('unauthorized', 'access token expired: refresh it and reconnect');
     }, delay);
     this.expiryTimer.unref();
+  }
+
+  /**
+   * Ends the connection for its account: `unauthorized` (the access token expired; the SDK refreshes it and
+   * reconnects) or `forbidden` (the login was revoked, the user disabled or deleted; the SDK logs the user
+   * out). realm-core takes these as WebSocket close codes, as it takes HTTP 401/403 at the upgrade: the
+   * session errors 202 and 203 would stop a realm-core 14 client outright (it does not expect them).
+   */
+  endForAccount(kind: 'unauthorized' | 'forbidden', reason: string): void {
+    if (this.closed) return;
+    this.log.info(`${this.describe()}: ended (${reason})`);
+    for (const session of this.sessions.values()) session.state = 'ended';
+    this.ws.close(kind === 'unauthorized' ? WS_CLOSE_UNAUTHORIZED : WS_CLOSE_FORBIDDEN, reason);
   }
 
   /** Ends every session with a session error (revocation, pause, terminate, token expiry). */
@@ -240,7 +256,8 @@ export class RealmSyncConnection {
     };
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'bind', fields: { session: message.session, path: message.serverPath, needClientFileIdent: message.needClientFileIdent } });
     this.sessions.set(message.session, session);
-    if (tooMany) return this.sessionError(session, { code: 224, name: 'ErrorTooManySessions', message: `Too many sessions in connection (BIND): at most ${MAX_SESSIONS_PER_CONNECTION}`, action: 'none', tryAgain: false });
+    // 201, not realm's 224 (too_many_sessions), which a realm-core 14 client does not expect and stops on.
+    if (tooMany) return this.sessionError(session, { code: 201, name: 'ErrorOtherSession', message: `Too many sessions in connection (BIND): at most ${MAX_SESSIONS_PER_CONNECTION}`, action: 'none', tryAgain: false });
     if (this.info.flexible) return this.enqueue(session, () => this.bindFlexible(session, message.needClientFileIdent));
     this.enqueue(session, async () => {
       const engine = this.options.engine;

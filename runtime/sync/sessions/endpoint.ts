@@ -23,8 +23,8 @@ const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 export interface RealmSyncEndpointOptions {
   appId: string;
   engine: RealmSyncEngine;
-  /** The user of an access token, with when the token expires; throws when the token is not valid. */
-  authenticate(token: string): Promise<{ user: EvaluationUser; expiresAt?: number }>;
+  /** The user of an access token, with when the token expires and the login (refresh session) it rests on; throws when the token is not valid. */
+  authenticate(token: string): Promise<{ user: EvaluationUser; expiresAt?: number; loginSessionId?: string }>;
   log: Logger;
   now?: () => number;
 }
@@ -38,6 +38,8 @@ export interface RealmSyncEndpoint {
   traffic(connection: string, session: number): TrafficEntry[] | undefined;
   /** Ends the sessions `match` selects with a session error (a user revoked, sync paused or terminated). */
   endSessions(match: (session: SessionInfo) => boolean, error: SyncError): void;
+  /** Ends the connections that rest on a revoked login (refresh session), or all of a disabled or deleted user's. */
+  endForAccount(match: { loginSessionId: string } | { userId: string }, reason: string): void;
   close(): void;
 }
 
@@ -72,7 +74,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
       const protocol = negotiate(req.headers['sec-websocket-protocol'], { accept: { partition: !flexible, flexible } });
       if (protocol) negotiated.set(req, protocol);
       socket.on('error', () => undefined);
-      options.authenticate(token).then(({ user, expiresAt }) => {
+      options.authenticate(token).then(({ user, expiresAt, loginSessionId }) => {
         if (socket.destroyed) return;
         wss.handleUpgrade(req, socket, head, (ws) => {
           if (!protocol) {
@@ -80,7 +82,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
             ws.close(1002, 'no common sync protocol version');
             return;
           }
-          const connection = new RealmSyncConnection(ws, { user, protocolVersion: protocol.version, flexible: protocol.flexible, remote: req.socket.remoteAddress ?? '', ...(expiresAt !== undefined ? { expiresAt } : {}) }, {
+          const connection = new RealmSyncConnection(ws, { user, protocolVersion: protocol.version, flexible: protocol.flexible, remote: req.socket.remoteAddress ?? '', ...(expiresAt !== undefined ? { expiresAt } : {}), ...(loginSessionId ? { loginSessionId } : {}) }, {
             engine: options.engine, log: options.log, ...(options.now ? { now: options.now } : {}),
           }, (closed) => connections.delete(closed));
           connections.add(connection);
@@ -96,6 +98,12 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
     traffic: (id, session) => [...connections].find((c) => c.id === id)?.traffic(session),
     endSessions(match, error) {
       for (const connection of connections) connection.endSessions(match, error);
+    },
+    endForAccount(match, reason) {
+      for (const connection of [...connections]) {
+        const selected = 'userId' in match ? connection.info.user.id === match.userId : connection.info.loginSessionId === match.loginSessionId;
+        if (selected) connection.endForAccount('forbidden', reason);
+      }
     },
     close() {
       for (const connection of connections) connection.close();
