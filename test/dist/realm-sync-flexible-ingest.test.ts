@@ -23,6 +23,8 @@ function oid(n: number): { $oid: string } {
   return { $oid: `65d0000000000000000${String(n).padStart(5, '0')}` };
 }
 
+/** The session a server message is for (0 for connection-level ones). */
+const sessionOf = (m: ServerMessage) => ('session' in m ? m.session : 0);
 const json = (value: unknown) => JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
 
 function writeFiles(appDir: string, files: Record<string, unknown>): void {
@@ -146,7 +148,7 @@ function connect(served: ServedDist, token: string): Promise<RawClient> {
 /** BIND with a new client file, then IDENT with an empty subscription set (`query` to send one instead). */
 async function identify(client: RawClient, session: number, query = { version: 0n, body: '{}' }): Promise<void> {
   client.send({ type: 'bind', session, serverPath: '{"schemaVersion":0,"sessionReason":0}', signedUserToken: '', needClientFileIdent: true, isSubserver: false });
-  const ident = await client.next((m) => m.session === session && (m.type === 'ident' || m.type === 'json_error' || m.type === 'error'));
+  const ident = await client.next((m) => m.type === 'error' || (sessionOf(m) === session && (m.type === 'ident' || m.type === 'json_error')));
   assert.equal(ident.type, 'ident', json(ident));
   if (ident.type !== 'ident') return;
   client.send({
@@ -158,10 +160,10 @@ async function identify(client: RawClient, session: number, query = { version: 0
 /** Sends QUERY and waits for its answer: the QUERY_ERROR's message, or undefined once its bootstrap's last DOWNLOAD came. */
 async function subscribe(client: RawClient, session: number, version: number, body: string): Promise<string | undefined> {
   client.send({ type: 'query', session, queryVersion: BigInt(version), body });
-  const answer = await client.next((m) => m.session === session && (
+  const answer = await client.next((m) => m.type === 'error' || (sessionOf(m) === session && (
     (m.type === 'query_error' && m.queryVersion === BigInt(version))
     || (m.type === 'download' && m.flexible?.queryVersion === BigInt(version) && m.flexible.batchState === 'lastInBatch')
-    || m.type === 'json_error' || m.type === 'error'));
+    || m.type === 'json_error')));
   if (answer.type === 'query_error') return answer.message;
   assert.equal(answer.type, 'download', json(answer));
   return undefined;
