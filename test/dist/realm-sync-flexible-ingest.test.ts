@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { ObjectId } from 'bson';
 import WebSocket from 'ws';
+import { encodeChangeset } from '../../runtime/sync/wire/changeset';
+import type { Instruction } from '../../runtime/sync/wire/instructions';
 import { encodeClientMessage, parseServerMessage, type ClientMessage, type ServerMessage } from '../../runtime/sync/wire/messages';
 import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
 import { copyApp, graphql, serveDist, type ServedDist } from './fixtures/serve';
@@ -237,6 +240,30 @@ describe('flexible sync: asymmetric (data ingest) objects and bad subscription i
     assert.match(String(await subscribe(client, 1, 1, '{"Reading":"TRUEPREDICATE"}')), /table "Reading" is an asymmetric \(data ingest\) object type/);
     assert.equal(await subscribe(client, 1, 2, `{"Note":"owner_id == \\"${adaId}\\""}`), undefined, 'the next version is bootstrapped');
     client.close();
+  });
+
+  test('a changeset that changes or erases an asymmetric object instead of creating it is a bad changeset (212); the object is unchanged', async () => {
+    const { token } = await login(served, ada.email, ada.password);
+    const reading = { type: 'objectId' as const, value: new ObjectId(oid(1).$oid) };
+    const attempts: Instruction[][] = [
+      [{ type: 'Update', table: 'Reading', object: reading, field: 'value', path: [], value: { type: 'double', value: -1 }, isDefault: false, priorSize: 0 }],
+      [{ type: 'EraseObject', table: 'Reading', object: reading }],
+    ];
+    for (const instructions of attempts) {
+      const client = await connect(served, token);
+      await identify(client, 1);
+      const first = await client.next((m) => m.type === 'download');
+      const latest = first.type === 'download' ? first.downloadServerVersion : 0n;
+      client.send({ type: 'upload', session: 1, progressClientVersion: 2n, progressServerVersion: latest, lockedServerVersion: latest, changesets: [
+        { version: 2n, lastIntegratedRemoteVersion: latest, originTimestamp: 1000n, originFileIdent: 0n, instructions: [], bytes: encodeChangeset(instructions) },
+      ] });
+      const refused = await client.next((m) => m.type === 'json_error' || m.type === 'error');
+      assert.equal(refused.type === 'json_error' && refused.errorCode, 212, json(refused));
+      assert.match(refused.type === 'json_error' ? String(refused.body.message) : '', /(Update|EraseObject) on Reading .*, an asymmetric \(data ingest\) object: a changeset may only create it/);
+      client.close();
+    }
+    const data = await graphqlData(served, token, 'query { reading(query: {sensor: "kitchen"}) { value } }');
+    assert.deepEqual(data.reading, { value: 21.5 });
   });
 
   test('bad subscription input is a QUERY_ERROR for that version; the session keeps its set and others keep syncing', async () => {

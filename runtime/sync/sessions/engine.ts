@@ -333,12 +333,6 @@ export class RealmSyncEngine {
     const touchedOrError = await this.touchObjects(schema, instructions);
     if (!touchedOrError.ok) return touchedOrError;
     const touched = touchedOrError.touched;
-    for (const entry of touched.values()) {
-      // Data ingest is insert-only: the client creates an asymmetric object and never sees it again.
-      if (entry.table.asymmetric && (entry.instructions[0]?.type !== 'CreateObject' || !entry.after)) {
-        return { ok: false, error: SYNC_ERRORS.badChangeset(`Bad changeset (UPLOAD): ${entry.table.name} ${EJSON.stringify(entry.id as never)} is an asymmetric (data ingest) object: a changeset may only create it, not change or erase it`) };
-      }
-    }
     // Left out of the history: asymmetric objects (never downloaded) and rejected ones.
     const omitted = new Set<TouchedObject>();
     const rejected: RejectedObject[] = [];
@@ -559,6 +553,10 @@ export class RealmSyncEngine {
           touched.set(key, entry);
         }
         entry.instructions.push(instruction);
+        // Data ingest is insert-only: the client creates an asymmetric object and never sees it again.
+        if (entry.table.asymmetric && (instruction.type === 'EraseObject' || (instruction.type !== 'CreateObject' && !entry.after))) {
+          throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, an asymmetric (data ingest) object: a changeset may only create it, not change or erase it`);
+        }
         if (instruction.type === 'CreateObject') entry.after ??= { _id: entry.id };
         else if (instruction.type === 'EraseObject') entry.after = null;
         else if (!entry.after) throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, which does not exist`);
