@@ -233,6 +233,22 @@ describe('flexible sync: asymmetric (data ingest) objects and bad subscription i
     assert.match(served.stderr(), /compensating write: insert of Reading|compensating write: write to Reading/);
   });
 
+  test('an asymmetric object whose _id is already in the collection is a compensating write; the stored one stays', async () => {
+    const again = await runProbe(script({
+      credentials: ada, cancelWaitsOnError: true,
+      steps: [
+        { write: [{ op: 'create', type: 'Reading', value: { _id: oid(1), owner_id: adaId, sensor: 'kitchen', value: -40 } }] },
+        { waitUpload: true },
+        { sleepMs: 1500 },
+      ],
+    }));
+    const writes = again.events('sync_error').flatMap((e) => (e.compensatingWrites ?? []) as { objectName: string; primaryKey: unknown; reason: string }[]);
+    assert.deepEqual(writes.map((w) => [w.objectName, w.primaryKey]), [['Reading', oid(1)]], json(again.lines.filter((l) => /error|protocol/.test(l.event))));
+    assert.match(writes[0]!.reason, /a document with this _id already exists/);
+    const { token } = await login(served, ada.email, ada.password);
+    assert.deepEqual((await graphqlData(served, token, 'query { reading(query: {sensor: "kitchen"}) { value } }')).reading, { value: 21.5 });
+  });
+
   test('a subscription to an asymmetric type is a QUERY_ERROR (realm-core\'s client refuses to send one); the session goes on', async () => {
     const { token } = await login(served, ada.email, ada.password);
     const client = await connect(served, token);
