@@ -38,7 +38,7 @@ import { removeRuntimeRecord, writeRuntimeRecord } from './record';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
-import { createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
+import { addQueryableFields, createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
 import { createRealmSyncEndpoint, REALM_SYNC_ENDPOINT } from './sync/sessions/endpoint';
 import { RealmSyncEngine } from './sync/sessions/engine';
 import { registerAdminRoutes } from './admin/routes';
@@ -328,6 +328,13 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       const written = mirrorObjectTypes(appDir, running.settings, types);
       if (written.length > 0) await reload();
       return { written };
+    },
+    addQueryableFields: async (queried) => {
+      const running = sync.runtimeState.running;
+      if (!running) throw new Error('sync is not enabled');
+      const added = addQueryableFields(appDir, running.settings, queried);
+      if (added.length > 0) await reload();
+      return { added };
     },
   });
   const opened: OpenedAuth = await openAuth({

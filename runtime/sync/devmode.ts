@@ -1,11 +1,14 @@
 // Development mode (rules-and-sync §7): a client's object types become collection schemas in
 // `database_name` of the synced cluster, written into the app's files (`data_sources/<svc>/<db>/<Type>/
 // schema.json`) so the language server and `asl check` see them. New types create a schema; known types
-// gain the properties they lack; existing properties are never changed (schema changes only add).
+// gain the properties they lack; existing properties are never changed (schema changes only add). Flexible
+// sync: the fields clients query become collection queryable fields of `sync/config.json`.
 import fs from 'node:fs';
 import path from 'node:path';
+import { applyEdits, modify, parse } from 'jsonc-parser';
 import { isPlainObject } from '../../core/rules/bsonValues';
 import type { SyncSettings } from '../../core/sync';
+import { syncConfigPath } from './files';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** A database or service name used as a folder name: no separators, no `..`. */
@@ -54,4 +57,55 @@ export function mirrorObjectTypes(appDir: string, settings: SyncSettings, types:
     fs.writeFileSync(file, `${JSON.stringify(schema, null, 2)}\n`);
   }
   return written;
+}
+
+/** Fields a subscription queried that are not queryable yet, with the collection's JSON Schema. */
+export interface QueriedFields {
+  collection: string;
+  schema: Record<string, unknown>;
+  fields: string[];
+}
+
+/**
+ * Development mode for flexible sync: the fields clients query become collection queryable fields
+ * (`collection_queryable_fields_names.<collection>` of `sync/config.json`, edited in place). Only
+ * top-level properties of the collection's schema with a scalar type (or a list of scalars) qualify, as
+ * the platform's queryable fields. Returns the fields added.
+ */
+export function addQueryableFields(appDir: string, settings: SyncSettings, queried: readonly QueriedFields[]): { collection: string; field: string }[] {
+  if (!settings.developmentModeEnabled) throw new Error('development mode is off: turn on "development_mode_enabled" in sync/config.json');
+  const file = syncConfigPath(appDir);
+  let text = fs.readFileSync(file, 'utf8');
+  const config = parse(text, [], { allowTrailingComma: true }) as unknown;
+  if (!isPlainObject(config)) throw new Error('sync/config.json is not a JSON object');
+  // The file's lists, which may hold edits not reloaded yet, are what gains the fields.
+  const byCollection = isPlainObject(config.collection_queryable_fields_names) ? config.collection_queryable_fields_names : {};
+  const additions = new Map<string, string[]>();
+  const added: { collection: string; field: string }[] = [];
+  for (const { collection, schema, fields } of queried) {
+    if (!NAME.test(collection)) continue;
+    const properties = isPlainObject(schema.properties) ? schema.properties : {};
+    const listed = byCollection[collection];
+    const current = additions.get(collection) ?? (Array.isArray(listed) ? listed.filter((f): f is string => typeof f === 'string') : []);
+    for (const field of fields) {
+      if (!NAME.test(field) || current.includes(field) || !Object.hasOwn(properties, field) || !queryableProperty(properties[field])) continue;
+      current.push(field);
+      added.push({ collection, field });
+    }
+    additions.set(collection, current);
+  }
+  if (added.length === 0) return [];
+  const formatting = { formattingOptions: { insertSpaces: true, tabSize: 2 } };
+  for (const [collection, fields] of additions) text = applyEdits(text, modify(text, ['collection_queryable_fields_names', collection], fields, formatting));
+  fs.writeFileSync(file, text);
+  return added;
+}
+
+/** A scalar property, or a list of scalars (embedded objects and lists of them are not queryable). */
+function queryableProperty(spec: unknown): boolean {
+  if (!isPlainObject(spec)) return false;
+  const type = spec.bsonType;
+  if (type === 'object') return false;
+  if (type === 'array') return !isPlainObject(spec.items) || spec.items.bsonType !== 'object';
+  return true;
 }

@@ -14,7 +14,7 @@ import { WireError } from '../wire/errors';
 import type { ChangesetEntry } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
 import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine } from './engine';
-import { compileQueryBody, FlexibleView } from './flexible';
+import { compileQueryBody, FlexibleView, type CompiledQueries } from './flexible';
 import { encodeBase64PrimaryKey, encodeChangeset, parseChangeset } from '../wire/changeset';
 import { syncTimestamp } from '../translate/values';
 import { SERVER_FILE_IDENT } from '../history/history';
@@ -307,11 +307,23 @@ export class RealmSyncConnection {
     }
   }
 
-  /** Compiles a subscription set; a refusal is a QUERY_ERROR for that version, the session keeps its active set. */
-  private compileQueries(session: Session, version: number, body: string): ReturnType<typeof compileQueryBody> {
-    const service = this.options.engine.service;
-    const compiled = compileQueryBody(body, (type) => service.collectionOfType(type), service.runtimeState.running?.settings.queryable ?? {});
-    if (!compiled.ok) {
+  /**
+   * Compiles a subscription set; a refusal is a QUERY_ERROR for that version, the session keeps its set.
+   * In development mode, fields the queries read that are not queryable become queryable first.
+   */
+  private async compileQueries(session: Session, version: number, body: string): Promise<CompiledQueries> {
+    const engine = this.options.engine;
+    const service = engine.service;
+    const schema = await engine.realmSchema();
+    const compile = () => compileQueryBody(body, (type) => service.collectionOfType(type), service.runtimeState.running?.settings.queryable ?? {}, {
+      asymmetric: (table) => schema.get(table)?.asymmetric === true,
+    });
+    let compiled = compile();
+    if (!compiled.ok && compiled.notQueryable) {
+      const added = await engine.developQueryableFields(compiled.notQueryable);
+      if (added.length > 0) compiled = compile();
+    }
+    if (!compiled.ok && this.isLive(session)) {
       this.log.warn(`${this.describe(session)}: query version ${version} refused: ${compiled.message}`);
       this.send({ type: 'query_error', errorCode: 226, session: session.ident, queryVersion: BigInt(version), message: compiled.message });
     }
@@ -324,8 +336,8 @@ export class RealmSyncConnection {
     const view = session.view!;
     if (version <= view.queryVersion) return this.sessionError(session, { code: 226, name: 'ErrorBadQuery', message: `Bad query (QUERY): query version ${version} is not after the active version ${view.queryVersion}`, action: 'fix-client', tryAgain: false });
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'query', fields: { queryVersion: version }, detail: body.slice(0, 2000) });
-    const compiled = this.compileQueries(session, version, body);
-    if (!compiled.ok) return;
+    const compiled = await this.compileQueries(session, version, body);
+    if (!compiled.ok || !this.isLive(session)) return;
     await this.pump(session);
     if (!this.isLive(session)) return;
     view.setQueries(version, compiled.tables);
@@ -431,7 +443,8 @@ export class RealmSyncConnection {
     const view = session.view!;
     const version = Number(query?.version ?? 0n);
     if (version > 0) {
-      const compiled = this.compileQueries(session, version, query!.body);
+      const compiled = await this.compileQueries(session, version, query!.body);
+      if (!this.isLive(session)) return;
       if (compiled.ok) view.setQueries(version, compiled.tables);
     }
     if (session.downloadServerVersion === 0 && view.queryVersion > 0) return this.bootstrapView(session);
@@ -480,7 +493,8 @@ export class RealmSyncConnection {
     if (result.rejected.length === 0 || !this.isLive(session)) return;
     const schema = await engine.realmSchema();
     const revert = [];
-    for (const r of result.rejected) revert.push(...await view.revert(schema, r.table, r.object));
+    // The client keeps no asymmetric object once uploaded: there is nothing to put back.
+    for (const r of result.rejected) if (!schema.get(r.table)?.asymmetric) revert.push(...await view.revert(schema, r.table, r.object));
     if (!this.isLive(session)) return;
     const version = session.downloadServerVersion;
     this.log.warn(`${this.describe(session)}: compensating write: ${result.rejected.map((r) => r.reason).join('; ')}`);
@@ -494,6 +508,7 @@ export class RealmSyncConnection {
         rejectedClientVersion: Math.max(...result.rejected.map((r) => r.clientVersion)),
       },
     });
+    // Sent even with nothing to revert: the client reports the compensating write once it integrates a changeset of that version.
     this.sendDownload(session, [{
       version: BigInt(version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
       originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions: revert,

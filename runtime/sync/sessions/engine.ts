@@ -9,7 +9,7 @@ import { Binary, BSON, EJSON, Long } from 'bson';
 import { membershipOf, partitionId, partitionText, type PartitionSettings, type SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
 import type { ChangeEvent } from '../../store/changes';
-import { byId, type CommitWrite, type Document, type DocumentStore, type StoreCollection } from '../../store/types';
+import { byId, StoreError, StoreErrorCode, type CommitWrite, type Document, type DocumentStore, type StoreCollection } from '../../store/types';
 import type { EvaluationUser } from '../../../core/rules';
 import { SYNC_METADATA_DATABASE, SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
 import { mergeChangesets, type TimedChangeset } from '../merge/transform';
@@ -20,7 +20,8 @@ import { primaryKeyText, primaryKeyValue, syncTimestamp } from '../translate/val
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import type { Instruction, PrimaryKey } from '../wire/instructions';
 import { DataAccessError } from '../../data/errors';
-import type { UserCollections } from './flexible';
+import type { QueriedFields } from '../devmode';
+import type { NotQueryableFields, UserCollections } from './flexible';
 
 /** An uploaded changeset as the session hands it over. */
 export interface UploadedChangeset {
@@ -50,12 +51,16 @@ export interface RealmSyncEngineOptions {
   now?: () => number;
   /** Development mode: a client's new object types become collection schemas (then the app reloads). */
   applySchema?(types: unknown[]): Promise<{ written: string[] }>;
+  /** Development mode, flexible sync: queried fields become collection queryable fields (then the app reloads). */
+  addQueryableFields?(queried: QueriedFields[]): Promise<{ added: { collection: string; field: string }[] }>;
   /** Flexible sync: a data source's collections as the user may use them (the runtime's rule-checked data access). */
   dataFor?(user: EvaluationUser): { collection(dataSource: string, database: string, collection: string): StoreCollection };
 }
 
 /** Flexible sync keeps one history for the whole app under this partition id. */
 export const FLEXIBLE_HISTORY = '__flexible';
+/** The queue of development mode's edits of the app's files. */
+const DEVELOPMENT_MODE_QUEUE = '__development_mode';
 
 /** An object of a flexible upload that was not applied (a compensating write). */
 export interface RejectedObject { table: string; object: PrimaryKey; reason: string; clientVersion: number }
@@ -120,6 +125,23 @@ export class RealmSyncEngine {
       if (!scope) throw new Error('flexible sync needs the runtime\'s data access');
       return scope.collection(dataSource, collection.database, collection.collection);
     };
+  }
+
+  /**
+   * Development mode, flexible sync: the fields a subscription queried that are not queryable become
+   * queryable fields of their collections, as the platform does. Returns the fields added (none outside
+   * development mode, or when no field qualifies).
+   */
+  async developQueryableFields(notQueryable: readonly NotQueryableFields[]): Promise<{ collection: string; field: string }[]> {
+    const running = this.options.service.runtimeState.running;
+    const addQueryableFields = this.options.addQueryableFields;
+    if (!running?.settings.developmentModeEnabled || running.settings.type !== 'flexible' || !addQueryableFields) return [];
+    // One edit of sync/config.json (and reload) at a time.
+    return this.run(DEVELOPMENT_MODE_QUEUE, async () => {
+      const { added } = await addQueryableFields(notQueryable.map((n) => ({ collection: n.collection.collection, schema: n.collection.schema, fields: n.fields })));
+      for (const { collection, field } of added) this.options.log.info(`sync: development mode: "${field}" is now a queryable field of collection ${collection}`);
+      return added;
+    });
   }
 
   /** Runs `task` after every earlier task of the partition. */
@@ -237,13 +259,16 @@ export class RealmSyncEngine {
     if (after) record(after.id, undefined, change.fullDocument);
   }
 
-  /** Flexible sync: every write to a synced collection (not made by an upload) is a server changeset of the app's history. */
+  /**
+   * Flexible sync: every write to a synced collection (not made by an upload) is a server changeset of the
+   * app's history; asymmetric (data ingest) collections are never downloaded, so their writes are not.
+   */
   private recordFlexible(change: ChangeEvent, synced: SyncedCollection): void {
     if (uploadWrites.getStore() === FLEXIBLE_HISTORY) return;
     void this.run(FLEXIBLE_HISTORY, async () => {
       const schema = await this.realmSchema();
       const table = schema.get(synced.type);
-      if (!table) return;
+      if (!table || table.asymmetric) return;
       const instructions = changeInstructions(schema, table, change.operationType === 'insert' ? undefined : change.fullDocumentBeforeChange, change.operationType === 'delete' ? undefined : change.fullDocument);
       if (instructions.length === 0) return;
       const history = await this.history.partition(FLEXIBLE_HISTORY);
@@ -310,15 +335,17 @@ export class RealmSyncEngine {
     const touchedOrError = await this.touchObjects(schema, instructions);
     if (!touchedOrError.ok) return touchedOrError;
     const touched = touchedOrError.touched;
-    const refused = new Set<TouchedObject>();
+    // Left out of the history: asymmetric objects (never downloaded) and rejected ones.
+    const omitted = new Set<TouchedObject>();
     const rejected: RejectedObject[] = [];
     const reject = (entry: TouchedObject, reason: string) => {
-      refused.add(entry);
+      omitted.add(entry);
       rejected.push({ table: entry.table.name, object: entry.object, reason, clientVersion });
     };
     await uploadWrites.run(FLEXIBLE_HISTORY, async () => {
       for (const entry of touched.values()) {
         const type = entry.table.name;
+        if (entry.table.asymmetric) omitted.add(entry);
         const outside = entry.after ? !entry.table.asymmetric && !uploader.selects(type, entry.after) : entry.before !== null && !uploader.selects(type, entry.before);
         if (outside) {
           reject(entry, `write to ${type} ${EJSON.stringify(entry.id as never)} was denied: the object is outside the session's subscriptions (write to object outside query view)`);
@@ -334,12 +361,17 @@ export class RealmSyncEngine {
           else matched = (await store.replaceOne({ _id: entry.id as never }, entry.after)).matchedCount === 1;
           if (!matched) reject(entry, `write to ${type} ${EJSON.stringify(entry.id as never)} was denied: no role of the collection's rules lets user ${uploader.userId} ${entry.after ? 'update' : 'delete'} it`);
         } catch (e) {
+          if (e instanceof StoreError && e.code === StoreErrorCode.DuplicateKey) {
+            reject(entry, `insert of ${type} ${EJSON.stringify(entry.id as never)} was refused: a document with this _id already exists`);
+            continue;
+          }
           if (!(e instanceof DataAccessError)) throw e;
           reject(entry, `write to ${type} ${EJSON.stringify(entry.id as never)} was denied by the collection's rules: ${e.message}`);
         }
       }
     });
-    const kept = instructions.filter((i) => !('object' in i) || ![...refused].some((r) => r.table.name === i.table && primaryKeyText(r.object) === primaryKeyText(i.object)));
+    const omittedKeys = new Set([...omitted].map((entry) => `${entry.table.name}\u0000${primaryKeyText(entry.object)}`));
+    const kept = instructions.filter((i) => !('object' in i) || !omittedKeys.has(`${i.table}\u0000${primaryKeyText(i.object)}`));
     return { ok: true, kept, rejected };
   }
 
@@ -554,6 +586,10 @@ export class RealmSyncEngine {
           touched.set(key, entry);
         }
         entry.instructions.push(instruction);
+        // Data ingest is insert-only: the client creates an asymmetric object and never sees it again.
+        if (entry.table.asymmetric && (instruction.type === 'EraseObject' || (instruction.type !== 'CreateObject' && !entry.after))) {
+          throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, an asymmetric (data ingest) object: a changeset may only create it, not change or erase it`);
+        }
         if (instruction.type === 'CreateObject') entry.after ??= { _id: entry.id };
         else if (instruction.type === 'EraseObject') entry.after = null;
         else if (!entry.after) throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, which does not exist`);
@@ -600,7 +636,8 @@ export class RealmSyncEngine {
     if (unknown.length > 0) {
       const devMode = service.runtimeState.running?.settings.developmentModeEnabled === true;
       if (!devMode || !this.options.applySchema) {
-        return { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not synced: no collection of the synced database has a schema titled so with the partition key "${service.partitionSettings?.key}" (turn on development mode to create ${unknown.length === 1 ? 'it' : 'them'} from the client's schema)`, action: 'none', tryAgain: false };
+        const needed = service.flexible ? 'a schema titled so' : `a schema titled so with the partition key "${service.partitionSettings?.key}"`;
+        return { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not synced: no collection of the synced database has ${needed} (turn on development mode to create ${unknown.length === 1 ? 'it' : 'them'} from the client's schema)`, action: 'none', tryAgain: false };
       }
       try {
         await this.options.applySchema(unknown.map((name) => objectTypeOf(next, next.get(name)!)));

@@ -20,12 +20,37 @@ interface TableQuery {
   filter?: Record<string, unknown>;
 }
 
-export type CompiledQueries = { ok: true; tables: Map<string, TableQuery> } | { ok: false; message: string };
+/** Fields a table's queries read that the settings do not list as queryable (development mode may add them). */
+export interface NotQueryableFields {
+  collection: SyncedCollection;
+  fields: string[];
+}
 
-/** A QUERY or IDENT body (`{"Task": "<rql>", …}`) compiled against the synced types and the queryable fields. */
-export function compileQueryBody(body: string, collectionOfType: (type: string) => SyncedCollection | undefined, settings: QueryableFieldSettings): CompiledQueries {
+export type CompiledQueries =
+  | { ok: true; tables: Map<string, TableQuery> }
+  | { ok: false; message: string; notQueryable?: NotQueryableFields[] };
+
+// The platform documents no bound on a subscription set beyond its message size and each query's 256 kB
+// (`core/rql`'s parser); these keep one client's set from costing the server more than any real app needs.
+/** Bytes of a QUERY or IDENT body (every table's queries, JSON). */
+export const MAX_QUERY_BODY_BYTES = 1024 * 1024;
+/** Object types one subscription set may query. */
+export const MAX_QUERY_TABLES = 1000;
+
+export interface CompileOptions {
+  /** Whether the type is asymmetric (data ingest): clients write it and never subscribe to it. */
+  asymmetric?(table: string): boolean;
+}
+
+/**
+ * A QUERY or IDENT body (`{"Task": "<rql>", …}`) compiled against the synced types and the queryable fields.
+ * When a table's only problems are fields that are not queryable, the failure names them per collection.
+ */
+export function compileQueryBody(body: string, collectionOfType: (type: string) => SyncedCollection | undefined, settings: QueryableFieldSettings, options: CompileOptions = {}): CompiledQueries {
   const tables = new Map<string, TableQuery>();
   if (body.trim() === '') return { ok: true, tables };
+  const bytes = Buffer.byteLength(body, 'utf8');
+  if (bytes > MAX_QUERY_BODY_BYTES) return { ok: false, message: `subscription set too large: its queries are ${bytes} bytes; the limit is ${MAX_QUERY_BODY_BYTES}` };
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -33,15 +58,27 @@ export function compileQueryBody(body: string, collectionOfType: (type: string) 
     return { ok: false, message: 'invalid query body: not JSON' };
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, message: 'invalid query body: expected an object of object types to queries' };
-  for (const [table, text] of Object.entries(parsed as Record<string, unknown>)) {
+  const entries = Object.entries(parsed as Record<string, unknown>);
+  if (entries.length > MAX_QUERY_TABLES) return { ok: false, message: `subscription set too large: it queries ${entries.length} object types; the limit is ${MAX_QUERY_TABLES}` };
+  const notQueryable: NotQueryableFields[] = [];
+  const messages: string[] = [];
+  for (const [table, text] of entries) {
     if (typeof text !== 'string') return { ok: false, message: `invalid query for table "${table}": the query must be a string` };
     const collection = collectionOfType(table);
     if (!collection) return { ok: false, message: `invalid query: table "${table}" is not a synced object type (no collection schema titled so)` };
+    if (options.asymmetric?.(table)) return { ok: false, message: `invalid query: table "${table}" is an asymmetric (data ingest) object type: clients write its objects and cannot subscribe to it` };
     const compiled = compileSubscription(table, text, settings, collection.collection);
-    if (!compiled.ok) return { ok: false, message: compiled.message };
+    if (!compiled.ok) {
+      const fields = compiled.problems.every((p) => p.kind === 'not-queryable' && p.field !== undefined) ? compiled.problems.map((p) => p.field!) : [];
+      if (fields.length === 0) return { ok: false, message: compiled.message };
+      notQueryable.push({ collection, fields: [...new Set(fields)] });
+      messages.push(compiled.message);
+      continue;
+    }
     const { matches, filter } = compiled.subscription;
     tables.set(table, { collection, matches, ...(filter ? { filter: filter as Record<string, unknown> } : {}) });
   }
+  if (notQueryable.length > 0) return { ok: false, message: messages.join('; '), notQueryable };
   return { ok: true, tables };
 }
 
