@@ -103,7 +103,8 @@ describe('hostile Realm sync clients', { timeout: 120_000 }, () => {
       { send: (c) => c.ws.send(Buffer.from([0xff, 0x00, 0x13, 0x37])), code: 103 },
       { send: (c) => c.ws.send(Buffer.from('transact 1 2 3 4\n')), code: 102 },
       { send: (c) => c.ws.send(Buffer.from('bind 1 99999999999999999999 0 1 0\n')), code: 103 },
-      { send: (c) => c.ws.send(Buffer.from(`bind 1 ${2 ** 40} 0 1 0\n`)), code: 104 },
+      // Limits exceeded (104 in realm's list) is sent as 101, which realm-core 14 reports instead of stopping on.
+      { send: (c) => c.ws.send(Buffer.from(`bind 1 ${2 ** 40} 0 1 0\n`)), code: 101 },
       { send: (c) => c.send({ type: 'mark', session: 7, requestIdent: 1n }), code: 106 },
       { send: (c) => c.ws.send('a text frame'), code: 102 },
     ];

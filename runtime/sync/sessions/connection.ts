@@ -630,7 +630,9 @@ export class RealmSyncConnection {
   private fail(code: number, message: string): void {
     if (this.closed) return;
     this.log.warn(`${this.describe()}: error ${code}: ${message}`);
-    this.send({ type: 'error', errorCode: code, message, tryAgain: false, session: 0 });
+    // realm-core 14 stops outright on an ERROR with limits_exceeded (104): it gets other_error (101), which it reports.
+    const sent = code === 104 ? { errorCode: 101, message: `Limits exceeded in input message: ${message}` } : { errorCode: code, message };
+    this.send({ type: 'error', ...sent, tryAgain: false, session: 0 });
     this.ws.close(1000);
     this.dispose();
   }
