@@ -88,6 +88,8 @@ interface TouchedObject {
 /** Marks store writes made by an upload: the upload's changeset is their history entry. */
 const uploadWrites = new AsyncLocalStorage<string>();
 const MAX_OBJECTS_PER_UPLOAD = 100_000;
+/** History entries a new client may download after a partition's cached bootstrap before it is built anew. */
+const MAX_BOOTSTRAP_REPLAY = 256;
 /** An upload committed as one is one journal record, one BSON document (at most 16 MiB): larger ones are written one by one. */
 const MAX_COMMIT_BYTES = 8 * 1024 * 1024;
 
@@ -387,8 +389,10 @@ export class RealmSyncEngine {
       const history = await this.history.partition(id);
       const version = history.latest;
       const clientVersion = file.uploadClientVersion;
+      // A bootstrap stays good for later clients: each downloads the entries after it, as any client
+      // catches up. Rebuilt once that replay grows long, or its entries are no longer kept.
       const cached = this.bootstraps.get(id);
-      if (cached && cached.version === version) return { ...cached, clientVersion, timestamp: syncTimestamp(this.now()) };
+      if (cached && cached.version >= history.base && cached.version <= version && version - cached.version <= MAX_BOOTSTRAP_REPLAY) return { ...cached, clientVersion, timestamp: syncTimestamp(this.now()) };
       const schema = await this.realmSchema();
       const service = this.options.service;
       const synced = service.collections.map((c) => c.type);
@@ -628,7 +632,9 @@ export class RealmSyncEngine {
       }
       applySchemaInstruction(next, instruction);
     }
-    const changed = new Set(instructions.map((i) => i.table));
+    // A client declaring what the schema already holds (every new client of an app) changes nothing.
+    const changed = new Set(instructions.map((i) => i.table).filter((name) => !sameTable(schema.get(name), next.get(name))));
+    if (changed.size === 0) return undefined;
     const unknown = [...changed].filter((name) => {
       const table = next.get(name);
       return table && !table.embedded && !service.collectionOfType(name);
@@ -653,6 +659,18 @@ export class RealmSyncEngine {
     this.invalidateSchema();
     return undefined;
   }
+}
+
+/** Whether two tables declare the same Realm schema (the JSON Schema's storage types aside). */
+function sameTable(a: RealmTable | undefined, b: RealmTable | undefined): boolean {
+  if (!a || !b) return a === b;
+  if (a.embedded !== b.embedded || a.asymmetric !== b.asymmetric || a.columns.size !== b.columns.size) return false;
+  if (a.primaryKey?.field !== b.primaryKey?.field || a.primaryKey?.type !== b.primaryKey?.type || a.primaryKey?.nullable !== b.primaryKey?.nullable) return false;
+  for (const [name, column] of a.columns) {
+    const other = b.columns.get(name);
+    if (!other || other.type !== column.type || other.nullable !== column.nullable || other.collection !== column.collection || other.linkTarget !== column.linkTarget) return false;
+  }
+  return true;
 }
 
 /** Parsed history entries, kept while the entry lives (transforms meet the same entries again). */
