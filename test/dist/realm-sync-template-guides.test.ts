@@ -1,0 +1,215 @@
+// The three flexible sync permission demos (`flex-sync-guides.restricted-feed`, `.tiered`,
+// `.add-collaborators`): each backend created as `asl apps create --template <id>` writes it, served by
+// dist/cli.js, and synced by realm-core's client (the probe) playing the demo's Node.js client. The
+// client's object type and subscription are read from the created client code (`src/shared.js`: its
+// `ItemSchema` and `subs.add(realm.objects('Item'))`); the users do what `src/index.js` has them do,
+// calling the app's functions over the client API as the SDK does. The demos' rules must hold.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { EJSON } from 'bson';
+import { nodeFileWriter } from '../../core/fs';
+import { createAppFiles, writeFileMap } from '../../core/templates';
+import { bundledTemplates } from '../../runtime/templates';
+import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
+import { serveDist, type ServedDist } from './fixtures/serve';
+
+const skip = probeAvailable ? false : 'realm-sync-probe (../shared/realm-sync) is not available on this machine';
+const PASSWORD = 'demo-password';
+
+interface Demo {
+  served: ServedDist;
+  root: string;
+  /** The probe's schema: the client's `ItemSchema`. */
+  schema: unknown[];
+  /** The client's subscription as the probe takes it (`Type=RQL`). */
+  subscription: string;
+  close(): Promise<void>;
+}
+
+/** Creates the template's app as `asl apps create --template` does and serves its backend. */
+async function createDemo(templateId: string, appId: string): Promise<Demo> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-guides-'));
+  const { files } = await createAppFiles(bundledTemplates(), templateId, { name: appId.split('-')[0]!, appId, baseUrl: 'http://localhost:8123' });
+  await writeFileMap(nodeFileWriter, root, files);
+  const shared = fs.readFileSync(path.join(root, 'frontend', templateId, 'src/shared.js'), 'utf8');
+  const served = await serveDist({ appDir: path.join(root, 'backend') });
+  return {
+    served, root, schema: [clientSchema(shared)], subscription: clientSubscription(shared),
+    async close() {
+      await served.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `export const ItemSchema = { name, primaryKey, properties: { field: 'type', … } }` of the client code. */
+function clientSchema(shared: string): { name: string; primaryKey: string; properties: Record<string, string> } {
+  const m = /export const ItemSchema = \{\s*name: '(\w+)',\s*primaryKey: '(\w+)',\s*properties: \{([^}]*)\}/.exec(shared);
+  assert.ok(m, 'the client code declares ItemSchema');
+  const properties: Record<string, string> = {};
+  for (const p of m[3]!.matchAll(/(\w+): '([^']+)'/g)) properties[p[1]!] = p[2]!;
+  assert.ok(Object.keys(properties).length > 2, m[3]);
+  return { name: m[1]!, primaryKey: m[2]!, properties };
+}
+
+/** `subs.add(realm.objects('Item')[.filtered('…')])` of the client code, as `Type=RQL`. */
+function clientSubscription(shared: string): string {
+  const m = /subs\.add\(realm\.objects\('(\w+)'\)(?:\.filtered\('([^']+)'\))?\)/.exec(shared);
+  assert.ok(m, 'the client code subscribes with subs.add(realm.objects(…))');
+  return `${m[1]}=${m[2] ?? 'TRUEPREDICATE'}`;
+}
+
+/** A demo user over the client API: registered and logged in, as `logIn` in the client's shared.js. */
+class ClientUser {
+  id = '';
+  private accessToken = '';
+  private refreshToken = '';
+  constructor(private readonly demo: Demo, readonly email: string) {}
+
+  get credentials() {
+    return { type: 'emailPassword', email: this.email, password: PASSWORD };
+  }
+
+  async logIn(): Promise<this> {
+    this.id = await registerUser(this.demo.served.app, this.email, PASSWORD);
+    const res = await fetch(`${this.demo.served.app}/auth/providers/local-userpass/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: this.email, password: PASSWORD }),
+    });
+    const body = await res.json() as { access_token: string; refresh_token: string };
+    this.accessToken = body.access_token;
+    this.refreshToken = body.refresh_token;
+    return this;
+  }
+
+  /** `user.functions.<name>(…args)` (a MongoDB service action with `service`). */
+  async call(name: string, args: unknown[], service?: string): Promise<unknown> {
+    const res = await fetch(`${this.demo.served.app}/functions/call`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${this.accessToken}` },
+      body: EJSON.stringify({ name, arguments: args, ...(service ? { service } : {}) }, { relaxed: false }),
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, `${name}: ${text}`);
+    return EJSON.parse(text, { relaxed: true });
+  }
+
+  /** `user.mongoClient('mongodb-atlas').db(database).collection('Item').<action>(…)`: the demo without --sync. */
+  items(database: string, action: string, args: Record<string, unknown> = {}): Promise<unknown> {
+    return this.call(action, [{ database, collection: 'Item', ...args }], 'mongodb-atlas');
+  }
+
+  /** `user.refreshCustomData()`: a new access token, whose `user_data` is the custom user data now. */
+  async refreshCustomData(): Promise<Record<string, unknown> | undefined> {
+    const res = await fetch(`${this.demo.served.url}/api/client/v2.0/auth/session`, { method: 'POST', headers: { authorization: `Bearer ${this.refreshToken}` } });
+    assert.equal(res.status, 201, await res.clone().text());
+    this.accessToken = ((await res.json()) as { access_token: string }).access_token;
+    const claims = JSON.parse(Buffer.from(this.accessToken.split('.')[1]!, 'base64url').toString('utf8')) as { user_data?: Record<string, unknown> };
+    return claims.user_data;
+  }
+
+  /** The profile the `onUserCreated` trigger writes (custom user data), once it is there. */
+  async profile(): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const data = await this.refreshCustomData();
+      if (data) return data;
+      assert.ok(Date.now() < deadline, `no custom user data for ${this.email}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+function script(demo: Demo, user: ClientUser, steps: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    baseUrl: demo.served.url, appId: demo.served.appId, flexible: true, schema: demo.schema, timeoutMs: 10000,
+    credentials: user.credentials, subscriptions: [demo.subscription], steps, ...extra,
+  };
+}
+
+function assertOk(run: ProbeRun, what: string): void {
+  assert.equal(run.result.exitCode, 0, `${what}: ${JSON.stringify(run.result)}\n${run.lines.filter((l) => /error|failed|subscription_state|expect/.test(l.event)).map((l) => JSON.stringify(l)).join('\n')}`);
+}
+
+/** The compensating writes the probe's error handler reported, as `table pk` strings. */
+function compensated(run: ProbeRun): string[] {
+  return run.events('sync_error').flatMap((l) => (l.compensatingWrites as { objectName: string; primaryKey: { $oid: string } }[] | undefined) ?? [])
+    .map((w) => `${w.objectName} ${w.primaryKey.$oid}`);
+}
+
+/** Steps that try a write the rules refuse, wait for the server's revert, and stay until the error callback ran. */
+function refusedWrite(write: unknown, revertedWhen: { type: string; count: number; query: string }): unknown[] {
+  return [
+    { write },
+    { waitUpload: true },
+    { expect: { ...revertedWhen, withinMs: 5000 } },
+    { sleepMs: 1000 },
+  ];
+}
+
+function oid(n: number): { $oid: string } {
+  return { $oid: `65d0000000000000000${String(n).padStart(5, '0')}` };
+}
+
+const bodies = (items: unknown) => (items as { body: string }[]).map((i) => i.body).sort();
+
+describe('the restricted-feed demo backend syncs with its client', { skip, timeout: 180_000 }, () => {
+  let demo: Demo;
+  let author: ClientUser;
+  let reader: ClientUser;
+  let stranger: ClientUser;
+  before(async () => {
+    demo = await createDemo('flex-sync-guides.restricted-feed', 'restrictedfeed-abcde');
+    author = await new ClientUser(demo, 'author@example.com').logIn();
+    reader = await new ClientUser(demo, 'reader@example.com').logIn();
+    stranger = await new ClientUser(demo, 'stranger@example.com').logIn();
+    for (const user of [author, reader, stranger]) await user.profile();
+  });
+  after(async () => demo?.close());
+
+  test('each user syncs the posts of the authors they subscribed to, and writes only their own', async () => {
+    const post = oid(1);
+    const authorRun = await runProbe(script(demo, author, [
+      { write: { op: 'create', type: 'Item', value: { _id: post, owner_id: author.id, body: 'First post' } } },
+      { waitUpload: true },
+    ]));
+    assertOk(authorRun, 'author');
+    assert.deepEqual(authorRun.objects('Item'), [{ _id: post, owner_id: author.id, body: 'First post' }]);
+
+    assert.equal(await reader.call('subscribeToUser', ['author@example.com']), author.id);
+    assert.deepEqual((await reader.refreshCustomData())?.subscribedTo, [author.id]);
+    const readerRun = await runProbe(script(demo, reader, [
+      { waitDownload: true },
+      { expect: { type: 'Item', count: 1, query: 'body == "First post"' } },
+      { write: { op: 'create', type: 'Item', value: { _id: oid(2), owner_id: reader.id, body: 'Reader\'s post' } } },
+      { waitUpload: true },
+      ...refusedWrite({ op: 'update', type: 'Item', id: post, value: { body: 'edited by the reader' } }, { type: 'Item', count: 1, query: 'body == "First post"' }),
+    ], { cancelWaitsOnError: true }));
+    assert.deepEqual(compensated(readerRun), [`Item ${post.$oid}`], JSON.stringify(readerRun.lines.slice(-12)));
+    assert.ok(readerRun.events('expect').every((l) => l.pass === true), JSON.stringify(readerRun.events('expect')));
+    assert.deepEqual(bodies(readerRun.objects('Item')), ['First post', 'Reader\'s post']);
+
+    const strangerRun = await runProbe(script(demo, stranger, [{ waitDownload: true }]));
+    assertOk(strangerRun, 'stranger');
+    assert.deepEqual(strangerRun.objects('Item'), [], 'a user who subscribed to no one sees nothing');
+    assert.deepEqual(bodies(await author.items('Item', 'find', { query: {} })), ['First post'], 'the reader\'s edit is not in the store');
+    assert.deepEqual(bodies(await reader.items('Item', 'find', { query: {} })), ['First post', 'Reader\'s post']);
+  });
+
+  test('a live session follows the user\'s subscriptions: subscribing to an author brings the author\'s posts', async () => {
+    const watcher = startProbe(script(demo, stranger, [
+      { waitDownload: true },
+      { expect: { type: 'Item', count: 0 } },
+      { watchMs: 4000 },
+      { dump: true },
+    ]));
+    await watcher.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
+    assert.equal(await stranger.call('subscribeToUser', ['author@example.com']), author.id);
+    const arrived = await watcher.waitFor((l) => l.event === 'change' && l.kind === 'insert', 5000);
+    assert.deepEqual(arrived.value, { _id: oid(1), owner_id: author.id, body: 'First post' });
+    const run = await watcher.done;
+    assertOk(run, 'stranger, live');
+    assert.deepEqual(bodies(run.objects('Item')), ['First post']);
+  });
+});
