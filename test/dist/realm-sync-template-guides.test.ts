@@ -213,3 +213,133 @@ describe('the restricted-feed demo backend syncs with its client', { skip, timeo
     assert.deepEqual(bodies(run.objects('Item')), ['First post']);
   });
 });
+
+describe('the tiered demo backend syncs with its client', { skip, timeout: 180_000 }, () => {
+  let demo: Demo;
+  let admin: ClientUser;
+  let member: ClientUser;
+  let outsider: ClientUser;
+  const adminsPlan = oid(11);
+  const membersReport = oid(12);
+  before(async () => {
+    demo = await createDemo('flex-sync-guides.tiered', 'tiered-abcde');
+    admin = await new ClientUser(demo, 'admin@example.com').logIn();
+    member = await new ClientUser(demo, 'member@example.com').logIn();
+    outsider = await new ClientUser(demo, 'outsider@example.com').logIn();
+    for (const user of [admin, member, outsider]) await user.profile();
+    await admin.call('joinTeam', [admin.id, 'blue', true]);
+    await admin.call('joinTeam', [member.id, 'blue', false]);
+    await admin.call('joinTeam', [outsider.id, 'red', false]);
+    const teams = [];
+    for (const user of [admin, member, outsider]) teams.push(await user.refreshCustomData().then((d) => [d?.team, d?.isTeamAdmin]));
+    assert.deepEqual(teams, [['blue', true], ['blue', false], ['red', false]]);
+  });
+  after(async () => demo?.close());
+
+  test('a member writes her own items, the team admin any item of the team, nobody another team\'s', async () => {
+    const adminRun = await runProbe(script(demo, admin, [
+      { write: { op: 'create', type: 'Item', value: { _id: adminsPlan, owner_id: admin.id, body: 'Admin\'s plan', team: 'blue' } } },
+      { waitUpload: true },
+    ]));
+    assertOk(adminRun, 'admin');
+
+    const memberRun = await runProbe(script(demo, member, [
+      { waitDownload: true },
+      { expect: { type: 'Item', count: 1, query: 'body == "Admin\'s plan"' } },
+      { write: { op: 'create', type: 'Item', value: { _id: membersReport, owner_id: member.id, body: 'Member\'s report', team: 'blue' } } },
+      { waitUpload: true },
+      ...refusedWrite({ op: 'update', type: 'Item', id: adminsPlan, value: { body: 'edited by the member' } }, { type: 'Item', count: 1, query: 'body == "Admin\'s plan"' }),
+    ], { cancelWaitsOnError: true }));
+    assert.deepEqual(compensated(memberRun), [`Item ${adminsPlan.$oid}`], JSON.stringify(memberRun.lines.slice(-12)));
+    assert.ok(memberRun.events('expect').every((l) => l.pass === true), JSON.stringify(memberRun.events('expect')));
+
+    const redItem = oid(13);
+    const adminAgain = await runProbe(script(demo, admin, [
+      { waitDownload: true },
+      { write: { op: 'update', type: 'Item', id: membersReport, value: { body: 'Member\'s report (reviewed)' } } },
+      { waitUpload: true },
+      ...refusedWrite({ op: 'create', type: 'Item', value: { _id: redItem, owner_id: admin.id, body: 'for the red team', team: 'red' } }, { type: 'Item', count: 0, query: 'team == "red"' }),
+    ], { cancelWaitsOnError: true }));
+    assert.deepEqual(compensated(adminAgain), [`Item ${redItem.$oid}`], JSON.stringify(adminAgain.lines.slice(-12)));
+    assert.ok(adminAgain.events('expect').every((l) => l.pass === true), JSON.stringify(adminAgain.events('expect')));
+    assert.deepEqual(bodies(adminAgain.objects('Item')), ['Admin\'s plan', 'Member\'s report (reviewed)']);
+
+    const outsiderRun = await runProbe(script(demo, outsider, [{ waitDownload: true }]));
+    assertOk(outsiderRun, 'outsider');
+    assert.deepEqual(outsiderRun.objects('Item'), [], 'someone of another team sees nothing');
+    assert.deepEqual(bodies(await member.items('Item', 'find', { query: {} })), ['Admin\'s plan', 'Member\'s report (reviewed)'], 'the member\'s edit of the admin\'s item is not in the store');
+    assert.deepEqual(await outsider.items('Item', 'find', { query: {} }), [], 'the admin\'s red item is not in the store');
+  });
+
+  test('a live session follows joinTeam: promoted, the member may edit the team\'s items; moved to another team, the team\'s items leave her client', async () => {
+    const live = startProbe(script(demo, member, [
+      { waitDownload: true },
+      { expect: { type: 'Item', count: 2 } },
+      { watchMs: 2500, label: 'promotion' },
+      { write: { op: 'update', type: 'Item', id: adminsPlan, value: { body: 'Admin\'s plan (member as admin)' } } },
+      { waitUpload: true },
+      { watchMs: 4000, label: 'transfer' },
+      { dump: true },
+    ]));
+    await live.waitFor((l) => l.event === 'watch' && l.phase === 'begin' && l.label === 'promotion');
+    await admin.call('joinTeam', [member.id, 'blue', true]);
+    await live.waitFor((l) => l.event === 'watch' && l.phase === 'begin' && l.label === 'transfer');
+    await admin.call('joinTeam', [member.id, 'red', false]);
+    const run = await live.done;
+    assertOk(run, 'member, live');
+    assert.deepEqual(compensated(run), [], 'as an admin the member may edit the admin\'s item');
+    const erased = run.events('change').filter((l) => l.kind === 'delete' && l.label === 'transfer').map((l) => (l.id as { $oid: string }).$oid).sort();
+    assert.deepEqual(erased, [adminsPlan.$oid], 'the blue team\'s items leave her client');
+    // Her write filter (owner_id) still matches her own report, and what a user may write she may read.
+    assert.deepEqual(bodies(run.objects('Item')), ['Member\'s report (reviewed)']);
+    assert.deepEqual(bodies(await admin.items('Item', 'find', { query: {} })), ['Admin\'s plan (member as admin)', 'Member\'s report (reviewed)']);
+  });
+});
+
+describe('the add-collaborators demo backend syncs with its client', { skip, timeout: 180_000 }, () => {
+  let demo: Demo;
+  let alice: ClientUser;
+  let bob: ClientUser;
+  let carol: ClientUser;
+  const trip = oid(21);
+  before(async () => {
+    demo = await createDemo('flex-sync-guides.add-collaborators', 'addcollaborators-abcde');
+    alice = await new ClientUser(demo, 'alice@example.com').logIn();
+    bob = await new ClientUser(demo, 'bob@example.com').logIn();
+    carol = await new ClientUser(demo, 'carol@example.com').logIn();
+  });
+  after(async () => demo?.close());
+
+  test('a collaborator added to an item gets it on his live client and can edit it; others see nothing', async () => {
+    const aliceRun = await runProbe(script(demo, alice, [
+      { write: [
+        { op: 'create', type: 'Item', value: { _id: trip, owner_id: alice.id, name: 'Plan the trip', collaborators: [] } },
+        { op: 'create', type: 'Item', value: { _id: oid(22), owner_id: alice.id, name: 'Alice only', collaborators: [] } },
+      ] },
+      { waitUpload: true },
+    ]));
+    assertOk(aliceRun, 'alice');
+    const bobLive = startProbe(script(demo, bob, [
+      { waitDownload: true },
+      { expect: { type: 'Item', count: 0 } },
+      { watchMs: 4000 },
+      { write: { op: 'update', type: 'Item', id: trip, value: { name: 'Plan the trip (Bob booked the train)' } } },
+      { waitUpload: true },
+    ]));
+    await bobLive.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
+    await alice.items('add_collaborators', 'updateOne', { query: { _id: trip }, update: { $push: { collaborators: bob.id } } });
+    const arrived = await bobLive.waitFor((l) => l.event === 'change' && l.kind === 'insert', 5000);
+    assert.deepEqual(arrived.value, { _id: trip, owner_id: alice.id, name: 'Plan the trip', collaborators: [bob.id] });
+    const bobRun = await bobLive.done;
+    assertOk(bobRun, 'bob');
+    assert.deepEqual(compensated(bobRun), []);
+    const stored = await alice.items('add_collaborators', 'findOne', { query: { _id: trip } }) as { name: string };
+    assert.equal(stored.name, 'Plan the trip (Bob booked the train)');
+
+    const carolRun = await runProbe(script(demo, carol, [{ waitDownload: true }]));
+    assertOk(carolRun, 'carol');
+    assert.deepEqual(carolRun.objects('Item'), [], 'carol collaborates on nothing');
+    const aliceAgain = await runProbe(script(demo, alice, [{ waitDownload: true }]));
+    assert.deepEqual(aliceAgain.objects('Item').map((i) => i.name).sort(), ['Alice only', 'Plan the trip (Bob booked the train)']);
+  });
+});
