@@ -336,9 +336,14 @@ describe('the add-collaborators demo backend syncs with its client', { skip, tim
     const stored = await alice.items('add_collaborators', 'findOne', { query: { _id: trip } }) as { name: string };
     assert.equal(stored.name, 'Plan the trip (Bob booked the train)');
 
-    const carolRun = await runProbe(script(demo, carol, [{ waitDownload: true }]));
-    assertOk(carolRun, 'carol');
-    assert.deepEqual(carolRun.objects('Item'), [], 'carol collaborates on nothing');
+    const forged = oid(23);
+    const carolRun = await runProbe(script(demo, carol, [
+      { waitDownload: true },
+      { expect: { type: 'Item', count: 0 } },
+      ...refusedWrite({ op: 'create', type: 'Item', value: { _id: forged, owner_id: alice.id, name: 'Carol\'s item in Alice\'s name', collaborators: [] } }, { type: 'Item', count: 0, query: 'TRUEPREDICATE' }),
+    ], { cancelWaitsOnError: true }));
+    assert.ok(carolRun.events('expect').every((l) => l.pass === true), `carol collaborates on nothing: ${JSON.stringify(carolRun.events('expect'))}`);
+    assert.deepEqual(compensated(carolRun), [`Item ${forged.$oid}`], JSON.stringify(carolRun.lines.slice(-12)));
     const aliceAgain = await runProbe(script(demo, alice, [{ waitDownload: true }]));
     assert.deepEqual(aliceAgain.objects('Item').map((i) => i.name).sort(), ['Alice only', 'Plan the trip (Bob booked the train)']);
   });
