@@ -30,10 +30,11 @@ interface Demo {
 }
 
 /** Creates the template's app as `asl apps create --template` does and serves its backend. */
-async function createDemo(templateId: string, appId: string): Promise<Demo> {
+async function createDemo(templateId: string, appId: string, editBackend?: (backendDir: string) => void): Promise<Demo> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-guides-'));
   const { files } = await createAppFiles(bundledTemplates(), templateId, { name: appId.split('-')[0]!, appId, baseUrl: 'http://localhost:8123' });
   await writeFileMap(nodeFileWriter, root, files);
+  editBackend?.(path.join(root, 'backend'));
   const shared = fs.readFileSync(path.join(root, 'frontend', templateId, 'src/shared.js'), 'utf8');
   const served = await serveDist({ appDir: path.join(root, 'backend') });
   return {
@@ -346,5 +347,46 @@ describe('the add-collaborators demo backend syncs with its client', { skip, tim
     assert.deepEqual(compensated(carolRun), [`Item ${forged.$oid}`], JSON.stringify(carolRun.lines.slice(-12)));
     const aliceAgain = await runProbe(script(demo, alice, [{ waitDownload: true }]));
     assert.deepEqual(aliceAgain.objects('Item').map((i) => i.name).sort(), ['Alice only', 'Plan the trip (Bob booked the train)']);
+  });
+});
+
+describe('rules follow custom user data kept outside the synced collections', { skip, timeout: 120_000 }, () => {
+  let demo: Demo;
+  let admin: ClientUser;
+  let member: ClientUser;
+  before(async () => {
+    // The tiered backend with its User collection not synced (its schema has no title): the profile's
+    // writes are not in the sync history, only in the store's change stream.
+    demo = await createDemo('flex-sync-guides.tiered', 'tieredprofiles-abcde', (backend) => {
+      const file = path.join(backend, 'data_sources/mongodb-atlas/Item/User/schema.json');
+      const { title: _title, ...schema } = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      fs.writeFileSync(file, JSON.stringify(schema, null, 2));
+    });
+    admin = await new ClientUser(demo, 'admin@example.com').logIn();
+    member = await new ClientUser(demo, 'member@example.com').logIn();
+    for (const user of [admin, member]) await user.profile();
+    await admin.call('joinTeam', [admin.id, 'blue', true]);
+  });
+  after(async () => demo?.close());
+
+  test('joining a team brings its items to the member\'s open realm', async () => {
+    const plan = oid(31);
+    assertOk(await runProbe(script(demo, admin, [
+      { write: { op: 'create', type: 'Item', value: { _id: plan, owner_id: admin.id, body: 'Blue plan', team: 'blue' } } },
+      { waitUpload: true },
+    ])), 'admin');
+    const live = startProbe(script(demo, member, [
+      { waitDownload: true },
+      { expect: { type: 'Item', count: 0 } },
+      { watchMs: 4000 },
+      { dump: true },
+    ]));
+    await live.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
+    await admin.call('joinTeam', [member.id, 'blue', false]);
+    const arrived = await live.waitFor((l) => l.event === 'change' && l.kind === 'insert', 5000);
+    assert.deepEqual(arrived.value, { _id: plan, owner_id: admin.id, body: 'Blue plan', team: 'blue' });
+    const run = await live.done;
+    assertOk(run, 'member, live');
+    assert.deepEqual(bodies(run.objects('Item')), ['Blue plan']);
   });
 });
