@@ -223,7 +223,7 @@ export class RealmSyncEngine {
 
   // ---------------------------------------------------------------- store changes
 
-  /** Whether a store write must be recorded: every write to a synced collection while sync is enabled. */
+  /** Whether a store write must be seen: every write to a synced collection while sync is enabled, and to custom user data a session watches. */
   wants(database: string, collection: string): boolean {
     if (this.customDataListeners.size > 0 && this.isCustomUserData(database, collection)) return true;
     return this.options.service.runtimeState.status === 'enabled' && this.options.service.collectionOfNamespace(database, collection) !== undefined;
