@@ -198,20 +198,23 @@ describe('the restricted-feed demo backend syncs with its client', { skip, timeo
     assert.deepEqual(bodies(await reader.items('Item', 'find', { query: {} })), ['First post', 'Reader\'s post']);
   });
 
-  test('a live session follows the user\'s subscriptions: subscribing to an author brings the author\'s posts', async () => {
+  test('a live session follows the user\'s subscriptions: subscribing to an author brings the author\'s posts, deleteAllItems takes them', async () => {
     const watcher = startProbe(script(demo, stranger, [
       { waitDownload: true },
       { expect: { type: 'Item', count: 0 } },
-      { watchMs: 4000 },
+      { watchMs: 6000 },
       { dump: true },
     ]));
     await watcher.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
     assert.equal(await stranger.call('subscribeToUser', ['author@example.com']), author.id);
     const arrived = await watcher.waitFor((l) => l.event === 'change' && l.kind === 'insert', 5000);
     assert.deepEqual(arrived.value, { _id: oid(1), owner_id: author.id, body: 'First post' });
+    assert.equal(await author.call('deleteAllItems', []), 1);
+    const deleted = await watcher.waitFor((l) => l.event === 'change' && l.kind === 'delete', 5000);
+    assert.deepEqual(deleted.id, oid(1));
     const run = await watcher.done;
     assertOk(run, 'stranger, live');
-    assert.deepEqual(bodies(run.objects('Item')), ['First post']);
+    assert.deepEqual(run.objects('Item'), []);
   });
 });
 
