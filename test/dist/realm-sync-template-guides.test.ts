@@ -3,7 +3,8 @@
 // dist/cli.js, and synced by realm-core's client (the probe) playing the demo's Node.js client. The
 // client's object type and subscription are read from the created client code (`src/shared.js`: its
 // `ItemSchema` and `subs.add(realm.objects('Item'))`); the users do what `src/index.js` has them do,
-// calling the app's functions over the client API as the SDK does. The demos' rules must hold.
+// calling the app's functions over the client API as the SDK does. The demos' rules must hold, in open
+// realms too when a function changes the user's custom user data (`subscribeToUser`, `joinTeam`).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
