@@ -14,7 +14,7 @@ import { WireError } from '../wire/errors';
 import type { ChangesetEntry } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
 import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine } from './engine';
-import { compileQueryBody, FlexibleView, type CompiledQueries } from './flexible';
+import { compileQueryBody, FlexibleView, type CompiledQueries, type UserCollections } from './flexible';
 import { encodeBase64PrimaryKey, encodeChangeset, parseChangeset } from '../wire/changeset';
 import { syncTimestamp } from '../translate/values';
 import { SERVER_FILE_IDENT } from '../history/history';
@@ -67,6 +67,8 @@ interface Session {
   reportedUploadVersion: number;
   sentFirstDownload: boolean;
   pumpQueued: boolean;
+  /** Flexible sync: a re-evaluation of the user's rules is queued (custom user data changed). */
+  rulesQueued?: boolean;
   unlisten?: () => void;
   traffic: TrafficLog;
   /** Flexible sync: the active subscription set and the objects the client holds through it. */
@@ -287,14 +289,13 @@ export class RealmSyncConnection {
     });
   }
 
-  /** Flexible sync BIND: sync must run; the user's custom data is read now for the rules of the whole session. */
+  /** Flexible sync BIND: sync must run; the user's custom data is read now, and again whenever it changes. */
   private async bindFlexible(session: Session, needClientFileIdent: boolean): Promise<void> {
     const engine = this.options.engine;
     const service = engine.service;
     if (service.runtimeState.status === 'paused') return this.sessionError(session, SYNC_ERRORS.disabledSession('sync is paused (disabled session); try again after it resumes'));
     if (service.runtimeState.status !== 'enabled' || !service.flexible) return this.sessionError(session, SYNC_ERRORS.disabledSession('flexible sync is not enabled for this app'));
-    const customData = await service.appContext?.customUserData(this.info.user.id);
-    session.view = new FlexibleView(engine.userCollections({ ...this.info.user, custom_data: customData ?? {} }));
+    session.view = new FlexibleView(await this.userCollections());
     session.partitionId = FLEXIBLE_HISTORY;
     session.canWrite = true;
     session.history = await engine.history.partition(FLEXIBLE_HISTORY);
@@ -305,6 +306,36 @@ export class RealmSyncConnection {
       session.clientFile = await engine.history.allocateClientFile(FLEXIBLE_HISTORY, this.info.user.id);
       this.send({ type: 'ident', session: session.ident, clientFileIdent: BigInt(session.clientFile.ident), clientFileIdentSalt: session.clientFile.salt });
     }
+  }
+
+  /** The synced collections as the user's rules let this session use them, with the user's custom data as it is now. */
+  private async userCollections(): Promise<UserCollections> {
+    const engine = this.options.engine;
+    const customData = await engine.service.appContext?.customUserData(this.info.user.id);
+    return engine.userCollections({ ...this.info.user, custom_data: customData ?? {} });
+  }
+
+  /**
+   * The user's custom user data changed: the session's rules are evaluated again. The client first gets the
+   * history as the old rules show it, then one changeset at that version erasing what it may no longer read
+   * and bringing what it now may; later uploads are checked with the new rules.
+   */
+  private async reevaluateRules(session: Session): Promise<void> {
+    session.rulesQueued = false;
+    if (!this.isLive(session)) return;
+    const engine = this.options.engine;
+    const collections = await this.userCollections();
+    await engine.run(FLEXIBLE_HISTORY, async () => {
+      await this.pump(session);
+      if (!this.isLive(session)) return;
+      const changes = await session.view!.regrant(collections, await engine.realmSchema());
+      if (!this.isLive(session) || changes.length === 0) return;
+      this.log.info(`${this.describe(session)}: the user's custom data changed; rules evaluated again (${changes.filter((i) => i.type === 'EraseObject').length} objects erased, ${changes.filter((i) => i.type === 'CreateObject').length} brought)`);
+      this.sendDownload(session, [{
+        version: BigInt(session.downloadServerVersion), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
+        originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions: changes,
+      }]);
+    });
   }
 
   /**
@@ -434,7 +465,16 @@ export class RealmSyncConnection {
     session.downloadClientVersion = Number(message.downloadClientVersion);
     session.state = 'identified';
     session.unlisten = engine.listen(session.partitionId!, () => this.schedulePump(session));
-    if (session.view) return this.identFlexible(session, message.query);
+    if (session.view) {
+      const unlisten = session.unlisten;
+      const unwatch = engine.watchCustomData(this.info.user.id, () => {
+        if (session.rulesQueued || session.state !== 'identified') return;
+        session.rulesQueued = true;
+        this.enqueue(session, () => this.reevaluateRules(session));
+      });
+      session.unlisten = () => { unlisten(); unwatch(); };
+      return this.identFlexible(session, message.query);
+    }
     await this.pump(session);
   }
 

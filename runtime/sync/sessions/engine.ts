@@ -97,6 +97,8 @@ export class RealmSyncEngine {
   readonly history: SyncHistory;
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly listeners = new Map<string, Set<() => void>>();
+  /** Flexible sync: by user id, the sessions to tell when that user's custom user data changes. */
+  private readonly customDataListeners = new Map<string, Set<() => void>>();
   /** Per client file: the forms of concurrent server changesets transformed through that client's later uploads. */
   private readonly reciprocal = new Map<number, Map<number, TimedChangeset>>();
   private schema?: RealmSchema;
@@ -166,6 +168,33 @@ export class RealmSyncEngine {
     };
   }
 
+  /** Flexible sync: `listener` runs after every store write to the custom user data of `userId` (its rules may change). */
+  watchCustomData(userId: string, listener: () => void): () => void {
+    let set = this.customDataListeners.get(userId);
+    if (!set) this.customDataListeners.set(userId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set!.delete(listener);
+      if (set!.size === 0 && this.customDataListeners.get(userId) === set) this.customDataListeners.delete(userId);
+    };
+  }
+
+  private isCustomUserData(database: string, collection: string): boolean {
+    const config = this.options.service.appContext?.app.customUserData;
+    return Boolean(config?.enabled && config.databaseName === database && config.collectionName === collection);
+  }
+
+  /** A write to custom user data: the sessions of the users whose document it was (before or after) are told. */
+  private customDataChanged(change: ChangeEvent): void {
+    const field = this.options.service.appContext?.app.customUserData?.userIdField;
+    if (!field) return;
+    const owners = new Set([change.fullDocument?.[field], change.fullDocumentBeforeChange?.[field]]);
+    for (const owner of owners) {
+      if (typeof owner !== 'string') continue;
+      for (const listener of this.customDataListeners.get(owner) ?? []) listener();
+    }
+  }
+
   private notify(partition: string): void {
     for (const listener of this.listeners.get(partition) ?? []) listener();
   }
@@ -220,13 +249,15 @@ export class RealmSyncEngine {
 
   // ---------------------------------------------------------------- store changes
 
-  /** Whether a store write must be recorded: every write to a synced collection while sync is enabled. */
+  /** Whether a store write must be seen: every write to a synced collection while sync is enabled, and to custom user data a session watches. */
   wants(database: string, collection: string): boolean {
+    if (this.customDataListeners.size > 0 && this.isCustomUserData(database, collection)) return true;
     return this.options.service.runtimeState.status === 'enabled' && this.options.service.collectionOfNamespace(database, collection) !== undefined;
   }
 
   /** A committed store write becomes a server changeset in the histories of the partitions it touches. */
   onChange(change: ChangeEvent): void {
+    if (this.customDataListeners.size > 0 && this.isCustomUserData(change.ns.db, change.ns.coll)) this.customDataChanged(change);
     const service = this.options.service;
     const settings = service.partitionSettings;
     const synced = service.collectionOfNamespace(change.ns.db, change.ns.coll);

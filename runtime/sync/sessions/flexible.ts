@@ -90,7 +90,8 @@ export class FlexibleView {
   /** Objects the client holds through this view, by table and primary key. */
   private readonly held = new Map<string, { table: string; object: PrimaryKey }>();
 
-  constructor(readonly collections: UserCollections) {}
+  /** Replaced when the user's rules change (custom user data): uploads are then checked with the new role. */
+  constructor(public collections: UserCollections) {}
 
   setQueries(version: number, tables: Map<string, TableQuery>): void {
     this.queryVersion = version;
@@ -175,6 +176,28 @@ export class FlexibleView {
         out.push({ type: 'EraseObject', table: group.table, object: group.object });
         this.held.delete(key);
       }
+    }
+    return out;
+  }
+
+  /**
+   * The user's rules changed: from now on the view reads through `collections`. Returns what brings the client
+   * there: each held object the user may no longer read erased, each newly readable selected object whole.
+   */
+  async regrant(collections: UserCollections, schema: RealmSchema): Promise<Instruction[]> {
+    this.collections = collections;
+    const now = await this.current();
+    const out: Instruction[] = [];
+    for (const [key, { table, object }] of this.held) {
+      if (now.has(key)) continue;
+      out.push({ type: 'EraseObject', table, object });
+      this.held.delete(key);
+    }
+    for (const [key, { table, doc }] of now) {
+      const realmTable = schema.get(table);
+      if (this.held.has(key) || !realmTable || realmTable.asymmetric) continue;
+      out.push(...documentInstructions(schema, realmTable, doc));
+      this.held.set(key, { table, object: primaryKeyOf(doc._id)! });
     }
     return out;
   }
