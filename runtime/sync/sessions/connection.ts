@@ -475,6 +475,13 @@ export class RealmSyncConnection {
       session.unlisten = () => { unlisten(); unwatch(); };
       return this.identFlexible(session, message.query);
     }
+    // A new client sends its first UPLOAD (its schema, its offline writes) right after IDENT: integrated
+    // first, the bootstrap says so and the client need not transform those changes against the whole
+    // partition's state. The pump waits for the messages that came with the IDENT.
+    if (session.downloadServerVersion === 0) {
+      setImmediate(() => this.schedulePump(session));
+      return;
+    }
     await this.pump(session);
   }
 
