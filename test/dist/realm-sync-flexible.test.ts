@@ -4,6 +4,7 @@
 // Subscriptions select what a client holds; the rules decide what it may read and write.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
@@ -178,5 +179,57 @@ describe('flexible sync against dist/cli.js serve', { skip, timeout: 240_000 }, 
     assert.deepEqual(modified.properties, ['done']);
     assertOk(await watcher.done, 'watch');
     assert.ok(bobId);
+  });
+
+  describe('a client file resumes with what it held: what left its view while it was away is erased', () => {
+    const dave = { type: 'emailPassword', email: 'dave@example.com', password: 'dave-Passw0rd' };
+    let daveId: string;
+    let dataDir: string;
+    const ids = { left: oid(201), stays: oid(202), enters: oid(203), deleted: oid(204) };
+    const names = (run: ProbeRun) => run.objects('Item').map((i) => i.name).sort();
+    const setDone = (id: { $oid: string }, done: boolean) => graphql(dave.email, dave.password, 'mutation($id: ObjectId!, $done: Boolean!) { updateOneItem(query: {_id: $id}, set: {done: $done}) { _id } }', { id: id.$oid, done });
+
+    before(async () => {
+      daveId = await registerUser(served.app, dave.email, dave.password);
+      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-flexible-device-'));
+      for (const [name, id] of Object.entries(ids)) {
+        await graphql(dave.email, dave.password, 'mutation($id: ObjectId!, $o: String!, $name: String!, $done: Boolean!) { insertOneItem(data: {_id: $id, owner_id: $o, name: $name, done: $done}) { _id } }', { id: id.$oid, o: daveId, name, done: name === 'enters' });
+      }
+    });
+    after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+    test('objects changed out of the query, into it, and deleted while the client was stopped', async () => {
+      const first = await runProbe(script({ credentials: dave, dataDir, subscriptions: [{ name: 'open', type: 'Item', query: 'done == false' }], steps: [{ waitDownload: true }, { dump: true }] }));
+      assertOk(first, 'first run');
+      assert.deepEqual(names(first), ['deleted', 'left', 'stays']);
+      await setDone(ids.left, true);
+      await setDone(ids.enters, false);
+      await graphql(dave.email, dave.password, 'mutation($id: ObjectId!) { deleteOneItem(query: {_id: $id}) { _id } }', { id: ids.deleted.$oid });
+      // No subscriptions in the script: the realm reopens with its stored set, so the session resumes (IDENT) with no new query version.
+      const second = await runProbe(script({ credentials: dave, dataDir, steps: [{ waitDownload: true }, { dump: true }] }));
+      assertOk(second, 'reopened');
+      assert.equal(second.events('realm_opened')[0]?.existed, true);
+      assert.deepEqual(names(second), ['enters', 'stays']);
+      assert.deepEqual(second.events('client_reset'), [], 'the server did not reset the client');
+      assert.deepEqual(second.events('sync_error'), []);
+    });
+
+    test('the subscription changed while offline, and the data too', async () => {
+      const offline = await runProbe(script({
+        credentials: dave, dataDir, offline: true,
+        steps: [{ subscribe: [{ name: 'finished', type: 'Item', query: 'done == true' }] }, { unsubscribe: ['open'] }],
+      }));
+      assertOk(offline, 'offline subscription change');
+      await setDone(ids.stays, true);
+      const online = await runProbe(script({ credentials: dave, dataDir, steps: [{ waitSubscriptions: true }, { waitDownload: true }, { dump: true }] }));
+      assertOk(online, 'back online');
+      assert.deepEqual(names(online), ['left', 'stays']);
+      assert.deepEqual(online.events('client_reset'), []);
+      assert.ok(online.events('subscription_state').some((l) => l.state === 'Complete'), JSON.stringify(online.events('subscription_state')));
+      // Reopened once more with nothing changed, the view is as recorded.
+      const again = await runProbe(script({ credentials: dave, dataDir, steps: [{ waitDownload: true }, { dump: true }] }));
+      assertOk(again, 'reopened again');
+      assert.deepEqual(names(again), ['left', 'stays']);
+    });
   });
 });

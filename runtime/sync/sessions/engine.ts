@@ -20,7 +20,7 @@ import { primaryKeyText, primaryKeyValue, syncTimestamp } from '../translate/val
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import type { Instruction, PrimaryKey } from '../wire/instructions';
 import { DataAccessError } from '../../data/errors';
-import type { UserCollections } from './flexible';
+import { heldKey, type ChangedDocuments, type UserCollections } from './flexible';
 
 /** An uploaded changeset as the session hands it over. */
 export interface UploadedChangeset {
@@ -83,6 +83,8 @@ interface TouchedObject {
 /** Marks store writes made by an upload: the upload's changeset is their history entry. */
 const uploadWrites = new AsyncLocalStorage<string>();
 const MAX_OBJECTS_PER_UPLOAD = 100_000;
+/** Flexible history entries whose documents are kept for the sessions' filtering (the newest ones). */
+const ENTRIES_WITH_DOCUMENTS = 1_000;
 
 export class RealmSyncEngine {
   readonly history: SyncHistory;
@@ -94,6 +96,12 @@ export class RealmSyncEngine {
   private readonly bootstraps = new Map<string, { version: number; changeset: Uint8Array; instructionCount: number }>();
   private declared?: Promise<Map<string, Instruction[]>>;
   private readonly now: () => number;
+  /**
+   * The documents each recent flexible history entry left behind, so that every session filters it without
+   * reading the store (the oldest forgotten past ENTRIES_WITH_DOCUMENTS; sessions then read the store).
+   */
+  private readonly entryDocs = new WeakMap<HistoryEntry, ChangedDocuments>();
+  private readonly entriesWithDocs: HistoryEntry[] = [];
 
   constructor(private readonly options: RealmSyncEngineOptions) {
     this.now = options.now ?? Date.now;
@@ -118,6 +126,22 @@ export class RealmSyncEngine {
       if (!scope) throw new Error('flexible sync needs the runtime\'s data access');
       return scope.collection(dataSource, collection.database, collection.collection);
     };
+  }
+
+  /** A history entry's instructions, parsed once for every session. */
+  entryInstructions(entry: HistoryEntry): Instruction[] {
+    return timed(entry).instructions;
+  }
+
+  /** The documents a recent flexible history entry left behind, by object (undefined when no longer kept). */
+  entryDocuments(entry: HistoryEntry): ChangedDocuments | undefined {
+    return this.entryDocs.get(entry);
+  }
+
+  private keepDocuments(entry: HistoryEntry, documents: ChangedDocuments): void {
+    this.entryDocs.set(entry, documents);
+    this.entriesWithDocs.push(entry);
+    if (this.entriesWithDocs.length > ENTRIES_WITH_DOCUMENTS) this.entryDocs.delete(this.entriesWithDocs.shift()!);
   }
 
   /** Runs `task` after every earlier task of the partition. */
@@ -245,10 +269,12 @@ export class RealmSyncEngine {
       const instructions = changeInstructions(schema, table, change.operationType === 'insert' ? undefined : change.fullDocumentBeforeChange, change.operationType === 'delete' ? undefined : change.fullDocument);
       if (instructions.length === 0) return;
       const history = await this.history.partition(FLEXIBLE_HISTORY);
-      await this.history.append(history, {
+      const entry = await this.history.append(history, {
         originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()),
         changeset: encodeChangeset(instructions), originalSize: 0,
       });
+      const object = instructions.find((i) => 'object' in i);
+      if (object && 'object' in object) this.keepDocuments(entry, new Map([[heldKey(table.name, object.object), change.operationType === 'delete' ? null : change.fullDocument ?? null]]));
       this.notify(FLEXIBLE_HISTORY);
     }).catch((e) => this.options.log.error(`sync: recording a ${change.operationType} of ${synced.type} failed: ${(e as Error).message}`));
   }
@@ -288,10 +314,11 @@ export class RealmSyncEngine {
           return { ok: false as const, error: applied.error };
         }
         rejected.push(...applied.rejected);
-        await this.history.append(history, {
+        const entry = await this.history.append(history, {
           originFileIdent: file.ident, clientVersion: changeset.clientVersion, baseVersion: changeset.baseVersion, timestamp: changeset.timestamp,
           changeset: applied.kept.length > 0 ? encodeChangeset(applied.kept) : new Uint8Array(0), originalSize: changeset.size,
         });
+        this.keepDocuments(entry, applied.documents);
         file.uploadClientVersion = changeset.clientVersion;
         file.uploadServerVersion = changeset.baseVersion;
         integrated++;
@@ -301,7 +328,7 @@ export class RealmSyncEngine {
     });
   }
 
-  private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], clientVersion: number): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[] } | { ok: false; error: EngineError }> {
+  private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], clientVersion: number): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[]; documents: ChangedDocuments } | { ok: false; error: EngineError }> {
     const declared = await this.schemaAfter(instructions);
     if (!declared.ok) return declared;
     const { schema } = declared;
@@ -338,7 +365,9 @@ export class RealmSyncEngine {
       }
     });
     const kept = instructions.filter((i) => !('object' in i) || ![...refused].some((r) => r.table.name === i.table && primaryKeyText(r.object) === primaryKeyText(i.object)));
-    return { ok: true, kept, rejected };
+    const documents = new Map<string, Document | null>();
+    for (const entry of touched.values()) if (!refused.has(entry)) documents.set(heldKey(entry.table.name, entry.object), entry.after);
+    return { ok: true, kept, rejected, documents };
   }
 
   // ---------------------------------------------------------------- bootstrap
