@@ -292,10 +292,7 @@ export class RealmSyncEngine {
       const rejected: RejectedObject[] = [];
       let integrated = 0;
       const finish = async () => {
-        if (integrated > 0) {
-          await this.history.saveClientFile(file);
-          this.notify(FLEXIBLE_HISTORY);
-        }
+        if (integrated > 0) await this.history.saveClientFile(file);
       };
       for (const changeset of changesets) {
         if (changeset.clientVersion <= file.uploadClientVersion) continue;
@@ -322,6 +319,9 @@ export class RealmSyncEngine {
         file.uploadClientVersion = changeset.clientVersion;
         file.uploadServerVersion = changeset.baseVersion;
         integrated++;
+        // Durable in the history: other sessions may have it now (an IDENT after a crash recovers this
+        // client's progress from the history, so its record can follow).
+        this.notify(FLEXIBLE_HISTORY);
       }
       await finish();
       return { ok: true as const, rejected };
