@@ -233,3 +233,51 @@ describe('flexible sync against dist/cli.js serve', { skip, timeout: 240_000 }, 
     });
   });
 });
+
+describe('flexible sync: a client file\'s view outlives the runtime (kill -9 while the client is away)', { skip, timeout: 240_000 }, () => {
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-flexible-life-'));
+  const dataDir = path.join(state, 'data');
+  const appDir = flexibleApp();
+  const erin = { type: 'emailPassword', email: 'erin@example.com', password: 'erin-Passw0rd' };
+  let served: ServedDist;
+  const start = () => serveDist({ appDir, args: ['--data', dataDir] });
+
+  async function graphql(query: string, variables: Record<string, unknown>): Promise<void> {
+    const login = await fetch(`${served.app}/auth/providers/local-userpass/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: erin.email, password: erin.password }),
+    });
+    const { access_token: token } = await login.json() as { access_token: string };
+    const res = await fetch(`${served.app}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
+    const body = await res.json() as { errors?: unknown[] };
+    assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+  }
+
+  before(async () => {
+    served = await start();
+  });
+  after(async () => {
+    await served?.close();
+    fs.rmSync(state, { recursive: true, force: true });
+    fs.rmSync(appDir, { recursive: true, force: true });
+  });
+
+  test('what left the view after a kill -9 and a restart is erased when the client comes back', async () => {
+    const erinId = await registerUser(served.app, erin.email, erin.password);
+    for (const [n, name] of [[301, 'leaves'], [302, 'stays']] as const) {
+      await graphql('mutation($id: ObjectId!, $o: String!, $name: String!) { insertOneItem(data: {_id: $id, owner_id: $o, name: $name, done: false}) { _id } }', { id: oid(n).$oid, o: erinId, name });
+    }
+    const device = path.join(state, 'device');
+    const script = (extra: Record<string, unknown>) => ({ baseUrl: served.url, appId: served.appId, flexible: true, schema: ITEM_SCHEMA, timeoutMs: 10000, credentials: erin, dataDir: device, ...extra });
+    const first = await runProbe(script({ subscriptions: [{ name: 'open', type: 'Item', query: 'done == false' }], steps: [{ waitDownload: true }] }));
+    assertOk(first, 'first sync');
+    assert.deepEqual(first.objects('Item').map((i) => i.name).sort(), ['leaves', 'stays']);
+    served.child.kill('SIGKILL');
+    await served.close();
+    served = await start();
+    await graphql('mutation($id: ObjectId!) { updateOneItem(query: {_id: $id}, set: {done: true}) { _id } }', { id: oid(301).$oid });
+    const back = await runProbe(script({ steps: [{ waitDownload: true }] }));
+    assertOk(back, 'back after the restart');
+    assert.equal(back.result.clientReset, false);
+    assert.deepEqual(back.objects('Item').map((i) => i.name), ['stays']);
+  });
+});
