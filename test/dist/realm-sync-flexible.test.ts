@@ -281,3 +281,59 @@ describe('flexible sync: a client file\'s view outlives the runtime (kill -9 whi
     assert.deepEqual(back.objects('Item').map((i) => i.name), ['stays']);
   });
 });
+
+describe('flexible sync: a field the user may not read never reaches her client, in the bootstrap or in later changes', { skip, timeout: 240_000 }, () => {
+  const appDir = flexibleApp();
+  const NOTED_SCHEMA = [{ name: 'Item', primaryKey: '_id', properties: { _id: 'objectId', owner_id: 'string', name: 'string', done: 'bool', note: 'string?' } }];
+  const owner = { type: 'emailPassword', email: 'fay@example.com', password: 'fay-Passw0rd' };
+  const reader = { type: 'emailPassword', email: 'bob@example.com', password: 'bob-Passw0rd' };
+  let served: ServedDist;
+
+  async function graphql(query: string, variables: Record<string, unknown>): Promise<void> {
+    const login = await fetch(`${served.app}/auth/providers/local-userpass/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: owner.email, password: owner.password }),
+    });
+    const { access_token: token } = await login.json() as { access_token: string };
+    const res = await fetch(`${served.app}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
+    const body = await res.json() as { errors?: unknown[] };
+    assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+  }
+
+  before(async () => {
+    const dir = path.join(appDir, 'data_sources/mongodb-atlas/flexdb/Item');
+    const schema = JSON.parse(fs.readFileSync(path.join(dir, 'schema.json'), 'utf8')) as { properties: Record<string, unknown> };
+    schema.properties.note = { bsonType: 'string' };
+    fs.writeFileSync(path.join(dir, 'schema.json'), JSON.stringify(schema, null, 2));
+    const rules = JSON.parse(fs.readFileSync(path.join(dir, 'rules.json'), 'utf8')) as { roles: Record<string, unknown>[] };
+    // The reader reads every item, but of each only the fields listed: not `note`.
+    rules.roles[0] = {
+      name: 'reader', apply_when: { '%%user.data.email': reader.email }, document_filters: { read: true, write: false },
+      read: false, write: false, insert: false, delete: false, search: true,
+      fields: { _id: { read: true }, owner_id: { read: true }, name: { read: true }, done: { read: true } }, additional_fields: {},
+    };
+    fs.writeFileSync(path.join(dir, 'rules.json'), JSON.stringify(rules, null, 2));
+    served = await serveDist({ appDir });
+  });
+  after(async () => {
+    await served?.close();
+    fs.rmSync(appDir, { recursive: true, force: true });
+  });
+
+  test('the reader\'s client gets the item without its note, and a later change of the note is not sent to it', async () => {
+    const ownerId = await registerUser(served.app, owner.email, owner.password);
+    await registerUser(served.app, reader.email, reader.password);
+    await graphql('mutation($id: ObjectId!, $o: String!) { insertOneItem(data: {_id: $id, owner_id: $o, name: "noted", done: false, note: "first secret"}) { _id } }', { id: oid(401).$oid, o: ownerId });
+    const script = { baseUrl: served.url, appId: served.appId, flexible: true, schema: NOTED_SCHEMA, timeoutMs: 10000, credentials: reader, subscriptions: ['Item=TRUEPREDICATE'], steps: [{ waitDownload: true }, { watchMs: 3000 }, { dump: true }] };
+    const watcher = startProbe(script);
+    await watcher.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
+    await graphql('mutation($id: ObjectId!) { updateOneItem(query: {_id: $id}, set: {note: "second secret", name: "renamed"}) { _id } }', { id: oid(401).$oid });
+    await watcher.waitFor((l) => l.event === 'change' && (l.value as { name?: string } | undefined)?.name === 'renamed', 5000);
+    const run = await watcher.done;
+    assertOk(run, 'reader');
+    const items = run.objects('Item');
+    assert.equal(items.length, 1);
+    assert.equal(items[0]!.name, 'renamed');
+    assert.equal(items[0]!.note ?? null, null, JSON.stringify(items[0]));
+    assert.ok(!run.lines.some((l) => JSON.stringify(l).includes('secret')), 'no line of the reader\'s client shows a note');
+  });
+});

@@ -30,10 +30,18 @@ export interface RecordedView {
 }
 
 export class ClientViews {
+  private indexed?: Promise<unknown>;
+
   constructor(private readonly store: DocumentStore, private readonly epoch: () => number) {}
 
   private collection(): StoreCollection {
     return this.store.collection(SYNC_METADATA_DATABASE, 'views');
+  }
+
+  /** The records of every client file are in one collection: a resuming client's are found by index. */
+  private async indexedCollection(): Promise<StoreCollection> {
+    await (this.indexed ??= this.collection().createIndex('f'));
+    return this.collection();
   }
 
   private file(ident: number): string {
@@ -69,7 +77,7 @@ export class ClientViews {
    * server version; undefined when nothing is recorded for that query version.
    */
   async recorded(ident: number, queryVersion: number, downloadVersion: number): Promise<RecordedView | undefined> {
-    const docs = await this.collection().find({ f: this.file(ident) }, { sort: { s: 1, part: 1 } });
+    const docs = await (await this.indexedCollection()).find({ f: this.file(ident) }, { sort: { s: 1, part: 1 } });
     const nextSequence = docs.reduce((max, d) => Math.max(max, Number(d.s) + 1), 1);
     const snapshots = new Map<number, Document[]>();
     for (const d of docs) {

@@ -217,7 +217,12 @@ export class FlexibleView {
         : await this.visible(group.table, primaryKeyValue(group.object, table.primaryKey?.bsonType));
       const wasHeld = this.held.has(key);
       if (doc && wasHeld) {
-        out.push(...group.instructions);
+        // Fields of the written document the user may not read are not in the view: changes to them are not sent.
+        const written = documents?.get(key);
+        const hidden = written && Object.keys(doc).length < Object.keys(written).length ? new Set(Object.keys(written).filter((k) => !Object.hasOwn(doc, k))) : undefined;
+        const readable = hidden ? group.instructions.filter((i) => !('field' in i) || !hidden.has(i.field)) : group.instructions;
+        if (readable.length < group.instructions.length) unchanged = false;
+        out.push(...readable);
         continue;
       }
       unchanged = false;
