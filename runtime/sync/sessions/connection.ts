@@ -557,7 +557,7 @@ export class RealmSyncConnection {
         if (entry.changeset.length === 0) continue;
         if (session.view) {
           const engine = this.options.engine;
-          const filtered = await session.view.filter(engine.entryInstructions(entry), await engine.realmSchema(), engine.entryDocuments(entry));
+          const filtered = await session.view.filter(engine.entryChanges(entry), await engine.realmSchema(), engine.entryDocuments(entry));
           if (!this.isLive(session)) return;
           const journal = session.view.takeJournal();
           if (journal) viewChanges.push({ version: entry.version, ...journal });

@@ -20,7 +20,7 @@ import { primaryKeyText, primaryKeyValue, syncTimestamp } from '../translate/val
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import type { Instruction, PrimaryKey } from '../wire/instructions';
 import { DataAccessError } from '../../data/errors';
-import { heldKey, type ChangedDocuments, type UserCollections } from './flexible';
+import { changesByObject, heldKey, type ChangedDocuments, type ObjectChanges, type UserCollections } from './flexible';
 
 /** An uploaded changeset as the session hands it over. */
 export interface UploadedChangeset {
@@ -128,9 +128,11 @@ export class RealmSyncEngine {
     };
   }
 
-  /** A history entry's instructions, parsed once for every session. */
-  entryInstructions(entry: HistoryEntry): Instruction[] {
-    return timed(entry).instructions;
+  /** A history entry's instructions by object, worked out once for every flexible session. */
+  entryChanges(entry: HistoryEntry): ObjectChanges {
+    let changes = entryObjectChanges.get(entry);
+    if (!changes) entryObjectChanges.set(entry, (changes = changesByObject(timed(entry).instructions)));
+    return changes;
   }
 
   /** The documents a recent flexible history entry left behind, by object (undefined when no longer kept). */
@@ -616,6 +618,7 @@ export class RealmSyncEngine {
 
 /** Parsed history entries, kept while the entry lives (transforms meet the same entries again). */
 const parsedEntries = new WeakMap<HistoryEntry, Instruction[]>();
+const entryObjectChanges = new WeakMap<HistoryEntry, ObjectChanges>();
 
 function timed(entry: HistoryEntry): TimedChangeset {
   let instructions = parsedEntries.get(entry);

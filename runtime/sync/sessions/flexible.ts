@@ -72,6 +72,28 @@ export function compileQueryBody(body: string, collectionOfType: (type: string) 
 /** The key of an object in a view and in `ChangedDocuments`. */
 export const heldKey = (table: string, key: PrimaryKey) => `${table}\u0000${primaryKeyText(key)}`;
 
+/** A history changeset's instructions by the object they touch (by `heldKey`), and whether it changes the schema too. */
+export interface ObjectChanges {
+  objects: ReadonlyMap<string, { table: string; object: PrimaryKey; instructions: Instruction[] }>;
+  schemaChanges: boolean;
+}
+
+export function changesByObject(instructions: readonly Instruction[]): ObjectChanges {
+  const objects = new Map<string, { table: string; object: PrimaryKey; instructions: Instruction[] }>();
+  let schemaChanges = false;
+  for (const instruction of instructions) {
+    if (!('object' in instruction)) {
+      schemaChanges = true;
+      continue;
+    }
+    const key = heldKey(instruction.table, instruction.object);
+    let group = objects.get(key);
+    if (!group) objects.set(key, (group = { table: instruction.table, object: instruction.object, instructions: [] }));
+    group.instructions.push(instruction);
+  }
+  return { objects, schemaChanges };
+}
+
 export class FlexibleView {
   queryVersion = 0;
   private tables = new Map<string, TableQuery>();
@@ -187,26 +209,15 @@ export class FlexibleView {
   }
 
   /**
-   * A history changeset as this view's client gets it: an object still in view keeps its instructions, one
+   * A history changeset (its instructions by object) as this view's client gets it: an object still in view keeps its instructions, one
    * entering the view comes whole, one leaving it is erased; schema changes and objects outside are dropped.
    * `documents`: the objects' documents as that changeset left them (else the store's current ones are read).
    * `unchanged`: every instruction is kept as it was.
    */
-  async filter(instructions: readonly Instruction[], schema: RealmSchema, documents?: ChangedDocuments): Promise<{ instructions: Instruction[]; unchanged: boolean }> {
-    const byObject = new Map<string, { table: string; object: PrimaryKey; instructions: Instruction[] }>();
-    let unchanged = true;
-    for (const instruction of instructions) {
-      if (!('object' in instruction)) {
-        unchanged = false;
-        continue;
-      }
-      const key = heldKey(instruction.table, instruction.object);
-      let group = byObject.get(key);
-      if (!group) byObject.set(key, (group = { table: instruction.table, object: instruction.object, instructions: [] }));
-      group.instructions.push(instruction);
-    }
+  async filter(changes: ObjectChanges, schema: RealmSchema, documents?: ChangedDocuments): Promise<{ instructions: Instruction[]; unchanged: boolean }> {
+    let unchanged = !changes.schemaChanges;
     const out: Instruction[] = [];
-    for (const [key, group] of byObject) {
+    for (const [key, group] of changes.objects) {
       const table = schema.get(group.table);
       if (!table || table.embedded || table.asymmetric) {
         unchanged = false;
