@@ -231,6 +231,19 @@ describe('flexible sync against dist/cli.js serve', { skip, timeout: 240_000 }, 
       assertOk(again, 'reopened again');
       assert.deepEqual(names(again), ['left', 'stays']);
     });
+
+    test('an object the client created itself, then changed out of its query by someone else while it was away', async () => {
+      const created = await runProbe(script({
+        credentials: dave, dataDir,
+        steps: [{ write: { op: 'create', type: 'Item', value: { _id: oid(205), owner_id: daveId, name: 'mine', done: true } } }, { waitUpload: true }],
+      }));
+      assertOk(created, 'created on the device');
+      assert.deepEqual(names(created), ['left', 'mine', 'stays']);
+      await setDone(oid(205), false);
+      const back = await runProbe(script({ credentials: dave, dataDir, steps: [{ waitDownload: true }, { dump: true }] }));
+      assertOk(back, 'back');
+      assert.deepEqual(names(back), ['left', 'stays']);
+    });
   });
 });
 

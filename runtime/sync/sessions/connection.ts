@@ -552,6 +552,11 @@ export class RealmSyncConnection {
         session.downloadServerVersion = entry.version;
         if (entry.originFileIdent === file.ident) {
           session.downloadClientVersion = entry.clientVersion;
+          if (session.view && entry.changeset.length > 0) {
+            session.view.uploaded(this.options.engine.entryChanges(entry), await this.options.engine.realmSchema());
+            const journal = session.view.takeJournal();
+            if (journal) viewChanges.push({ version: entry.version, ...journal });
+          }
           continue;
         }
         if (entry.changeset.length === 0) continue;

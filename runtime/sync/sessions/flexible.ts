@@ -248,6 +248,17 @@ export class FlexibleView {
     return { instructions: out, unchanged };
   }
 
+  /** This client's own integrated changeset: the objects it created or changed are on it, those it erased are not. */
+  uploaded(changes: ObjectChanges, schema: RealmSchema): void {
+    for (const [key, group] of changes.objects) {
+      const table = schema.get(group.table);
+      if (!table || table.embedded || table.asymmetric) continue;
+      const erased = group.instructions[group.instructions.length - 1]!.type === 'EraseObject';
+      if (erased && this.held.has(key)) this.release(key, { table: group.table, object: group.object });
+      else if (!erased && !this.held.has(key)) this.hold(key, { table: group.table, object: group.object });
+    }
+  }
+
   /** What reverts a rejected object on the client: erased, then the server's readable state in view, if any. */
   async revert(schema: RealmSchema, table: string, object: PrimaryKey): Promise<Instruction[]> {
     const realmTable = schema.get(table);
