@@ -1,8 +1,9 @@
 // A flexible sync session's view: its active subscription set (one RQL query per object type, compiled with
 // the app's queryable fields) and the objects the client holds because of it. The documents come through
 // the user's rule-checked data access, so a document the user may not read is never in the view and
-// unreadable fields are never sent. Pure of the wire: it turns documents and history instructions into
-// the instructions a client of this view must get.
+// unreadable fields are never sent. What the client holds is journaled (objects entering and leaving) for
+// its client file's record, so a resuming client's view is known exactly. Pure of the wire: it turns
+// documents and history instructions into the instructions a client of this view must get.
 import { compileSubscription, type QueryableFieldSettings } from '../../../core/rql';
 import type { Document, StoreCollection } from '../../store/types';
 import type { SyncedCollection } from '../service';
