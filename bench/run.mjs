@@ -22,6 +22,7 @@ const BENCHMARKS = [
   { name: 'editor', args: [] },
   { name: 'sync', args: [] },
   { name: 'realm-sync', args: [] },
+  { name: 'realm-sync-flexible', args: [] },
   { name: 'rql', args: [] },
   { name: 'templates', args: [] },
   { name: 'admin', args: [] },

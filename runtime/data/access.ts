@@ -173,6 +173,8 @@ interface Prepared {
   readonly writeScope: Document;
   /** The queries of the filters that apply, combined. */
   readonly filterQuery: Document;
+  /** `filterQuery` tested on a document in memory. */
+  readonly inFilterQuery: DocumentTest;
   readonly projections: readonly Projection[];
   /** Every document the store query returns is readable, so skip/limit can be left to the store. */
   readonly exactRead: boolean;
@@ -263,6 +265,7 @@ async function prepareRules(rules: CollectionRules, env: EvaluationEnv): Promise
     readScope: union(candidates.map((c) => (c.readQuery && c.writeQuery ? union([c.readQuery, c.writeQuery]) : {}))),
     writeScope: union(candidates.map((c) => c.writeQuery ?? {})),
     filterQuery: and(filterQueries),
+    inFilterQuery: documentTest(filterQueries.length > 0 ? and(filterQueries) : undefined),
     projections,
     exactRead: single !== undefined
       && (knownTrue(single.role.read) || (idRule !== undefined && (knownTrue(idRule.read) || knownTrue(idRule.write)))),
@@ -761,6 +764,18 @@ class RuledCollection implements StoreCollection {
 
   findOneAndReplace(filter: Filter, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
     return this.findOneAndModify(filter ?? {}, this.replaced(filter ?? {}, replacement), options);
+  }
+
+  /**
+   * A document of this collection as the user may read it, decided in memory without a store query (what
+   * `find` would return for it; flexible sync filters every change for each session so); null when hidden.
+   */
+  async readView(doc: Document): Promise<Document | null> {
+    const prepared = await this.scope.prepare(this.policy);
+    if (prepared.candidates.length === 0) return null;
+    const stored = toStorable(doc) as Document;
+    if (!prepared.inFilterQuery(stored)) return null;
+    return (await this.views(prepared, [stored], false))[0] ?? null;
   }
 
   /** A document the caller just wrote, as they may read it back. */

@@ -4,6 +4,7 @@
 // Subscriptions select what a client holds; the rules decide what it may read and write.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
@@ -178,5 +179,174 @@ describe('flexible sync against dist/cli.js serve', { skip, timeout: 240_000 }, 
     assert.deepEqual(modified.properties, ['done']);
     assertOk(await watcher.done, 'watch');
     assert.ok(bobId);
+  });
+
+  describe('a client file resumes with what it held: what left its view while it was away is erased', () => {
+    const dave = { type: 'emailPassword', email: 'dave@example.com', password: 'dave-Passw0rd' };
+    let daveId: string;
+    let dataDir: string;
+    const ids = { left: oid(201), stays: oid(202), enters: oid(203), deleted: oid(204) };
+    const names = (run: ProbeRun) => run.objects('Item').map((i) => i.name).sort();
+    const setDone = (id: { $oid: string }, done: boolean) => graphql(dave.email, dave.password, 'mutation($id: ObjectId!, $done: Boolean!) { updateOneItem(query: {_id: $id}, set: {done: $done}) { _id } }', { id: id.$oid, done });
+
+    before(async () => {
+      daveId = await registerUser(served.app, dave.email, dave.password);
+      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-flexible-device-'));
+      for (const [name, id] of Object.entries(ids)) {
+        await graphql(dave.email, dave.password, 'mutation($id: ObjectId!, $o: String!, $name: String!, $done: Boolean!) { insertOneItem(data: {_id: $id, owner_id: $o, name: $name, done: $done}) { _id } }', { id: id.$oid, o: daveId, name, done: name === 'enters' });
+      }
+    });
+    after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+    test('objects changed out of the query, into it, and deleted while the client was stopped', async () => {
+      const first = await runProbe(script({ credentials: dave, dataDir, subscriptions: [{ name: 'open', type: 'Item', query: 'done == false' }], steps: [{ waitDownload: true }, { dump: true }] }));
+      assertOk(first, 'first run');
+      assert.deepEqual(names(first), ['deleted', 'left', 'stays']);
+      await setDone(ids.left, true);
+      await setDone(ids.enters, false);
+      await graphql(dave.email, dave.password, 'mutation($id: ObjectId!) { deleteOneItem(query: {_id: $id}) { _id } }', { id: ids.deleted.$oid });
+      // No subscriptions in the script: the realm reopens with its stored set, so the session resumes (IDENT) with no new query version.
+      const second = await runProbe(script({ credentials: dave, dataDir, steps: [{ waitDownload: true }, { dump: true }] }));
+      assertOk(second, 'reopened');
+      assert.equal(second.events('realm_opened')[0]?.existed, true);
+      assert.deepEqual(names(second), ['enters', 'stays']);
+      assert.deepEqual(second.events('client_reset'), [], 'the server did not reset the client');
+      assert.deepEqual(second.events('sync_error'), []);
+    });
+
+    test('the subscription changed while offline, and the data too', async () => {
+      const offline = await runProbe(script({
+        credentials: dave, dataDir, offline: true,
+        steps: [{ subscribe: [{ name: 'finished', type: 'Item', query: 'done == true' }] }, { unsubscribe: ['open'] }],
+      }));
+      assertOk(offline, 'offline subscription change');
+      await setDone(ids.stays, true);
+      const online = await runProbe(script({ credentials: dave, dataDir, steps: [{ waitSubscriptions: true }, { waitDownload: true }, { dump: true }] }));
+      assertOk(online, 'back online');
+      assert.deepEqual(names(online), ['left', 'stays']);
+      assert.deepEqual(online.events('client_reset'), []);
+      assert.ok(online.events('subscription_state').some((l) => l.state === 'Complete'), JSON.stringify(online.events('subscription_state')));
+      // Reopened once more with nothing changed, the view is as recorded.
+      const again = await runProbe(script({ credentials: dave, dataDir, steps: [{ waitDownload: true }, { dump: true }] }));
+      assertOk(again, 'reopened again');
+      assert.deepEqual(names(again), ['left', 'stays']);
+    });
+
+    test('an object the client created itself, then changed out of its query by someone else while it was away', async () => {
+      const created = await runProbe(script({
+        credentials: dave, dataDir,
+        steps: [{ write: { op: 'create', type: 'Item', value: { _id: oid(205), owner_id: daveId, name: 'mine', done: true } } }, { waitUpload: true }],
+      }));
+      assertOk(created, 'created on the device');
+      assert.deepEqual(names(created), ['left', 'mine', 'stays']);
+      await setDone(oid(205), false);
+      const back = await runProbe(script({ credentials: dave, dataDir, steps: [{ waitDownload: true }, { dump: true }] }));
+      assertOk(back, 'back');
+      assert.deepEqual(names(back), ['left', 'stays']);
+    });
+  });
+});
+
+describe('flexible sync: a client file\'s view outlives the runtime (kill -9 while the client is away)', { skip, timeout: 240_000 }, () => {
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-flexible-life-'));
+  const dataDir = path.join(state, 'data');
+  const appDir = flexibleApp();
+  const erin = { type: 'emailPassword', email: 'erin@example.com', password: 'erin-Passw0rd' };
+  let served: ServedDist;
+  const start = () => serveDist({ appDir, args: ['--data', dataDir] });
+
+  async function graphql(query: string, variables: Record<string, unknown>): Promise<void> {
+    const login = await fetch(`${served.app}/auth/providers/local-userpass/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: erin.email, password: erin.password }),
+    });
+    const { access_token: token } = await login.json() as { access_token: string };
+    const res = await fetch(`${served.app}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
+    const body = await res.json() as { errors?: unknown[] };
+    assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+  }
+
+  before(async () => {
+    served = await start();
+  });
+  after(async () => {
+    await served?.close();
+    fs.rmSync(state, { recursive: true, force: true });
+    fs.rmSync(appDir, { recursive: true, force: true });
+  });
+
+  test('what left the view after a kill -9 and a restart is erased when the client comes back', async () => {
+    const erinId = await registerUser(served.app, erin.email, erin.password);
+    for (const [n, name] of [[301, 'leaves'], [302, 'stays']] as const) {
+      await graphql('mutation($id: ObjectId!, $o: String!, $name: String!) { insertOneItem(data: {_id: $id, owner_id: $o, name: $name, done: false}) { _id } }', { id: oid(n).$oid, o: erinId, name });
+    }
+    const device = path.join(state, 'device');
+    const script = (extra: Record<string, unknown>) => ({ baseUrl: served.url, appId: served.appId, flexible: true, schema: ITEM_SCHEMA, timeoutMs: 10000, credentials: erin, dataDir: device, ...extra });
+    const first = await runProbe(script({ subscriptions: [{ name: 'open', type: 'Item', query: 'done == false' }], steps: [{ waitDownload: true }] }));
+    assertOk(first, 'first sync');
+    assert.deepEqual(first.objects('Item').map((i) => i.name).sort(), ['leaves', 'stays']);
+    served.child.kill('SIGKILL');
+    await served.close();
+    served = await start();
+    await graphql('mutation($id: ObjectId!) { updateOneItem(query: {_id: $id}, set: {done: true}) { _id } }', { id: oid(301).$oid });
+    const back = await runProbe(script({ steps: [{ waitDownload: true }] }));
+    assertOk(back, 'back after the restart');
+    assert.equal(back.result.clientReset, false);
+    assert.deepEqual(back.objects('Item').map((i) => i.name), ['stays']);
+  });
+});
+
+describe('flexible sync: a field the user may not read never reaches her client, in the bootstrap or in later changes', { skip, timeout: 240_000 }, () => {
+  const appDir = flexibleApp();
+  const NOTED_SCHEMA = [{ name: 'Item', primaryKey: '_id', properties: { _id: 'objectId', owner_id: 'string', name: 'string', done: 'bool', note: 'string?' } }];
+  const owner = { type: 'emailPassword', email: 'fay@example.com', password: 'fay-Passw0rd' };
+  const reader = { type: 'emailPassword', email: 'bob@example.com', password: 'bob-Passw0rd' };
+  let served: ServedDist;
+
+  async function graphql(query: string, variables: Record<string, unknown>): Promise<void> {
+    const login = await fetch(`${served.app}/auth/providers/local-userpass/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: owner.email, password: owner.password }),
+    });
+    const { access_token: token } = await login.json() as { access_token: string };
+    const res = await fetch(`${served.app}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
+    const body = await res.json() as { errors?: unknown[] };
+    assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+  }
+
+  before(async () => {
+    const dir = path.join(appDir, 'data_sources/mongodb-atlas/flexdb/Item');
+    const schema = JSON.parse(fs.readFileSync(path.join(dir, 'schema.json'), 'utf8')) as { properties: Record<string, unknown> };
+    schema.properties.note = { bsonType: 'string' };
+    fs.writeFileSync(path.join(dir, 'schema.json'), JSON.stringify(schema, null, 2));
+    const rules = JSON.parse(fs.readFileSync(path.join(dir, 'rules.json'), 'utf8')) as { roles: Record<string, unknown>[] };
+    // The reader reads every item, but of each only the fields listed: not `note`.
+    rules.roles[0] = {
+      name: 'reader', apply_when: { '%%user.data.email': reader.email }, document_filters: { read: true, write: false },
+      read: false, write: false, insert: false, delete: false, search: true,
+      fields: { _id: { read: true }, owner_id: { read: true }, name: { read: true }, done: { read: true } }, additional_fields: {},
+    };
+    fs.writeFileSync(path.join(dir, 'rules.json'), JSON.stringify(rules, null, 2));
+    served = await serveDist({ appDir });
+  });
+  after(async () => {
+    await served?.close();
+    fs.rmSync(appDir, { recursive: true, force: true });
+  });
+
+  test('the reader\'s client gets the item without its note, and a later change of the note is not sent to it', async () => {
+    const ownerId = await registerUser(served.app, owner.email, owner.password);
+    await registerUser(served.app, reader.email, reader.password);
+    await graphql('mutation($id: ObjectId!, $o: String!) { insertOneItem(data: {_id: $id, owner_id: $o, name: "noted", done: false, note: "first secret"}) { _id } }', { id: oid(401).$oid, o: ownerId });
+    const script = { baseUrl: served.url, appId: served.appId, flexible: true, schema: NOTED_SCHEMA, timeoutMs: 10000, credentials: reader, subscriptions: ['Item=TRUEPREDICATE'], steps: [{ waitDownload: true }, { watchMs: 3000 }, { dump: true }] };
+    const watcher = startProbe(script);
+    await watcher.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
+    await graphql('mutation($id: ObjectId!) { updateOneItem(query: {_id: $id}, set: {note: "second secret", name: "renamed"}) { _id } }', { id: oid(401).$oid });
+    await watcher.waitFor((l) => l.event === 'change' && (l.value as { name?: string } | undefined)?.name === 'renamed', 5000);
+    const run = await watcher.done;
+    assertOk(run, 'reader');
+    const items = run.objects('Item');
+    assert.equal(items.length, 1);
+    assert.equal(items[0]!.name, 'renamed');
+    assert.equal(items[0]!.note ?? null, null, JSON.stringify(items[0]));
+    assert.ok(!run.lines.some((l) => JSON.stringify(l).includes('secret')), 'no line of the reader\'s client shows a note');
   });
 });

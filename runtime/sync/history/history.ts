@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Binary, Long } from 'bson';
 import type { CommitWrite, Document, DocumentStore, StoreCollection } from '../../store/types';
+import { ClientViews } from './views';
 
 export const SYNC_METADATA_DATABASE = '__realm_sync';
 /** The origin file ident of changesets the server made (writes from GraphQL, functions, the Data API, bootstraps). */
@@ -84,10 +85,13 @@ export class SyncHistory {
   private readonly partitions = new Map<string, Promise<PartitionHistory>>();
   private readonly maxEntries: number;
   private loadedEpoch: number;
+  /** Flexible sync: what each client file holds. */
+  readonly views: ClientViews;
 
   constructor(private readonly options: SyncHistoryOptions) {
     this.maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
     this.loadedEpoch = options.epoch();
+    this.views = new ClientViews(options.store, options.epoch);
   }
 
   private collection(name: string): StoreCollection {

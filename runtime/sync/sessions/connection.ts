@@ -10,12 +10,13 @@ import { partitionId, partitionText, type SyncError } from '../../../core/sync';
 import { SYNC_ERRORS } from '../service';
 import type { Logger } from '../../http/server';
 import type { ClientFileRecord, PartitionHistory } from '../history/history';
+import type { ViewChange } from '../history/views';
 import { WireError } from '../wire/errors';
 import type { ChangesetEntry } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
 import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine } from './engine';
 import { compileQueryBody, FlexibleView, type CompiledQueries, type UserCollections } from './flexible';
-import { encodeBase64PrimaryKey, encodeChangeset, parseChangeset } from '../wire/changeset';
+import { encodeBase64PrimaryKey, encodeChangeset } from '../wire/changeset';
 import { syncTimestamp } from '../translate/values';
 import { SERVER_FILE_IDENT } from '../history/history';
 import { TrafficLog, type TrafficEntry } from './traffic';
@@ -328,8 +329,13 @@ export class RealmSyncConnection {
     await engine.run(FLEXIBLE_HISTORY, async () => {
       await this.pump(session);
       if (!this.isLive(session)) return;
-      const changes = await session.view!.regrant(collections, await engine.realmSchema());
+      const view = session.view!;
+      const changes = await view.regrant(collections, await engine.realmSchema());
       if (!this.isLive(session) || changes.length === 0) return;
+      // Recorded before it leaves, as every DOWNLOAD that changes what the client holds.
+      const journal = view.takeJournal();
+      if (journal) await engine.history.views.saveChanges(session.clientFile!.ident, view.recordSequence++, view.queryVersion, [{ version: session.downloadServerVersion, ...journal }]);
+      if (!this.isLive(session)) return;
       this.log.info(`${this.describe(session)}: the user's custom data changed; rules evaluated again (${changes.filter((i) => i.type === 'EraseObject').length} objects erased, ${changes.filter((i) => i.type === 'CreateObject').length} brought)`);
       this.sendDownload(session, [{
         version: BigInt(session.downloadServerVersion), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
@@ -369,10 +375,7 @@ export class RealmSyncConnection {
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'query', fields: { queryVersion: version }, detail: body.slice(0, 2000) });
     const compiled = await this.compileQueries(session, version, body);
     if (!compiled.ok || !this.isLive(session)) return;
-    await this.pump(session);
-    if (!this.isLive(session)) return;
-    view.setQueries(version, compiled.tables);
-    await this.bootstrapView(session);
+    await this.bootstrapView(session, { version, tables: compiled.tables });
   }
 
   /**
@@ -380,15 +383,26 @@ export class RealmSyncConnection {
    * most BOOTSTRAP_CHANGESET_INSTRUCTIONS instructions, one per DOWNLOAD, `moreToCome` until the `lastInBatch`
    * one (the client applies them together).
    */
-  private async bootstrapView(session: Session): Promise<void> {
+  private async bootstrapView(session: Session, next?: { version: number; tables: Parameters<FlexibleView['setQueries']>[1] }): Promise<void> {
     const engine = this.options.engine;
     const view = session.view!;
     await engine.run(FLEXIBLE_HISTORY, async () => {
+      if (next) {
+        // In the history's queue nothing is appended meanwhile: what the client holds is brought up to the
+        // latest version under the old queries, so the bootstrap only adds and erases objects.
+        await this.pump(session);
+        if (!this.isLive(session)) return;
+        view.setQueries(next.version, next.tables);
+      }
       const instructions = await view.bootstrap(await engine.realmSchema());
       if (!this.isLive(session)) return;
       // The documents the bootstrap read hold everything up to the latest version, this client's uploads included.
       session.downloadServerVersion = session.history!.latest;
       session.downloadClientVersion = Math.max(session.downloadClientVersion, session.clientFile!.uploadClientVersion);
+      // Recorded before it leaves: once the client applies it, its IDENT names this query version.
+      view.takeJournal();
+      await engine.history.views.saveSnapshot(session.clientFile!.ident, view.recordSequence++, view.queryVersion, session.downloadServerVersion, view.heldBytes());
+      if (!this.isLive(session)) return;
       const timestamp = syncTimestamp(Date.now());
       for (let start = 0; start === 0 || start < instructions.length; start += BOOTSTRAP_CHANGESET_INSTRUCTIONS) {
         const last = start + BOOTSTRAP_CHANGESET_INSTRUCTIONS >= instructions.length;
@@ -495,8 +509,29 @@ export class RealmSyncConnection {
       if (compiled.ok) view.setQueries(version, compiled.tables);
     }
     if (session.downloadServerVersion === 0 && view.queryVersion > 0) return this.bootstrapView(session);
-    if (session.downloadServerVersion > 0) await view.adopt();
+    if (session.downloadServerVersion > 0 && view.queryVersion > 0) await this.resumeView(session);
     await this.pump(session);
+  }
+
+  /**
+   * A known client file resumes: it holds what its record says for the query version and server version its
+   * IDENT names, so the history it has not seen erases what left its view meanwhile. The record is folded
+   * into one snapshot at that point. Without a record (a file from before records were kept), the client is
+   * taken to hold what its queries select now.
+   */
+  private async resumeView(session: Session): Promise<void> {
+    const views = this.options.engine.history.views;
+    const view = session.view!;
+    const ident = session.clientFile!.ident;
+    const recorded = await views.recorded(ident, view.queryVersion, session.downloadServerVersion);
+    if (!recorded) {
+      this.log.warn(`${this.describe(session)}: no record of what client file ${ident} holds at query version ${view.queryVersion}; taking it to hold what its queries select now`);
+      await view.adopt();
+      return;
+    }
+    view.restore(recorded.snapshot, recorded.changes);
+    view.recordSequence = recorded.nextSequence;
+    if (recorded.compactable) await views.compact(ident, view.recordSequence++, view.queryVersion, session.downloadServerVersion, view.heldBytes());
   }
 
   private async upload(session: Session, message: Extract<ClientMessage, { type: 'upload' }>): Promise<void> {
@@ -544,6 +579,11 @@ export class RealmSyncConnection {
     for (const r of result.rejected) if (!schema.get(r.table)?.asymmetric) revert.push(...await view.revert(schema, r.table, r.object));
     if (!this.isLive(session)) return;
     const version = session.downloadServerVersion;
+    const journal = view.takeJournal();
+    if (journal) {
+      await engine.history.views.saveChanges(session.clientFile!.ident, view.recordSequence++, view.queryVersion, [{ version, ...journal }]);
+      if (!this.isLive(session)) return;
+    }
     this.log.warn(`${this.describe(session)}: compensating write: ${result.rejected.map((r) => r.reason).join('; ')}`);
     this.send({
       type: 'json_error', errorCode: 231, session: session.ident,
@@ -590,19 +630,28 @@ export class RealmSyncConnection {
       const pending = history.since(session.downloadServerVersion);
       if (pending.length === 0) break;
       const batch: ChangesetEntry[] = [];
+      const viewChanges: ViewChange[] = [];
       let bytes = 0;
       for (const entry of pending) {
         session.downloadServerVersion = entry.version;
         if (entry.originFileIdent === file.ident) {
           session.downloadClientVersion = entry.clientVersion;
+          if (session.view && entry.changeset.length > 0) {
+            session.view.uploaded(this.options.engine.entryChanges(entry), await this.options.engine.realmSchema());
+            const journal = session.view.takeJournal();
+            if (journal) viewChanges.push({ version: entry.version, ...journal });
+          }
           continue;
         }
         if (entry.changeset.length === 0) continue;
         if (session.view) {
-          const filtered = await session.view.filter(parseChangeset(entry.changeset), await this.options.engine.realmSchema());
+          const engine = this.options.engine;
+          const filtered = await session.view.filter(engine.entryChanges(entry), await engine.realmSchema(), engine.entryDocuments(entry));
           if (!this.isLive(session)) return;
-          if (filtered.length === 0) continue;
-          const bytesOut = encodeChangeset(filtered);
+          const journal = session.view.takeJournal();
+          if (journal) viewChanges.push({ version: entry.version, ...journal });
+          if (filtered.instructions.length === 0) continue;
+          const bytesOut = filtered.unchanged ? entry.changeset : encodeChangeset(filtered.instructions);
           batch.push({
             version: BigInt(entry.version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: entry.timestamp,
             originFileIdent: BigInt(entry.originFileIdent), originalChangesetSize: bytesOut.length, instructions: [], bytes: bytesOut,
@@ -617,6 +666,11 @@ export class RealmSyncConnection {
         });
         bytes += entry.changeset.length;
         if (bytes >= DOWNLOAD_BATCH_BYTES) break;
+      }
+      if (viewChanges.length > 0) {
+        // Recorded before the DOWNLOAD leaves, so the record is never behind what the client may have.
+        await this.options.engine.history.views.saveChanges(file.ident, session.view!.recordSequence++, session.view!.queryVersion, viewChanges);
+        if (!this.isLive(session)) return;
       }
       this.sendDownload(session, batch);
     }

@@ -21,7 +21,7 @@ import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import type { Instruction, PrimaryKey } from '../wire/instructions';
 import { DataAccessError } from '../../data/errors';
 import type { QueriedFields } from '../devmode';
-import type { NotQueryableFields, UserCollections } from './flexible';
+import { changesByObject, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type UserCollections } from './flexible';
 
 /** An uploaded changeset as the session hands it over. */
 export interface UploadedChangeset {
@@ -92,6 +92,8 @@ const MAX_OBJECTS_PER_UPLOAD = 100_000;
 const MAX_BOOTSTRAP_REPLAY = 256;
 /** An upload committed as one is one journal record, one BSON document (at most 16 MiB): larger ones are written one by one. */
 const MAX_COMMIT_BYTES = 8 * 1024 * 1024;
+/** Flexible history entries whose documents are kept for the sessions' filtering (the newest ones). */
+const ENTRIES_WITH_DOCUMENTS = 1_000;
 
 export class RealmSyncEngine {
   readonly history: SyncHistory;
@@ -105,6 +107,12 @@ export class RealmSyncEngine {
   private readonly bootstraps = new Map<string, { version: number; changeset: Uint8Array; instructionCount: number }>();
   private declared?: Promise<Map<string, Instruction[]>>;
   private readonly now: () => number;
+  /**
+   * The documents each recent flexible history entry left behind, so that every session filters it without
+   * reading the store (the oldest forgotten past ENTRIES_WITH_DOCUMENTS; sessions then read the store).
+   */
+  private readonly entryDocs = new WeakMap<HistoryEntry, ChangedDocuments>();
+  private readonly entriesWithDocs: HistoryEntry[] = [];
 
   constructor(private readonly options: RealmSyncEngineOptions) {
     this.now = options.now ?? Date.now;
@@ -146,6 +154,24 @@ export class RealmSyncEngine {
       for (const { collection, field } of added) this.options.log.info(`sync: development mode: "${field}" is now a queryable field of collection ${collection}`);
       return added;
     });
+  }
+
+  /** A history entry's instructions by object, worked out once for every flexible session. */
+  entryChanges(entry: HistoryEntry): ObjectChanges {
+    let changes = entryObjectChanges.get(entry);
+    if (!changes) entryObjectChanges.set(entry, (changes = changesByObject(timed(entry).instructions)));
+    return changes;
+  }
+
+  /** The documents a recent flexible history entry left behind, by object (undefined when no longer kept). */
+  entryDocuments(entry: HistoryEntry): ChangedDocuments | undefined {
+    return this.entryDocs.get(entry);
+  }
+
+  private keepDocuments(entry: HistoryEntry, documents: ChangedDocuments): void {
+    this.entryDocs.set(entry, documents);
+    this.entriesWithDocs.push(entry);
+    if (this.entriesWithDocs.length > ENTRIES_WITH_DOCUMENTS) this.entryDocs.delete(this.entriesWithDocs.shift()!);
   }
 
   /** Runs `task` after every earlier task of the partition. */
@@ -305,10 +331,12 @@ export class RealmSyncEngine {
       const instructions = changeInstructions(schema, table, change.operationType === 'insert' ? undefined : change.fullDocumentBeforeChange, change.operationType === 'delete' ? undefined : change.fullDocument);
       if (instructions.length === 0) return;
       const history = await this.history.partition(FLEXIBLE_HISTORY);
-      await this.history.append(history, {
+      const entry = await this.history.append(history, {
         originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()),
         changeset: encodeChangeset(instructions), originalSize: 0,
       });
+      const object = instructions.find((i) => 'object' in i);
+      if (object && 'object' in object) this.keepDocuments(entry, new Map([[heldKey(table.name, object.object), change.operationType === 'delete' ? null : change.fullDocument ?? null]]));
       this.notify(FLEXIBLE_HISTORY);
     }).catch((e) => this.options.log.error(`sync: recording a ${change.operationType} of ${synced.type} failed: ${(e as Error).message}`));
   }
@@ -326,10 +354,7 @@ export class RealmSyncEngine {
       const rejected: RejectedObject[] = [];
       let integrated = 0;
       const finish = async () => {
-        if (integrated > 0) {
-          await this.history.saveClientFile(file);
-          this.notify(FLEXIBLE_HISTORY);
-        }
+        if (integrated > 0) await this.history.saveClientFile(file);
       };
       for (const changeset of changesets) {
         if (changeset.clientVersion <= file.uploadClientVersion) continue;
@@ -348,20 +373,24 @@ export class RealmSyncEngine {
           return { ok: false as const, error: applied.error };
         }
         rejected.push(...applied.rejected);
-        await this.history.append(history, {
+        const entry = await this.history.append(history, {
           originFileIdent: file.ident, clientVersion: changeset.clientVersion, baseVersion: changeset.baseVersion, timestamp: changeset.timestamp,
           changeset: applied.kept.length > 0 ? encodeChangeset(applied.kept) : new Uint8Array(0), originalSize: changeset.size,
         });
+        this.keepDocuments(entry, applied.documents);
         file.uploadClientVersion = changeset.clientVersion;
         file.uploadServerVersion = changeset.baseVersion;
         integrated++;
+        // Durable in the history: other sessions may have it now (an IDENT after a crash recovers this
+        // client's progress from the history, so its record can follow).
+        this.notify(FLEXIBLE_HISTORY);
       }
       await finish();
       return { ok: true as const, rejected };
     });
   }
 
-  private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], clientVersion: number): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[] } | { ok: false; error: EngineError }> {
+  private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], clientVersion: number): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[]; documents: ChangedDocuments } | { ok: false; error: EngineError }> {
     const declared = await this.schemaAfter(instructions);
     if (!declared.ok) return declared;
     const { schema } = declared;
@@ -405,7 +434,9 @@ export class RealmSyncEngine {
     });
     const omittedKeys = new Set([...omitted].map((entry) => `${entry.table.name}\u0000${primaryKeyText(entry.object)}`));
     const kept = instructions.filter((i) => !('object' in i) || !omittedKeys.has(`${i.table}\u0000${primaryKeyText(i.object)}`));
-    return { ok: true, kept, rejected };
+    const documents = new Map<string, Document | null>();
+    for (const entry of touched.values()) if (!omitted.has(entry)) documents.set(heldKey(entry.table.name, entry.object), entry.after);
+    return { ok: true, kept, rejected, documents };
   }
 
   // ---------------------------------------------------------------- bootstrap
@@ -706,6 +737,7 @@ function sameTable(a: RealmTable | undefined, b: RealmTable | undefined): boolea
 
 /** Parsed history entries, kept while the entry lives (transforms meet the same entries again). */
 const parsedEntries = new WeakMap<HistoryEntry, Instruction[]>();
+const entryObjectChanges = new WeakMap<HistoryEntry, ObjectChanges>();
 
 function isSchemaInstruction(instruction: Instruction): boolean {
   return instruction.type === 'AddTable' || instruction.type === 'AddColumn' || instruction.type === 'EraseTable' || instruction.type === 'EraseColumn';

@@ -1,18 +1,43 @@
 // A flexible sync session's view: its active subscription set (one RQL query per object type, compiled with
 // the app's queryable fields) and the objects the client holds because of it. The documents come through
 // the user's rule-checked data access, so a document the user may not read is never in the view and
-// unreadable fields are never sent. Pure of the wire: it turns documents and history instructions into
-// the instructions a client of this view must get.
+// unreadable fields are never sent. What the client holds is journaled (objects entering and leaving) for
+// its client file's record, so a resuming client's view is known exactly. Pure of the wire: it turns
+// documents and history instructions into the instructions a client of this view must get.
 import { compileSubscription, type QueryableFieldSettings } from '../../../core/rql';
 import type { Document, StoreCollection } from '../../store/types';
 import type { SyncedCollection } from '../service';
 import { documentInstructions } from '../translate/documents';
 import { reachableTables, schemaInstructions, type RealmSchema } from '../translate/schema';
 import { primaryKeyOf, primaryKeyText, primaryKeyValue } from '../translate/values';
+import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import type { Instruction, PrimaryKey } from '../wire/instructions';
 
 /** The user's rule-checked collections (the runtime's data access for this user). */
 export type UserCollections = (collection: SyncedCollection) => StoreCollection;
+
+/** A rule-checked collection that decides in memory what the user may read of a document (the runtime's data access). */
+interface ReadViewCollection extends StoreCollection {
+  readView(doc: Document): Promise<Document | null>;
+}
+
+const hasReadView = (collection: StoreCollection): collection is ReadViewCollection => typeof (collection as Partial<ReadViewCollection>).readView === 'function';
+
+/** An object a client holds. */
+export interface HeldObject { table: string; object: PrimaryKey }
+
+/** The documents a history changeset left behind, by `heldKey` (null: erased), as the engine wrote them. */
+export type ChangedDocuments = ReadonlyMap<string, Document | null>;
+
+/** Held objects as stored bytes: a changeset of their erasures (the sync codec knows every primary key type). */
+export function encodeHeld(objects: Iterable<HeldObject>): Uint8Array {
+  return encodeChangeset([...objects].map(({ table, object }): Instruction => ({ type: 'EraseObject', table, object })));
+}
+
+export function decodeHeld(bytes: Uint8Array): HeldObject[] {
+  if (bytes.length === 0) return [];
+  return parseChangeset(bytes).flatMap((i) => (i.type === 'EraseObject' ? [{ table: i.table, object: i.object }] : []));
+}
 
 interface TableQuery {
   collection: SyncedCollection;
@@ -82,13 +107,40 @@ export function compileQueryBody(body: string, collectionOfType: (type: string) 
   return { ok: true, tables };
 }
 
-const keyOf = (table: string, key: PrimaryKey) => `${table}\u0000${primaryKeyText(key)}`;
+/** The key of an object in a view and in `ChangedDocuments`. */
+export const heldKey = (table: string, key: PrimaryKey) => `${table}\u0000${primaryKeyText(key)}`;
+
+/** A history changeset's instructions by the object they touch (by `heldKey`), and whether it changes the schema too. */
+export interface ObjectChanges {
+  objects: ReadonlyMap<string, { table: string; object: PrimaryKey; instructions: Instruction[] }>;
+  schemaChanges: boolean;
+}
+
+export function changesByObject(instructions: readonly Instruction[]): ObjectChanges {
+  const objects = new Map<string, { table: string; object: PrimaryKey; instructions: Instruction[] }>();
+  let schemaChanges = false;
+  for (const instruction of instructions) {
+    if (!('object' in instruction)) {
+      schemaChanges = true;
+      continue;
+    }
+    const key = heldKey(instruction.table, instruction.object);
+    let group = objects.get(key);
+    if (!group) objects.set(key, (group = { table: instruction.table, object: instruction.object, instructions: [] }));
+    group.instructions.push(instruction);
+  }
+  return { objects, schemaChanges };
+}
 
 export class FlexibleView {
   queryVersion = 0;
   private tables = new Map<string, TableQuery>();
   /** Objects the client holds through this view, by table and primary key. */
-  private readonly held = new Map<string, { table: string; object: PrimaryKey }>();
+  private readonly held = new Map<string, HeldObject>();
+  /** Objects that entered (true) or left (false) the view since the journal was last taken, to be recorded. */
+  private journal = new Map<string, { object: HeldObject; entered: boolean }>();
+  /** The next sequence number of this client file's view records. */
+  recordSequence = 1;
 
   /** Replaced when the user's rules change (custom user data): uploads are then checked with the new role. */
   constructor(public collections: UserCollections) {}
@@ -103,12 +155,55 @@ export class FlexibleView {
     return this.tables.get(table)?.matches(doc) ?? false;
   }
 
-  /** The document as the user may read it, when the active queries select it. */
+  private hold(key: string, object: HeldObject): void {
+    this.held.set(key, object);
+    this.journal.set(key, { object, entered: true });
+  }
+
+  private release(key: string, object: HeldObject): void {
+    this.held.delete(key);
+    this.journal.set(key, { object, entered: false });
+  }
+
+  /** The objects that entered and left the view since the last call (undefined: none), for the client file's record. */
+  takeJournal(): { entered: Uint8Array; left: Uint8Array } | undefined {
+    if (this.journal.size === 0) return undefined;
+    const changes = [...this.journal.values()];
+    this.journal = new Map();
+    return { entered: encodeHeld(changes.filter((c) => c.entered).map((c) => c.object)), left: encodeHeld(changes.filter((c) => !c.entered).map((c) => c.object)) };
+  }
+
+  /** What the client holds, as stored bytes. */
+  heldBytes(): Uint8Array {
+    return encodeHeld(this.held.values());
+  }
+
+  /** What the client holds, as its client file's record says (a snapshot, then the changes it integrated). */
+  restore(snapshot: Uint8Array, changes: readonly { entered: Uint8Array; left: Uint8Array }[]): void {
+    this.held.clear();
+    this.journal.clear();
+    for (const object of decodeHeld(snapshot)) this.held.set(heldKey(object.table, object.object), object);
+    for (const change of changes) {
+      for (const object of decodeHeld(change.left)) this.held.delete(heldKey(object.table, object.object));
+      for (const object of decodeHeld(change.entered)) this.held.set(heldKey(object.table, object.object), object);
+    }
+  }
+
+  /** The document as the user may read it, when the active queries select it (the store's current state). */
   private async visible(table: string, id: unknown): Promise<Document | undefined> {
     const query = this.tables.get(table);
     if (!query) return undefined;
     const doc = await this.collections(query.collection).findOne({ _id: id as never });
     return doc && query.matches(doc) ? doc : undefined;
+  }
+
+  /** A document the engine wrote, as the user may read it, when the active queries select it; no store query. */
+  private async visibleAsWritten(table: string, doc: Document | null): Promise<Document | undefined> {
+    const query = this.tables.get(table);
+    if (!query || !doc) return undefined;
+    const collection = this.collections(query.collection);
+    const view = hasReadView(collection) ? await collection.readView(doc) : doc;
+    return view && query.matches(view) ? view : undefined;
   }
 
   /** Every document the active queries select that the user may read. */
@@ -118,66 +213,89 @@ export class FlexibleView {
       const docs = await this.collections(query.collection).find(query.filter ?? {});
       for (const doc of docs) {
         const key = primaryKeyOf(doc._id);
-        if (key && query.matches(doc)) out.set(keyOf(table, key), { table, doc });
+        if (key && query.matches(doc)) out.set(heldKey(table, key), { table, doc });
       }
     }
     return out;
   }
 
-  /** Takes what the client holds to be what the active queries select now (a client resuming with its view). */
+  /** Takes what the client holds to be what the active queries select now (a client file with no recorded view). */
   async adopt(): Promise<void> {
     this.held.clear();
     for (const [key, { table, doc }] of await this.current()) this.held.set(key, { table, object: primaryKeyOf(doc._id)! });
   }
 
   /**
-   * The bootstrap of the active query version: the schema of the subscribed types, every selected object
-   * whole, and an erasure of each object held before that the view no longer selects.
+   * The bootstrap of the active query version, for a client that has every change up to now of what it
+   * holds: the schema of the subscribed types, each newly selected object whole, and an erasure of each
+   * object held before that the view no longer selects.
    */
   async bootstrap(schema: RealmSchema): Promise<Instruction[]> {
     const now = await this.current();
     const out: Instruction[] = schemaInstructions(reachableTables(schema, [...this.tables.keys()].filter((t) => schema.has(t))));
-    for (const [key, { table, object }] of this.held) if (!now.has(key)) out.push({ type: 'EraseObject', table, object });
-    this.held.clear();
+    for (const [key, object] of [...this.held]) {
+      if (now.has(key)) continue;
+      out.push({ type: 'EraseObject', table: object.table, object: object.object });
+      this.release(key, object);
+    }
     for (const [key, { table, doc }] of now) {
       const realmTable = schema.get(table);
-      if (!realmTable || realmTable.asymmetric) continue;
+      if (!realmTable || realmTable.asymmetric || this.held.has(key)) continue;
       out.push(...documentInstructions(schema, realmTable, doc));
-      this.held.set(key, { table, object: primaryKeyOf(doc._id)! });
+      this.hold(key, { table, object: primaryKeyOf(doc._id)! });
     }
     return out;
   }
 
   /**
-   * A history changeset as this view's client gets it: an object still in view keeps its instructions, one
+   * A history changeset (its instructions by object) as this view's client gets it: an object still in view keeps its instructions, one
    * entering the view comes whole, one leaving it is erased; schema changes and objects outside are dropped.
+   * `documents`: the objects' documents as that changeset left them (else the store's current ones are read).
+   * `unchanged`: every instruction is kept as it was.
    */
-  async filter(instructions: readonly Instruction[], schema: RealmSchema): Promise<Instruction[]> {
-    const byObject = new Map<string, { table: string; object: PrimaryKey; instructions: Instruction[] }>();
-    for (const instruction of instructions) {
-      if (!('object' in instruction)) continue;
-      const key = keyOf(instruction.table, instruction.object);
-      let group = byObject.get(key);
-      if (!group) byObject.set(key, (group = { table: instruction.table, object: instruction.object, instructions: [] }));
-      group.instructions.push(instruction);
-    }
+  async filter(changes: ObjectChanges, schema: RealmSchema, documents?: ChangedDocuments): Promise<{ instructions: Instruction[]; unchanged: boolean }> {
+    let unchanged = !changes.schemaChanges;
     const out: Instruction[] = [];
-    for (const [key, group] of byObject) {
+    for (const [key, group] of changes.objects) {
       const table = schema.get(group.table);
-      if (!table || table.embedded || table.asymmetric) continue;
-      const id = primaryKeyValue(group.object, table.primaryKey?.bsonType);
-      const doc = await this.visible(group.table, id);
+      if (!table || table.embedded || table.asymmetric) {
+        unchanged = false;
+        continue;
+      }
+      const doc = documents?.has(key)
+        ? await this.visibleAsWritten(group.table, documents.get(key) ?? null)
+        : await this.visible(group.table, primaryKeyValue(group.object, table.primaryKey?.bsonType));
       const wasHeld = this.held.has(key);
-      if (doc && wasHeld) out.push(...group.instructions);
-      else if (doc) {
+      if (doc && wasHeld) {
+        // Fields of the written document the user may not read are not in the view: changes to them are not sent.
+        const written = documents?.get(key);
+        const hidden = written && Object.keys(doc).length < Object.keys(written).length ? new Set(Object.keys(written).filter((k) => !Object.hasOwn(doc, k))) : undefined;
+        const readable = hidden ? group.instructions.filter((i) => !('field' in i) || !hidden.has(i.field)) : group.instructions;
+        if (readable.length < group.instructions.length) unchanged = false;
+        out.push(...readable);
+        continue;
+      }
+      unchanged = false;
+      if (doc) {
         out.push(...documentInstructions(schema, table, doc));
-        this.held.set(key, { table: group.table, object: group.object });
+        this.hold(key, { table: group.table, object: group.object });
       } else if (wasHeld) {
         out.push({ type: 'EraseObject', table: group.table, object: group.object });
-        this.held.delete(key);
+        this.release(key, { table: group.table, object: group.object });
       }
     }
-    return out;
+    return { instructions: out, unchanged };
+  }
+
+  /** This client's own integrated changeset: the objects it created or changed are on it, those it erased are not. */
+  uploaded(changes: ObjectChanges, schema: RealmSchema): void {
+    for (const [key, group] of changes.objects) {
+      const table = schema.get(group.table);
+      if (!table || table.embedded || table.asymmetric) continue;
+      const erased = group.instructions[group.instructions.length - 1]!.type === 'EraseObject';
+      if (erased && this.held.has(key)) this.release(key, { table: group.table, object: group.object });
+      else if (!erased && !this.held.has(key)) this.hold(key, { table: group.table, object: group.object });
+    }
   }
 
   /**
@@ -188,16 +306,16 @@ export class FlexibleView {
     this.collections = collections;
     const now = await this.current();
     const out: Instruction[] = [];
-    for (const [key, { table, object }] of this.held) {
+    for (const [key, held] of [...this.held]) {
       if (now.has(key)) continue;
-      out.push({ type: 'EraseObject', table, object });
-      this.held.delete(key);
+      out.push({ type: 'EraseObject', table: held.table, object: held.object });
+      this.release(key, held);
     }
     for (const [key, { table, doc }] of now) {
       const realmTable = schema.get(table);
       if (this.held.has(key) || !realmTable || realmTable.asymmetric) continue;
       out.push(...documentInstructions(schema, realmTable, doc));
-      this.held.set(key, { table, object: primaryKeyOf(doc._id)! });
+      this.hold(key, { table, object: primaryKeyOf(doc._id)! });
     }
     return out;
   }
@@ -206,13 +324,13 @@ export class FlexibleView {
   async revert(schema: RealmSchema, table: string, object: PrimaryKey): Promise<Instruction[]> {
     const realmTable = schema.get(table);
     const out: Instruction[] = [{ type: 'EraseObject', table, object }];
-    const key = keyOf(table, object);
-    this.held.delete(key);
+    const key = heldKey(table, object);
+    this.release(key, { table, object });
     if (!realmTable) return out;
     const doc = await this.visible(table, primaryKeyValue(object, realmTable.primaryKey?.bsonType));
     if (doc) {
       out.push(...documentInstructions(schema, realmTable, doc));
-      this.held.set(key, { table, object });
+      this.hold(key, { table, object });
     }
     return out;
   }
