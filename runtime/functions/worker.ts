@@ -185,9 +185,15 @@ for (const name of CALLABLE_BSON_CLASSES) {
 }
 Object.freeze(functionBson);
 
+/**
+ * Node's fetch and its classes, which load its HTTP client (undici) when first touched: tens of
+ * milliseconds at every worker's first compile, and workers are started whenever one is sealed.
+ */
+const NETWORK_GLOBALS = ['fetch', 'Headers', 'Request', 'Response', 'FormData'] as const;
+
 /** The globals a platform function expects, beyond the per-call `context`. */
 function functionGlobals(functionName: string): Record<string, unknown> {
-  return {
+  const globals: Record<string, unknown> = {
     console: createConsole(functionName),
     BSON: functionBson,
     EJSON: bson.EJSON,
@@ -195,8 +201,19 @@ function functionGlobals(functionName: string): Record<string, unknown> {
     Buffer,
     ...callTimers, queueMicrotask,
     TextEncoder, TextDecoder, URL, URLSearchParams, atob, btoa,
-    fetch, Headers, Request, Response, FormData, AbortController, AbortSignal,
+    AbortController, AbortSignal,
   };
+  for (const name of NETWORK_GLOBALS) {
+    // Loaded on first use, then an ordinary global the function may read or replace.
+    const settle = (value: unknown) => {
+      Object.defineProperty(globals, name, { value, writable: true, configurable: true, enumerable: true });
+      return value;
+    };
+    Object.defineProperty(globals, name, {
+      get: () => settle(globalThis[name]), set: settle, configurable: true, enumerable: true,
+    });
+  }
+  return globals;
 }
 
 interface CompiledFunction {

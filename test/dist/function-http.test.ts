@@ -42,7 +42,7 @@ const HTTP_ERROR = `exports = async (method, request) => {
 /** Global fetch, beside context.http. */
 const FETCH_CALL = `exports = async (url) => {
   const response = await fetch(url);
-  return { status: response.status, text: await response.text() };
+  return { status: response.status, text: await response.text(), header: new Headers([['a', 'b']]).get('a') };
 };`;
 
 interface Received { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }
@@ -251,6 +251,6 @@ describe('context.http in functions (dist/cli.js serve)', { timeout: 120_000 }, 
       assert.match(result.message, expected);
     }
     const still = await callFunction('fetchCall', [`${targetUrl}/landing`]);
-    assert.deepEqual(still, { status: 200, text: 'landed by GET' }, 'global fetch keeps working beside context.http');
+    assert.deepEqual(still, { status: 200, text: 'landed by GET', header: 'b' }, 'global fetch (and its classes) keep working beside context.http');
   });
 });
