@@ -213,13 +213,21 @@ async function send(request: PreparedRequest, url: URL): Promise<Response> {
   let target = url;
   let method: Method = request.method;
   let body = request.body;
+  let headers = request.headers;
   for (let redirects = 0; ; redirects++) {
-    const response = await fetch(target, { method, headers: request.headers, body, redirect: 'manual' });
+    const response = await fetch(target, { method, headers, body, redirect: 'manual' });
     const location = response.headers.get('Location');
     if (!request.followRedirects || response.status < 300 || response.status > 399 || !location) return response;
     if (redirects === MAX_REDIRECTS) throw new Error(`stopped after ${MAX_REDIRECTS} redirects`);
     await response.arrayBuffer();
-    target = new URL(location, target);
+    const next = new URL(location, target);
+    // Credentials and cookies are for the host they were given for, not for wherever it redirects to.
+    if (next.host !== target.host && (headers.has('Authorization') || headers.has('Cookie'))) {
+      headers = new Headers(headers);
+      headers.delete('Authorization');
+      headers.delete('Cookie');
+    }
+    target = next;
     // 307 and 308 repeat the request as it was; the others continue with a GET without a body (HEAD stays HEAD).
     if (response.status !== 307 && response.status !== 308 && method !== 'HEAD') {
       method = 'GET';

@@ -68,12 +68,15 @@ describe('context.http in functions (dist/cli.js serve)', { timeout: 120_000 }, 
   let appDir: string;
   let target: http.Server;
   let targetUrl: string;
+  /** A second server (another host:port) that `/away` on the first redirects to. */
+  let other: http.Server;
+  let otherUrl: string;
   let closedPortUrl: string;
   let token: string;
   const received: Received[] = [];
 
   before(async () => {
-    target = http.createServer((req, res) => {
+    const answer = (req: http.IncomingMessage, res: http.ServerResponse) => {
       let body = '';
       req.setEncoding('utf8');
       req.on('data', (chunk: string) => { body += chunk; });
@@ -86,6 +89,9 @@ describe('context.http in functions (dist/cli.js serve)', { timeout: 120_000 }, 
         } else if (pathname === '/redirect') {
           res.writeHead(302, { Location: '/landing' });
           res.end('moved');
+        } else if (pathname === '/away') {
+          res.writeHead(302, { Location: `${otherUrl}/echo` });
+          res.end('elsewhere');
         } else if (pathname === '/landing') {
           res.writeHead(200, { 'Content-Type': 'text/plain' });
           res.end(`landed by ${req.method}`);
@@ -102,9 +108,13 @@ describe('context.http in functions (dist/cli.js serve)', { timeout: 120_000 }, 
           res.end('no such thing');
         }
       });
-    });
+    };
+    target = http.createServer(answer);
+    other = http.createServer(answer);
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
     targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+    otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
     // A port that was just listened on and closed: a connection there is refused.
     const closed = http.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
@@ -126,6 +136,7 @@ describe('context.http in functions (dist/cli.js serve)', { timeout: 120_000 }, 
   after(async () => {
     await served?.close();
     target?.close();
+    other?.close();
     if (appDir) fs.rmSync(appDir, { recursive: true, force: true });
   });
 
@@ -197,7 +208,7 @@ describe('context.http in functions (dist/cli.js serve)', { timeout: 120_000 }, 
     assert.equal(head.text, '');
   });
 
-  test('a redirect is not followed by default, and followed with followRedirects', async () => {
+  test('a redirect is not followed by default, and followed with followRedirects; credentials stay with their host', async () => {
     const notFollowed = await callFunction('httpCall', ['get', { url: `${targetUrl}/redirect` }]);
     assert.equal(notFollowed.statusCode, 302);
     assert.deepEqual(notFollowed.headers.Location, ['/landing']);
@@ -208,6 +219,13 @@ describe('context.http in functions (dist/cli.js serve)', { timeout: 120_000 }, 
     assert.equal(followed.statusCode, 200);
     assert.equal(followed.text, 'landed by GET', 'a 302 after a POST continues with a GET, as Go\'s client does');
     assert.equal(lastReceived().url, '/landing');
+
+    await callFunction('httpCall', ['get', { url: `${targetUrl}/away`, followRedirects: true, headers: { Authorization: ['Bearer kept-home'] }, cookies: { session: 'home' } }]);
+    const redirected = lastReceived();
+    assert.equal(redirected.url, '/echo');
+    assert.equal(redirected.headers.host, otherUrl.slice('http://'.length), 'the redirect reached the other host');
+    assert.equal(redirected.headers.authorization, undefined, 'credentials are not sent on to another host');
+    assert.equal(redirected.headers.cookie, undefined, 'cookies are not sent on to another host');
   });
 
   test('a 404 is a response, not an error', async () => {
