@@ -16,6 +16,7 @@
 // Run: node --import tsx bench/functions.bench.ts [--seconds N] [--warmup N] [--sliced-seconds N] [--connections N]
 //        [--boundary-rounds N] [--boundary-seconds N]
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { createWorkspace, GENERATED_QUERY, ownerEmail, PASSWORD, PER_OWNER, RESOLVER_QUERY } from './fixtures/app';
 import { describeLoad, goalLine, measureAlternatingSlices, median, option, post, registerAndLogin, runLoad, startServer, type ServerProcess } from './fixtures/load';
 
@@ -31,6 +32,56 @@ const GOAL = 1.3;
 const BOUNDARY_ROUNDS = option('boundary-rounds', 4);
 const BOUNDARY_SECONDS = option('boundary-seconds', 10);
 const BOUNDARY_GOAL = 1.2;
+
+/** Linux's clock ticks per second for /proc's CPU times (USER_HZ, 100 on every Linux Node supports). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU time (ms) of a process's threads, as its main thread and the rest, from /proc; undefined where there is none. */
+function threadsCpuMs(pid: number): { main: number; others: number } | undefined {
+  let main = 0;
+  let others = 0;
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+      if (tid === String(pid)) main += ms;
+      else others += ms;
+    }
+  } catch {
+    return undefined;
+  }
+  return { main, others };
+}
+
+/** The processes whose parent is `pid` (the runtime's function process), from /proc. */
+function childProcesses(pid: number): number[] {
+  if (!fs.existsSync('/proc')) return [];
+  return fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).map(Number).filter((child) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${child}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Runs a load and prints the CPU time per request of the server's threads and its function process's:
+ * where a call's time goes, which a shared machine disturbs far less than it does throughput.
+ */
+async function loadWithCpu(label: string, serverPid: number, load: Parameters<typeof runLoad>[0], seconds: number): Promise<void> {
+  const processes = [serverPid, ...childProcesses(serverPid)];
+  const before = processes.map(threadsCpuMs);
+  const result = await runLoad(load, seconds);
+  const after = processes.map(threadsCpuMs);
+  if (before.some((b) => !b) || after.some((a) => !a)) return;
+  const perRequest = (index: number, part: 'main' | 'others') => `${(((after[index]![part] - before[index]![part]) * 1000) / result.requests).toFixed(0).padStart(4)} µs`;
+  const own = `server main thread ${perRequest(0, 'main')}, its other threads ${perRequest(0, 'others')}`;
+  const child = processes.length > 1 ? `; function process main thread ${perRequest(1, 'main')}, its threads ${perRequest(1, 'others')}` : '';
+  console.log(`  ${label.padEnd(34)} CPU per request: ${own}${child}`);
+}
 
 async function main(): Promise<void> {
   const workspace = await createWorkspace();
@@ -57,6 +108,9 @@ async function main(): Promise<void> {
     console.log(`autocannon, ${SECONDS} s each after ${WARMUP_SECONDS} s of warm-up each:`);
     console.log(describeLoad('generated field items(query: {owner})', await runLoad(nativeLoad, SECONDS)));
     console.log(describeLoad('custom resolver ownedItems (app function)', await runLoad(functionLoad, SECONDS)));
+    console.log(`CPU time per request (from /proc, ${SECONDS} s each):`);
+    await loadWithCpu('generated field', runtime.pid, nativeLoad, SECONDS);
+    await loadWithCpu('resolver, functions in own process', runtime.pid, functionLoad, SECONDS);
     console.log(`alternating in ${SLICE_MS} ms slices (the first ${SETTLE_MS} ms of each not counted) for ${SLICED_SECONDS} s:`);
     const sliced = await measureAlternatingSlices({
       url: runtime.graphqlUrl, connections: CONNECTIONS,
@@ -82,7 +136,9 @@ async function main(): Promise<void> {
       { name: 'boundary', url: runtime.graphqlUrl, headers, nativeText: native.text, functionText: viaFunction.text },
       { name: 'threads', url: unisolated.graphqlUrl, headers: threadsHeaders, nativeText: threadsNative.text, functionText: threadsFunction.text },
     ];
-    await runLoad({ url: unisolated.graphqlUrl, connections: CONNECTIONS, headers: threadsHeaders, body: functionBody, expectBody: threadsFunction.text }, WARMUP_SECONDS);
+    const threadsFunctionLoad = { url: unisolated.graphqlUrl, connections: CONNECTIONS, headers: threadsHeaders, body: functionBody, expectBody: threadsFunction.text };
+    await runLoad(threadsFunctionLoad, WARMUP_SECONDS);
+    await loadWithCpu('resolver, functions on its threads', unisolated.pid, threadsFunctionLoad, SECONDS);
     console.log(`function call's added cost (resolver − generated field, time per request), functions in their own process vs on the runtime's threads, ${BOUNDARY_ROUNDS} rounds of ${BOUNDARY_SECONDS} s per server:`);
     const boundaryRatios: number[] = [];
     for (let round = 0; round < BOUNDARY_ROUNDS; round++) {

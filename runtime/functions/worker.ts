@@ -14,6 +14,7 @@ import {
   SEALED, decodeLending, encodeReturned, encodesAs, encodeValue, uncarry,
   type CallPayload, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
+import { createHttpClient } from './http';
 import { createServiceClient, type HostRequest } from './services';
 import { DocumentTemplates } from './templates';
 
@@ -184,9 +185,15 @@ for (const name of CALLABLE_BSON_CLASSES) {
 }
 Object.freeze(functionBson);
 
+/**
+ * Node's fetch and its classes, which load its HTTP client (undici) when first touched: tens of
+ * milliseconds at every worker's first compile, and workers are started whenever one is sealed.
+ */
+const NETWORK_GLOBALS = ['fetch', 'Headers', 'Request', 'Response', 'FormData'] as const;
+
 /** The globals a platform function expects, beyond the per-call `context`. */
 function functionGlobals(functionName: string): Record<string, unknown> {
-  return {
+  const globals: Record<string, unknown> = {
     console: createConsole(functionName),
     BSON: functionBson,
     EJSON: bson.EJSON,
@@ -194,8 +201,19 @@ function functionGlobals(functionName: string): Record<string, unknown> {
     Buffer,
     ...callTimers, queueMicrotask,
     TextEncoder, TextDecoder, URL, URLSearchParams, atob, btoa,
-    fetch, Headers, Request, Response, FormData, AbortController, AbortSignal,
+    AbortController, AbortSignal,
   };
+  for (const name of NETWORK_GLOBALS) {
+    // Loaded on first use, then an ordinary global the function may read or replace.
+    const settle = (value: unknown) => {
+      Object.defineProperty(globals, name, { value, writable: true, configurable: true, enumerable: true });
+      return value;
+    };
+    Object.defineProperty(globals, name, {
+      get: () => settle(globalThis[name]), set: settle, configurable: true, enumerable: true,
+    });
+  }
+  return globals;
 }
 
 interface CompiledFunction {
@@ -203,6 +221,8 @@ interface CompiledFunction {
   evaluate: (context: unknown, module: { exports: unknown }) => void;
   sandbox: Record<string, unknown>;
   RealmError: ErrorConstructor;
+  /** `context.http`: the same for every call (it holds nothing of a call), made once per compiled source. */
+  http: ReturnType<typeof createHttpClient>;
 }
 
 class SourceSyntaxError {
@@ -237,7 +257,8 @@ function compile(functionName: string, source: string, filePath: string): Compil
     if ((error as Error | undefined)?.name === 'SyntaxError') return syntaxErrorAt(error as Error, filePath);
     throw error;
   }
-  return { evaluate, sandbox, RealmError: vm.runInContext('Error', context) as ErrorConstructor };
+  const RealmError = vm.runInContext('Error', context) as ErrorConstructor;
+  return { evaluate, sandbox, RealmError, http: createHttpClient(RealmError) };
 }
 
 const pendingHostRequests = new Map<number, { callId: number; resolve: (value: unknown) => void; reject: (message: string) => void }>();
@@ -312,7 +333,8 @@ function syncRequest(request: SyncRequest, RealmError: ErrorConstructor): unknow
 
 const SYSTEM_USER = { id: '', type: 'system', data: {}, custom_data: {}, identities: [] };
 
-function createCallContext(callId: number, call: CallPayload, RealmError: ErrorConstructor): Record<string, unknown> {
+function createCallContext(callId: number, call: CallPayload, fn: CompiledFunction): Record<string, unknown> {
+  const { RealmError } = fn;
   const hostRequest = hostRequestFor(callId, RealmError);
   let environment: unknown;
   return {
@@ -326,6 +348,7 @@ function createCallContext(callId: number, call: CallPayload, RealmError: ErrorC
     values: { get: (name: string) => syncRequest({ t: 'value', name: String(name) }, RealmError) },
     services: { get: (name: string) => createServiceClient(String(name), hostRequest) },
     functions: { execute: (name: string, ...args: unknown[]) => hostRequest({ kind: 'execute', name: String(name), args }) },
+    http: fn.http,
   };
 }
 
@@ -365,7 +388,7 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
     const initialExports = {};
     const moduleObject: { exports: unknown } = { exports: initialExports };
     fn.sandbox.exports = initialExports;
-    fn.evaluate(createCallContext(id, call, fn.RealmError), moduleObject);
+    fn.evaluate(createCallContext(id, call, fn), moduleObject);
     const exported = fn.sandbox.exports !== initialExports ? fn.sandbox.exports : moduleObject.exports;
     if (typeof exported !== 'function') throw new Error(`function '${name}' does not assign a function to exports`);
     const value: unknown = await (exported as (...args: unknown[]) => unknown)(...call.args);
