@@ -70,6 +70,8 @@ interface Session {
   pumpQueued: boolean;
   /** Flexible sync: a re-evaluation of the user's rules is queued (custom user data changed). */
   rulesQueued?: boolean;
+  /** Flexible sync: a new client file's first bootstrap waits for the messages that came with its IDENT. */
+  bootstrapPending?: boolean;
   unlisten?: () => void;
   traffic: TrafficLog;
   /** Flexible sync: the active subscription set and the objects the client holds through it. */
@@ -389,11 +391,13 @@ export class RealmSyncConnection {
     await engine.run(FLEXIBLE_HISTORY, async () => {
       if (next) {
         // In the history's queue nothing is appended meanwhile: what the client holds is brought up to the
-        // latest version under the old queries, so the bootstrap only adds and erases objects.
+        // latest version under the old queries, so the bootstrap only adds and erases objects (a client
+        // that was not bootstrapped yet gets this version's bootstrap alone).
         await this.pump(session);
         if (!this.isLive(session)) return;
         view.setQueries(next.version, next.tables);
       }
+      session.bootstrapPending = false;
       const instructions = await view.bootstrap(await engine.realmSchema());
       if (!this.isLive(session)) return;
       // The documents the bootstrap read hold everything up to the latest version, this client's uploads included.
@@ -508,7 +512,15 @@ export class RealmSyncConnection {
       if (!this.isLive(session)) return;
       if (compiled.ok) view.setQueries(version, compiled.tables);
     }
-    if (session.downloadServerVersion === 0 && view.queryVersion > 0) return this.bootstrapView(session);
+    if (session.downloadServerVersion === 0 && view.queryVersion > 0) {
+      // As for partition sync: the client's first UPLOAD (its schema, offline writes) is integrated before
+      // the bootstrap, which then says so, and the client need not transform it against every object.
+      session.bootstrapPending = true;
+      setImmediate(() => this.enqueue(session, async () => {
+        if (session.bootstrapPending) await this.bootstrapView(session);
+      }));
+      return;
+    }
     if (session.downloadServerVersion > 0 && view.queryVersion > 0) await this.resumeView(session);
     await this.pump(session);
   }
@@ -573,6 +585,9 @@ export class RealmSyncConnection {
     }
     await this.pump(session);
     if (result.rejected.length === 0 || !this.isLive(session)) return;
+    // The revert follows the bootstrap: what it erases and brings back is relative to what the client holds.
+    if (session.bootstrapPending) await this.bootstrapView(session);
+    if (!this.isLive(session)) return;
     const schema = await engine.realmSchema();
     const revert = [];
     // The client keeps no asymmetric object once uploaded: there is nothing to put back.
@@ -613,7 +628,7 @@ export class RealmSyncConnection {
 
   /** Sends DOWNLOADs until the client has every server version (a bootstrap first for a new client file). */
   private async pump(session: Session): Promise<void> {
-    if (session.state !== 'identified' || this.closed) return;
+    if (session.state !== 'identified' || this.closed || session.bootstrapPending) return;
     const history = session.history!;
     const file = session.clientFile!;
     if (session.downloadServerVersion === 0 && !session.view) {
