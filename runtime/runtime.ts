@@ -759,19 +759,26 @@ class SwappableRouter extends Router {
 }
 
 /**
- * Fields the app looks documents up by get an index (`_id` always has one): the sync partition key, the
- * foreign keys relationships resolve through, and the custom user data id field.
+ * Fields the app looks documents up by get an index (`_id` always has one): the sync partition key or
+ * flexible sync's queryable fields, the foreign keys relationships resolve through, and the custom user
+ * data id field.
  */
 export async function createDeclaredIndexes(store: DocumentStore, app: AppModel): Promise<void> {
   const wanted = new Set<string>();
   const add = (service: string | undefined, database: string | undefined, collection: string | undefined, field: string | undefined) => {
     if (service && database && collection && field && field !== '_id') wanted.add(JSON.stringify([service, database, collection, field]));
   };
+  // Flexible sync: the queryable fields (a subscription's equality on one is then answered from the index).
+  const syncFile = isObject(app.sync?.file.value) ? app.sync!.file.value : {};
+  const names = (value: unknown) => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+  const queryable = app.sync?.type === 'flexible' ? [...names(syncFile.queryable_fields_names), ...names(syncFile.indexed_queryable_fields_names)] : [];
+  const queryableOf = (collection: string) => (app.sync?.type === 'flexible' && isObject(syncFile.collection_queryable_fields_names) ? names(syncFile.collection_queryable_fields_names[collection]) : []);
   for (const ds of app.dataSources) {
     if (!isClusterSource(ds)) continue;
     for (const coll of ds.collections) {
       const properties = isObject(coll.schema?.value) && isObject(coll.schema.value.properties) ? coll.schema.value.properties : {};
       if (app.sync?.partition?.key && app.sync.partition.key in properties) add(ds.name, coll.database, coll.collection, app.sync.partition.key);
+      if (ds.name === app.sync?.serviceName) for (const field of [...queryable, ...queryableOf(coll.collection)]) if (field in properties) add(ds.name, coll.database, coll.collection, field);
       const relationships = isObject(coll.relationships?.value) ? coll.relationships.value : {};
       for (const rel of Object.values(relationships)) {
         const m = isObject(rel) && typeof rel.ref === 'string' ? /^#\/relationship\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(rel.ref) : null;

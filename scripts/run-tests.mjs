@@ -16,6 +16,11 @@ const files = [];
   }
 })(path.join(root, 'test'));
 const selected = filter.length ? files.filter((f) => filter.some((x) => f.includes(x))) : files;
+if (selected.length === 0) {
+  // Node's runner given no file would run every script it finds (the editor tests, fixture capture scripts).
+  console.error(`no test file matches ${filter.join(', ')}`);
+  process.exit(1);
+}
 selected.sort();
 const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...selected], {
   cwd: root,
