@@ -9,11 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ObjectId } from 'bson';
-import WebSocket from 'ws';
 import { encodeChangeset } from '../../runtime/sync/wire/changeset';
 import type { Instruction } from '../../runtime/sync/wire/instructions';
-import { encodeClientMessage, parseServerMessage, type ClientMessage, type ServerMessage } from '../../runtime/sync/wire/messages';
+import type { ServerMessage } from '../../runtime/sync/wire/messages';
 import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
+import { connectRawSync, type RawSyncClient } from '../helpers/realm-raw-client';
 import { copyApp, graphql, serveDist, type ServedDist } from './fixtures/serve';
 
 const skip = probeAvailable ? false : 'realm-sync-probe (../shared/realm-sync) is not available on this machine';
@@ -104,52 +104,13 @@ async function graphqlData(served: ServedDist, token: string, query: string, var
   return body.data as Record<string, unknown>;
 }
 
-interface RawClient {
-  next(match: (m: ServerMessage) => boolean, timeoutMs?: number): Promise<ServerMessage>;
-  send(message: ClientMessage): void;
-  close(): void;
-}
-
 /** A flexible sync connection speaking the protocol with our codec. */
-function connect(served: ServedDist, token: string): Promise<RawClient> {
-  const ws = new WebSocket(`${served.url.replace('http', 'ws')}/api/client/v2.0/app/${served.appId}/realm-sync?baas_at=${token}`, [FLEXIBLE_PROTOCOL]);
-  const received: ServerMessage[] = [];
-  const waiters = new Set<() => void>();
-  ws.on('message', (data: Buffer) => {
-    received.push(parseServerMessage(data, { protocolVersion: 14, flexible: true }));
-    for (const w of [...waiters]) w();
-  });
-  ws.on('close', () => { for (const w of [...waiters]) w(); });
-  return new Promise((resolve, reject) => {
-    ws.on('error', reject);
-    ws.on('open', () => resolve({
-      send: (message) => ws.send(encodeClientMessage(message, 14)),
-      close: () => ws.close(),
-      next(match, timeoutMs = 10000) {
-        return new Promise((res, rej) => {
-          const check = () => {
-            const i = received.findIndex(match);
-            if (i >= 0) {
-              waiters.delete(check);
-              clearTimeout(timer);
-              res(received.splice(0, i + 1)[i]!);
-            } else if (ws.readyState === ws.CLOSED) {
-              waiters.delete(check);
-              clearTimeout(timer);
-              rej(new Error(`the connection closed; received ${json(received)}`));
-            }
-          };
-          const timer = setTimeout(() => { waiters.delete(check); rej(new Error(`no such message; received ${json(received)}`)); }, timeoutMs);
-          waiters.add(check);
-          check();
-        });
-      },
-    }));
-  });
+function connect(served: ServedDist, token: string): Promise<RawSyncClient> {
+  return connectRawSync(`${served.url.replace('http', 'ws')}/api/client/v2.0/app/${served.appId}/realm-sync?baas_at=${token}`, [FLEXIBLE_PROTOCOL], true);
 }
 
 /** BIND with a new client file, then IDENT with an empty subscription set (`query` to send one instead). */
-async function identify(client: RawClient, session: number, query = { version: 0n, body: '{}' }): Promise<void> {
+async function identify(client: RawSyncClient, session: number, query = { version: 0n, body: '{}' }): Promise<void> {
   client.send({ type: 'bind', session, serverPath: '{"schemaVersion":0,"sessionReason":0}', signedUserToken: '', needClientFileIdent: true, isSubserver: false });
   const ident = await client.next((m) => m.type === 'error' || (sessionOf(m) === session && (m.type === 'ident' || m.type === 'json_error')));
   assert.equal(ident.type, 'ident', json(ident));
@@ -161,7 +122,7 @@ async function identify(client: RawClient, session: number, query = { version: 0
 }
 
 /** Sends QUERY and waits for its answer: the QUERY_ERROR's message, or undefined once its bootstrap's last DOWNLOAD came. */
-async function subscribe(client: RawClient, session: number, version: number, body: string): Promise<string | undefined> {
+async function subscribe(client: RawSyncClient, session: number, version: number, body: string): Promise<string | undefined> {
   client.send({ type: 'query', session, queryVersion: BigInt(version), body });
   const answer = await client.next((m) => m.type === 'error' || (sessionOf(m) === session && (
     (m.type === 'query_error' && m.queryVersion === BigInt(version))

@@ -4,20 +4,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ObjectId } from 'bson';
-import WebSocket from 'ws';
 import { encodeChangeset } from '../../runtime/sync/wire/changeset';
-import { encodeClientMessage, parseServerMessage, type ClientMessage, type ServerMessage } from '../../runtime/sync/wire/messages';
 import { probeAvailable, registerUser, runProbe } from '../helpers/realm-probe';
+import { connectRawSync, type RawSyncClient } from '../helpers/realm-raw-client';
 import { serveDist, type ServedDist } from './fixtures/serve';
 
 const PROTOCOL = 'com.mongodb.realm-sync#14';
-
-interface RawClient {
-  ws: WebSocket;
-  next(match?: (m: ServerMessage) => boolean, timeoutMs?: number): Promise<ServerMessage>;
-  send(message: ClientMessage): void;
-  closed: Promise<number>;
-}
 
 async function login(served: ServedDist, email: string, password: string): Promise<{ token: string; userId: string }> {
   const res = await fetch(`${served.app}/auth/providers/local-userpass/login`, {
@@ -27,46 +19,12 @@ async function login(served: ServedDist, email: string, password: string): Promi
   return { token: body.access_token, userId: body.user_id };
 }
 
-function connect(served: ServedDist, token: string, protocols: string[] = [PROTOCOL]): Promise<RawClient> {
-  const ws = new WebSocket(`${served.url.replace('http', 'ws')}/api/client/v2.0/app/${served.appId}/realm-sync?baas_at=${token}`, protocols);
-  const received: ServerMessage[] = [];
-  const waiters = new Set<() => void>();
-  ws.on('message', (data: Buffer) => {
-    received.push(parseServerMessage(data, { protocolVersion: 14, flexible: false }));
-    for (const w of [...waiters]) w();
-  });
-  const closed = new Promise<number>((resolve) => ws.on('close', (code) => { for (const w of [...waiters]) w(); resolve(code); }));
-  return new Promise((resolve, reject) => {
-    ws.on('open', () => resolve({
-      ws, closed,
-      send: (message) => ws.send(encodeClientMessage(message, 14)),
-      next(match = () => true, timeoutMs = 10000) {
-        return new Promise((res, rej) => {
-          const check = () => {
-            const i = received.findIndex(match);
-            if (i >= 0) {
-              waiters.delete(check);
-              clearTimeout(timer);
-              res(received.splice(0, i + 1)[i]!);
-            } else if (ws.readyState === ws.CLOSED) {
-              waiters.delete(check);
-              clearTimeout(timer);
-              rej(new Error(`closed; received ${JSON.stringify(received, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`));
-            }
-          };
-          const timer = setTimeout(() => { waiters.delete(check); rej(new Error('no such message')); }, timeoutMs);
-          waiters.add(check);
-          check();
-        });
-      },
-    }));
-    ws.on('error', reject);
-    ws.on('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
-  });
+function connect(served: ServedDist, token: string, protocols: string[] = [PROTOCOL]): Promise<RawSyncClient> {
+  return connectRawSync(`${served.url.replace('http', 'ws')}/api/client/v2.0/app/${served.appId}/realm-sync?baas_at=${token}`, protocols, false);
 }
 
 /** BIND (new client file), IDENT back: an identified session on `partition`. */
-async function identified(client: RawClient, session: number, partition: string): Promise<{ ident: bigint; salt: bigint; latest: bigint }> {
+async function identified(client: RawSyncClient, session: number, partition: string): Promise<{ ident: bigint; salt: bigint; latest: bigint }> {
   client.send({ type: 'bind', session, serverPath: JSON.stringify(partition), signedUserToken: '', needClientFileIdent: true, isSubserver: false });
   const ident = await client.next((m) => m.type === 'ident' || m.type === 'json_error');
   assert.equal(ident.type, 'ident', JSON.stringify(ident, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
@@ -99,7 +57,7 @@ describe('hostile Realm sync clients', { timeout: 120_000 }, () => {
   });
 
   test('garbage, unknown messages, bad order and unknown sessions end that connection with the protocol error', async () => {
-    const cases: { send: (c: RawClient) => void; code: number }[] = [
+    const cases: { send: (c: RawSyncClient) => void; code: number }[] = [
       { send: (c) => c.ws.send(Buffer.from([0xff, 0x00, 0x13, 0x37])), code: 103 },
       { send: (c) => c.ws.send(Buffer.from('transact 1 2 3 4\n')), code: 102 },
       { send: (c) => c.ws.send(Buffer.from('bind 1 99999999999999999999 0 1 0\n')), code: 103 },
