@@ -181,6 +181,35 @@ describe('flexible sync against dist/cli.js serve', { skip, timeout: 240_000 }, 
     assert.ok(bobId);
   });
 
+  test('new clients with the same queries share a bootstrap, and each still ends with what its queries select now', async () => {
+    const query = `Item=owner_id == "${adaId}" AND done == false`;
+    const fresh = async (what: string) => {
+      const run = await runProbe(script({ credentials: ada, subscriptions: [query], steps: [{ waitDownload: true }, { dump: true }] }));
+      assertOk(run, what);
+      return run.objects('Item').map((i) => String(i.name)).sort();
+    };
+    const selected = async () => {
+      const data = await graphql(ada.email, ada.password, 'query($o: String!) { items(query: {owner_id: $o, done: false}) { name } }', { o: adaId });
+      return (data.items as { name: string }[]).map((i) => i.name).sort();
+    };
+    const insert = (id: string, name: string) => graphql(ada.email, ada.password, 'mutation($id: ObjectId!, $o: String!, $name: String!) { insertOneItem(data: {_id: $id, owner_id: $o, name: $name, done: false}) { _id } }', { id, o: adaId, name });
+    await insert('65b000000000000000000301', 'shared one');
+    const first = await fresh('the client that builds the bootstrap');
+    assert.ok(first.includes('shared one'));
+    assert.deepEqual(first, await selected());
+    // Changes after that bootstrap reach the next clients (after the shared bootstrap, or in a new one).
+    await insert('65b000000000000000000302', 'shared two');
+    await graphql(ada.email, ada.password, 'mutation { updateOneItem(query: {name: "shared one"}, set: {done: true}) { _id } }');
+    const second = await fresh('a client after an insert and an object leaving the query');
+    assert.ok(second.includes('shared two') && !second.includes('shared one'), second.join(', '));
+    assert.deepEqual(second, await selected());
+    await graphql(ada.email, ada.password, 'mutation { deleteOneItem(query: {name: "shared two"}) { _id } }');
+    const third = await fresh('a client after a delete');
+    assert.ok(!third.includes('shared two'), third.join(', '));
+    assert.deepEqual(third, await selected());
+    assert.deepEqual(await fresh('a client with nothing changed since'), third);
+  });
+
   describe('a client file resumes with what it held: what left its view while it was away is erased', () => {
     const dave = { type: 'emailPassword', email: 'dave@example.com', password: 'dave-Passw0rd' };
     let daveId: string;

@@ -3,6 +3,7 @@
 // DOWNLOAD (bootstrap, then the history the client has not seen), MARK, UNBIND; PING/PONG; errors for a
 // session (JSON_ERROR, the session ends) or the connection (ERROR, the connection closes). Messages of one
 // session are handled in order; sessions run independently.
+import { EJSON } from 'bson';
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { EvaluationUser } from '../../../core/rules';
@@ -14,7 +15,7 @@ import type { ViewChange } from '../history/views';
 import { WireError } from '../wire/errors';
 import type { ChangesetEntry } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
-import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine } from './engine';
+import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine, type SharedFlexibleBootstrap } from './engine';
 import { compileQueryBody, FlexibleView, type CompiledQueries, type UserCollections } from './flexible';
 import { encodeBase64PrimaryKey, encodeChangeset } from '../wire/changeset';
 import { syncTimestamp } from '../translate/values';
@@ -22,6 +23,8 @@ import { SERVER_FILE_IDENT } from '../history/history';
 import { TrafficLog, type TrafficEntry } from './traffic';
 
 export const MAX_SESSIONS_PER_CONNECTION = 256;
+/** For each user's rule-checked collections, what their rules' outcome depends on (the user with custom data). */
+const rulesOutcomeKeys = new WeakMap<UserCollections, string>();
 /** Instructions per changeset (and DOWNLOAD) of a flexible bootstrap. */
 const BOOTSTRAP_CHANGESET_INSTRUCTIONS = 20_000;
 /** WebSocket close codes realm-core reads as an authentication failure (its RLM_ERR_WEBSOCKET_UNAUTHORIZED / _FORBIDDEN). */
@@ -72,6 +75,8 @@ interface Session {
   rulesQueued?: boolean;
   /** Flexible sync: a new client file's first bootstrap waits for the messages that came with its IDENT. */
   bootstrapPending?: boolean;
+  /** Flexible sync: the subscription set a new client file named at IDENT (the key of a shared bootstrap). */
+  initialQueryBody?: string;
   unlisten?: () => void;
   traffic: TrafficLog;
   /** Flexible sync: the active subscription set and the objects the client holds through it. */
@@ -315,7 +320,11 @@ export class RealmSyncConnection {
   private async userCollections(): Promise<UserCollections> {
     const engine = this.options.engine;
     const customData = await engine.service.appContext?.customUserData(this.info.user.id);
-    return engine.userCollections({ ...this.info.user, custom_data: customData ?? {} });
+    const user = { ...this.info.user, custom_data: customData ?? {} };
+    const collections = engine.userCollections(user);
+    // What the rules' outcome depends on: clients with the same one and the same queries share a bootstrap.
+    rulesOutcomeKeys.set(collections, EJSON.stringify(user as never, { relaxed: false }));
+    return collections;
   }
 
   /**
@@ -377,7 +386,7 @@ export class RealmSyncConnection {
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'query', fields: { queryVersion: version }, detail: body.slice(0, 2000) });
     const compiled = await this.compileQueries(session, version, body);
     if (!compiled.ok || !this.isLive(session)) return;
-    await this.bootstrapView(session, { version, tables: compiled.tables });
+    await this.bootstrapView(session, { version, tables: compiled.tables, body });
   }
 
   /**
@@ -385,10 +394,13 @@ export class RealmSyncConnection {
    * most BOOTSTRAP_CHANGESET_INSTRUCTIONS instructions, one per DOWNLOAD, `moreToCome` until the `lastInBatch`
    * one (the client applies them together).
    */
-  private async bootstrapView(session: Session, next?: { version: number; tables: Parameters<FlexibleView['setQueries']>[1] }): Promise<void> {
+  private async bootstrapView(session: Session, next?: { version: number; tables: Parameters<FlexibleView['setQueries']>[1]; body: string }): Promise<void> {
     const engine = this.options.engine;
     const view = session.view!;
     await engine.run(FLEXIBLE_HISTORY, async () => {
+      // A client with no subscription yet (a new client file, or a first QUERY) gets what any client with the
+      // same queries and rule outcome gets: such a bootstrap is built once and shared.
+      const fromNothing = (view.queryVersion === 0 || session.downloadServerVersion === 0) && view.holdsNothing();
       if (next) {
         // In the history's queue nothing is appended meanwhile: what the client holds is brought up to the
         // latest version under the old queries, so the bootstrap only adds and erases objects (a client
@@ -398,8 +410,25 @@ export class RealmSyncConnection {
         view.setQueries(next.version, next.tables);
       }
       session.bootstrapPending = false;
+      const body = next ? next.body : session.initialQueryBody;
+      const sharedKey = fromNothing && body !== undefined && rulesOutcomeKeys.has(view.collections)
+        ? `${rulesOutcomeKeys.get(view.collections)}\u0000${view.queryVersion}\u0000${body}` : undefined;
+      const shared = sharedKey === undefined ? undefined : engine.sharedFlexibleBootstrap(sharedKey, session.history!);
+      // A client never goes back to an older server version: a bootstrap older than the client's version
+      // serves when the history between them changed no object (a new client's schema upload, empty ones).
+      const history = session.history!;
+      if (shared && history.since(shared.version).every((e) => e.version > session.downloadServerVersion || engine.entryChanges(e).objects.size === 0)) {
+        return this.sendSharedBootstrap(session, shared, Math.max(shared.version, session.downloadServerVersion));
+      }
       const instructions = await view.bootstrap(await engine.realmSchema());
       if (!this.isLive(session)) return;
+      if (sharedKey !== undefined) {
+        // Encoded once, sent to this client and to the next ones with the same queries and rule outcome.
+        const built = { version: session.history!.latest, held: view.heldBytes(), changesets: [] as Uint8Array[] };
+        for (let start = 0; start === 0 || start < instructions.length; start += BOOTSTRAP_CHANGESET_INSTRUCTIONS) built.changesets.push(encodeChangeset(instructions.slice(start, start + BOOTSTRAP_CHANGESET_INSTRUCTIONS)));
+        engine.keepFlexibleBootstrap(sharedKey, built);
+        return this.sendSharedBootstrap(session, built, built.version);
+      }
       // The documents the bootstrap read hold everything up to the latest version, this client's uploads included.
       session.downloadServerVersion = session.history!.latest;
       session.downloadClientVersion = Math.max(session.downloadClientVersion, session.clientFile!.uploadClientVersion);
@@ -417,6 +446,30 @@ export class RealmSyncConnection {
         if (last) break;
       }
     });
+  }
+
+  /**
+   * A bootstrap built for an earlier client with the same queries and rule outcome, shown at `version` (its
+   * own, or the client's when no object changed since): the client then downloads the history after it
+   * through its view, as any client catches up.
+   */
+  private async sendSharedBootstrap(session: Session, shared: SharedFlexibleBootstrap, version: number): Promise<void> {
+    const engine = this.options.engine;
+    const view = session.view!;
+    view.holdAlso(shared.held);
+    session.downloadServerVersion = version;
+    session.downloadClientVersion = Math.max(session.downloadClientVersion, session.clientFile!.uploadClientVersion);
+    view.takeJournal();
+    await engine.history.views.saveSnapshot(session.clientFile!.ident, view.recordSequence++, view.queryVersion, version, view.heldBytes());
+    if (!this.isLive(session)) return;
+    const timestamp = syncTimestamp(Date.now());
+    shared.changesets.forEach((bytes, i) => {
+      this.sendDownload(session, [{
+        version: BigInt(version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: timestamp,
+        originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: bytes.length, instructions: [], bytes,
+      }], i === shared.changesets.length - 1 ? 'lastInBatch' : 'moreToCome');
+    });
+    await this.pump(session);
   }
 
   /** After an await: the session may have ended meanwhile. */
@@ -510,7 +563,10 @@ export class RealmSyncConnection {
     if (version > 0) {
       const compiled = await this.compileQueries(session, version, query!.body);
       if (!this.isLive(session)) return;
-      if (compiled.ok) view.setQueries(version, compiled.tables);
+      if (compiled.ok) {
+        view.setQueries(version, compiled.tables);
+        session.initialQueryBody = query!.body;
+      }
     }
     if (session.downloadServerVersion === 0 && view.queryVersion > 0) {
       // As for partition sync: the client's first UPLOAD (its schema, offline writes) is integrated before

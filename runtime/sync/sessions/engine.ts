@@ -88,8 +88,20 @@ interface TouchedObject {
 /** Marks store writes made by an upload: the upload's changeset is their history entry. */
 const uploadWrites = new AsyncLocalStorage<string>();
 const MAX_OBJECTS_PER_UPLOAD = 100_000;
-/** History entries a new client may download after a partition's cached bootstrap before it is built anew. */
+/** History entries a new client may download after a cached bootstrap before it is built anew. */
 const MAX_BOOTSTRAP_REPLAY = 256;
+/** Flexible bootstraps kept (the oldest goes first). */
+const MAX_SHARED_FLEXIBLE_BOOTSTRAPS = 16;
+
+/** A flexible bootstrap shared by new client files with the same queries and rule outcome. */
+export interface SharedFlexibleBootstrap {
+  /** The server version it shows. */
+  version: number;
+  /** What a client holds after it (the view's encoded objects). */
+  held: Uint8Array;
+  /** Its changesets, encoded (one DOWNLOAD each). */
+  changesets: Uint8Array[];
+}
 /** An upload committed as one is one journal record, one BSON document (at most 16 MiB): larger ones are written one by one. */
 const MAX_COMMIT_BYTES = 8 * 1024 * 1024;
 /** Flexible history entries whose documents are kept for the sessions' filtering (the newest ones). */
@@ -105,6 +117,7 @@ export class RealmSyncEngine {
   private readonly reciprocal = new Map<number, Map<number, TimedChangeset>>();
   private schema?: RealmSchema;
   private readonly bootstraps = new Map<string, { version: number; changeset: Uint8Array; instructionCount: number }>();
+  private readonly flexibleBootstraps = new Map<string, SharedFlexibleBootstrap>();
   private declared?: Promise<Map<string, Instruction[]>>;
   private readonly now: () => number;
   /**
@@ -229,6 +242,23 @@ export class RealmSyncEngine {
   invalidateSchema(): void {
     this.schema = undefined;
     this.bootstraps.clear();
+    this.flexibleBootstraps.clear();
+  }
+
+  /** A flexible bootstrap kept for new client files with the same queries and rule outcome, while the history after it stays short. */
+  sharedFlexibleBootstrap(key: string, history: PartitionHistory): SharedFlexibleBootstrap | undefined {
+    const shared = this.flexibleBootstraps.get(key);
+    if (!shared) return undefined;
+    if (shared.version < history.base || shared.version > history.latest || history.latest - shared.version > MAX_BOOTSTRAP_REPLAY) {
+      this.flexibleBootstraps.delete(key);
+      return undefined;
+    }
+    return shared;
+  }
+
+  keepFlexibleBootstrap(key: string, bootstrap: SharedFlexibleBootstrap): void {
+    if (this.flexibleBootstraps.size >= MAX_SHARED_FLEXIBLE_BOOTSTRAPS) this.flexibleBootstraps.delete(this.flexibleBootstraps.keys().next().value!);
+    this.flexibleBootstraps.set(key, bootstrap);
   }
 
   /** The Realm tables of the synced collections, with what clients declared on top. */

@@ -178,6 +178,16 @@ export class FlexibleView {
     return encodeHeld(this.held.values());
   }
 
+  /** Whether the client holds no object through this view. */
+  holdsNothing(): boolean {
+    return this.held.size === 0;
+  }
+
+  /** The client also holds these (a shared bootstrap's objects). */
+  holdAlso(snapshot: Uint8Array): void {
+    for (const object of decodeHeld(snapshot)) this.held.set(heldKey(object.table, object.object), object);
+  }
+
   /** What the client holds, as its client file's record says (a snapshot, then the changes it integrated). */
   restore(snapshot: Uint8Array, changes: readonly { entered: Uint8Array; left: Uint8Array }[]): void {
     this.held.clear();
