@@ -15,7 +15,7 @@ import type { ViewChange } from '../history/views';
 import { WireError } from '../wire/errors';
 import type { ChangesetEntry } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
-import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine, type SharedFlexibleBootstrap } from './engine';
+import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine, type SharedFlexibleBootstrap, type UploadedChangeset } from './engine';
 import { compileQueryBody, FlexibleView, type CompiledQueries, type UserCollections } from './flexible';
 import { encodeBase64PrimaryKey, encodeChangeset } from '../wire/changeset';
 import { syncTimestamp } from '../translate/values';
@@ -23,6 +23,14 @@ import { SERVER_FILE_IDENT } from '../history/history';
 import { TrafficLog, type TrafficEntry } from './traffic';
 
 export const MAX_SESSIONS_PER_CONNECTION = 256;
+
+/** An UPLOAD's changesets as the engine takes them. */
+function uploadedChangesets(message: Extract<ClientMessage, { type: 'upload' }>): UploadedChangeset[] {
+  return message.changesets.map((c) => ({
+    clientVersion: Number(c.version), baseVersion: Number(c.lastIntegratedRemoteVersion), timestamp: c.originTimestamp,
+    instructions: c.instructions, size: c.bytes?.length ?? 0,
+  }));
+}
 /** For each user's rule-checked collections, what their rules' outcome depends on (the user with custom data). */
 const rulesOutcomeKeys = new WeakMap<UserCollections, string>();
 /** Instructions per changeset (and DOWNLOAD) of a flexible bootstrap. */
@@ -607,10 +615,7 @@ export class RealmSyncConnection {
     if (session.view) return this.uploadFlexible(session, message);
     const result = await this.options.engine.integrate(
       { clientFile: session.clientFile!, partition: session.partition, userId: this.info.user.id, canWrite: session.canWrite },
-      message.changesets.map((c) => ({
-        clientVersion: Number(c.version), baseVersion: Number(c.lastIntegratedRemoteVersion), timestamp: c.originTimestamp,
-        instructions: c.instructions, size: c.bytes?.length ?? 0,
-      })),
+      uploadedChangesets(message),
     );
     if (!this.isLive(session)) return;
     if (!result.ok) {
@@ -629,10 +634,7 @@ export class RealmSyncConnection {
     const view = session.view!;
     const result = await engine.integrateFlexible(
       { clientFile: session.clientFile!, userId: this.info.user.id, collections: view.collections, selects: (table, doc) => view.selects(table, doc) },
-      message.changesets.map((c) => ({
-        clientVersion: Number(c.version), baseVersion: Number(c.lastIntegratedRemoteVersion), timestamp: c.originTimestamp,
-        instructions: c.instructions, size: c.bytes?.length ?? 0,
-      })),
+      uploadedChangesets(message),
     );
     if (!this.isLive(session)) return;
     if (!result.ok) {
