@@ -1,71 +1,71 @@
-// The pool of worker threads that run an app's functions, inside that app's function process (process.ts).
-// Calls share workers: a function spends most of its time waiting for data from the runtime, and while it
-// waits its worker runs others. Messages each way leave in one batch per turn of the event loop. The time
-// limit: when a call runs out of time, its worker is pinged; a worker that answers is merely waiting, so
-// only that call is dropped; a worker that does not is stuck in a loop and is terminated. Its other calls
-// then are retried on another worker when they had not yet asked the runtime for anything (so nothing of
-// them was seen), and fail with a clear error otherwise. A worker stuck in a call's code for 100 ms (no
-// message handled, as much CPU time spent) is sealed: the calls it has not started move to other workers
-// at once (see seal()), so a loop delays no call that was merely queued behind it. Everything a call asks for (data, values, nested
-// calls) goes to the runtime, which alone holds the app's state; this pool holds only what it is given.
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+// The pool of an app's function workers, in the runtime: which worker runs each call, the time limit,
+// stuck workers. The workers run where the agent (agent.ts) keeps them, in the app's function process;
+// the pool talks to each over the worker's own channel (channel.ts: calls, data, outcomes), and to the
+// agent about the workers themselves (start, seal, stop, how far each has got). Calls share workers: a
+// function spends most of its time waiting for data from the runtime, and while it waits its worker runs
+// others. Messages to a worker leave in one batch per turn of the event loop. The time limit: when a call
+// runs out of time, its worker is pinged; a worker that answers is merely waiting, so only that call is
+// dropped; a worker that does not is stuck in a loop and is terminated. Its other calls then are retried
+// on another worker when they had not yet asked the runtime for anything (so nothing of them was seen),
+// and fail with a clear error otherwise. A worker stuck in a call's code for 100 ms (no message handled,
+// as much CPU time spent) is sealed: the calls it has not started move to other workers at once (see
+// seal()), so a loop delays no call that was merely queued behind it. Everything from a worker is checked
+// before use: its code is the app's.
+import type { BatchLink } from './channel';
 import {
-  SEALED, type Carried, type FromPool, type FromWorker, type SyncReply, type SyncRequest, type ToPool, type ToWorker, type WorkerInit,
+  type FromAgent, type FromPool, type FromWorker, type StopCause, type ToAgent, type ToPool, type ToWorker, type WorkerInit, type Carried,
 } from './protocol';
 
 export interface WorkerPoolOptions {
   timeoutMs: number;
   poolSize: number;
-  /** Memory the workers together may use beyond what they used when last idle, in MiB (see watchMemory). */
-  memoryLimitMb: number;
-  packagesDir: string | undefined;
-  /** Starts one worker thread running worker.ts. */
-  startWorker(init: WorkerInit, options: WorkerStartOptions): Worker;
-  /** Messages for the runtime; the caller batches them. */
+  /** Sends a message to the agent that owns the workers. */
+  agent(message: ToAgent): void;
+  /** The data channel for worker `n`: what the agent passes the worker, and the link once the worker is on it. */
+  openLink(n: number): { spec: WorkerInit['link']; link: Promise<BatchLink<ToWorker>>; cancel(): void };
+  /** Messages for the runner. */
   emit(message: FromPool): void;
-}
-
-export interface WorkerStartOptions {
-  workerData: WorkerInit;
-  transferList: MessagePort[];
-  env: Record<string, string>;
-  resourceLimits: { maxOldGenerationSizeMb: number };
-  name: string;
 }
 
 export interface WorkerPool {
   receive(message: ToPool): void;
+  fromAgent(message: FromAgent): void;
   close(): Promise<void>;
 }
 
 interface WorkerSlot {
-  worker: Worker;
-  syncPort: MessagePort;
+  n: number;
+  link?: BatchLink<ToWorker>;
+  cancelLink(): void;
   ready: boolean;
   alive: boolean;
   calls: Map<number, PoolCall>;
   knownSources: Set<number>;
-  /** Messages for the worker, posted together when this turn of the event loop ends. */
+  /** Messages for the worker, sent together when this turn of the event loop ends (or once it is connected). */
   outbox: ToWorker[];
   /** When the oldest message the worker has not answered since was sent; undefined when it has answered all. */
   unansweredSince?: number;
-  /** Which call's code the worker is running (see WorkerInit.runningCall). */
-  runningCall: Int32Array;
-  syncFlag: Int32Array;
-  /** How many messages the worker has handled (see WorkerInit.handled), as last seen, and since when. */
-  handled: Int32Array;
+  /** From the agent's last report: messages the worker has handled, and the call whose code it runs (0: none). */
+  handled: number;
+  running: number;
+  /** How many messages the worker had handled when last seen to progress, and since when. */
   handledSeen: number;
   handledSeenSince: number;
-  /** This process's CPU time (µs) when the worker was last seen handling a message, or was sent its oldest unanswered one. */
+  /** The agent's process's CPU time (µs) when the worker was last seen progressing, or was sent its oldest unanswered message. */
   cpuAtSeen: number;
   cpuAtUnanswered: number;
-  /** The last call the worker started, and whether it is sealed (see WorkerInit.started). */
-  started: Int32Array;
   /** Per-worker number of the last call dispatched to it. */
   dispatched: number;
+  /** Its channel closed: it takes no calls, and is stopped unless the agent reports it stopped first. */
+  disconnected?: boolean;
+  /** No new calls go to it; `sealing` while the agent has not yet said which calls it started. */
   sealed: boolean;
+  sealing: boolean;
   /** Resolves true when the worker answers the ping in flight. */
   ping?: { answered: Promise<boolean>; answer(alive: boolean): void };
+  /** Once the pool has stopped it: resolves with the call whose code it was running. */
+  halted?: Promise<number>;
+  stopped?(running: number): void;
 }
 
 interface PoolCall {
@@ -90,92 +90,77 @@ const UNRESPONSIVE_AFTER_MS = 1000;
  * runs the function threads late does not).
  */
 const STALLED_AFTER_MS = 100;
-/** How often workers with unanswered messages are looked at. */
-const RESPONSIVENESS_CHECK_MS = 25;
+/** How long a worker with messages unanswered may show no progress before it is ranked as possibly stuck. */
+const IN_CODE_AFTER_MS = 50;
+/** How long the agent has to report why a worker whose channel closed stopped. */
+const CHANNEL_CLOSED_GRACE_MS = 1000;
 /** How long a ping may go unanswered before the worker counts as stuck. */
 const PING_GRACE_MS = 250;
 const RECENT_NAMES_KEPT = 1000;
-/** A worker's heap limit (V8's old generation); buffers and typed arrays are outside it, see watchMemory. */
-export const WORKER_HEAP_LIMIT_MB = 256;
-const MEMORY_RELEASE_MS = 500;
-/** How often the workers' memory is checked while calls run: a loop filling buffers can take ~100 MiB in 25 ms. */
-const MEMORY_CHECK_MS = 25;
-/** The lower bits of WorkerInit.started: the worker's number of the call it started last. */
-const SEQ_MASK = SEALED - 1;
 
 export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const { timeoutMs, emit } = options;
   const poolSize = Math.max(1, options.poolSize);
   const sources = new Map<number, { text: string; path: string }>();
+  /** Workers that take calls (sealed ones included), and every worker until the agent says it stopped. */
   const slots: WorkerSlot[] = [];
+  const byNumber = new Map<number, WorkerSlot>();
   const queue: PoolCall[] = [];
   const calls = new Map<number, PoolCall>();
   /** The names of the latest calls by id, to name a finished call whose leftover code blocks a worker. */
   const recentNames = new Map<number, string>();
-  /** Synchronous requests of workers waiting for the runtime's answer, by request id. */
-  const syncWaiting = new Map<number, WorkerSlot>();
-  let nextSyncId = 1;
+  let nextWorker = 1;
+  /** The agent's process's CPU time (µs) at its last report. */
+  let agentCpu = 0;
+  let watching = false;
   let closed = false;
 
   function spawn(): WorkerSlot {
-    const syncFlag = new Int32Array(new SharedArrayBuffer(4));
-    const runningCall = new Int32Array(new SharedArrayBuffer(4));
-    const started = new Int32Array(new SharedArrayBuffer(4));
-    const handled = new Int32Array(new SharedArrayBuffer(4));
-    const { port1, port2 } = new MessageChannel();
-    const init: WorkerInit = { packagesDir: options.packagesDir, syncFlag, runningCall, started, handled, syncPort: port2 };
+    const n = nextWorker++;
+    const opened = options.openLink(n);
     const slot: WorkerSlot = {
-      worker: options.startWorker(init, {
-        workerData: init, transferList: [port2], env: {}, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_LIMIT_MB }, name: 'asl-functions',
-      }),
-      runningCall,
-      syncFlag,
-      handled,
-      handledSeen: 0,
-      handledSeenSince: 0,
-      cpuAtSeen: 0,
-      cpuAtUnanswered: 0,
-      started,
-      dispatched: 0,
-      sealed: false,
-      syncPort: port1,
-      ready: false,
-      alive: true,
-      calls: new Map(),
-      knownSources: new Set(),
-      outbox: [],
+      n, cancelLink: opened.cancel, ready: false, alive: true, calls: new Map(), knownSources: new Set(), outbox: [],
+      handled: 0, running: 0, handledSeen: 0, handledSeenSince: 0, cpuAtSeen: 0, cpuAtUnanswered: 0, dispatched: 0, sealed: false, sealing: false,
     };
-    slot.worker.unref();
-    port1.unref();
-    port1.on('message', (request: SyncRequest) => {
-      const sid = nextSyncId++;
-      syncWaiting.set(sid, slot);
-      emit({ t: 'sync', sid, request });
-    });
-    slot.worker.on('message', (batch: FromWorker[]) => {
-      for (const message of batch) onWorkerMessage(slot, message);
-      if (queue.length > 0) pump();
-    });
-    slot.worker.on('error', (error) => {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-        void outOfMemory(slot, `its heap grew beyond ${WORKER_HEAP_LIMIT_MB} MB`);
+    slots.push(slot);
+    byNumber.set(n, slot);
+    options.agent({ t: 'start', n, link: opened.spec });
+    opened.link.then((link) => {
+      if (!slot.alive) {
+        link.close();
         return;
       }
-      void retire(slot, (call) => ({ message: `function worker failed: ${error.message}`, name: call.name }));
-    });
-    slot.worker.on('exit', (code) => retire(slot, (call) => ({ message: `function worker stopped unexpectedly (exit code ${code})`, name: call.name })));
-    slots.push(slot);
+      slot.link = link;
+      link.onBatch = (batch) => received(slot, batch);
+      link.onClose = (why) => channelClosed(slot, why);
+      link.hold(slot.calls.size > 0);
+      flush(slot);
+    }, () => undefined);
     return slot;
   }
 
-  function answerSync(sid: number, reply: SyncReply): void {
-    const slot = syncWaiting.get(sid);
-    if (!slot) return;
-    syncWaiting.delete(sid);
+  /**
+   * A worker's channel closed: the worker stopped (the agent's report of why follows shortly and settles
+   * its calls), or its code closed the channel, in which case it is stopped here.
+   */
+  function channelClosed(slot: WorkerSlot, why: string | undefined): void {
     if (!slot.alive) return;
-    slot.syncPort.postMessage(reply);
-    Atomics.store(slot.syncFlag, 0, 1);
-    Atomics.notify(slot.syncFlag, 0);
+    slot.disconnected = true;
+    setTimeout(() => {
+      if (slot.alive) void retire(slot, (call) => ({ message: `the function worker's channel to the runtime closed${why ? `: ${why}` : ''}`, name: call.name }));
+    }, CHANNEL_CLOSED_GRACE_MS).unref();
+  }
+
+  /** A batch from a worker: each message is checked before it is used. */
+  function received(slot: WorkerSlot, batch: unknown): void {
+    if (!slot.alive || !Array.isArray(batch)) return;
+    for (const message of batch) {
+      const checked = checkedFromWorker(message);
+      if (checked) onWorkerMessage(slot, checked);
+      else emit({ t: 'log', name: 'functions', level: 'error', text: 'a function worker sent a message the runtime does not accept; it was ignored' });
+      if (!slot.alive) return;
+    }
+    if (queue.length > 0) pump();
   }
 
   function send(slot: WorkerSlot, message: ToWorker): void {
@@ -183,15 +168,16 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     slot.outbox.push(message);
     if (slot.unansweredSince === undefined) {
       slot.unansweredSince = Date.now();
-      slot.cpuAtUnanswered = cpuTime();
+      slot.cpuAtUnanswered = agentCpu;
     }
-    watchResponsiveness();
+    watch();
   }
 
   function flush(slot: WorkerSlot): void {
+    if (!slot.alive || !slot.link) return;
     const batch = slot.outbox;
     slot.outbox = [];
-    if (slot.alive && batch.length > 0) slot.worker.postMessage(batch);
+    if (batch.length > 0) slot.link.send(batch);
   }
 
   function startClock(call: PoolCall): void {
@@ -211,7 +197,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     calls.delete(call.id);
     clearTimeout(call.timer);
     if (slot.alive && slot.calls.size === 0) {
-      slot.worker.unref();
+      slot.link?.hold(false);
       // Workers started beyond the pool's size while others were stuck go once they are idle.
       if (!slot.sealed && slots.filter((s) => s.alive && !s.sealed).length > poolSize) void retire(slot, () => undefined);
       else pump();
@@ -222,7 +208,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   /** A call ran out of time: drop it alone if its worker still answers, else stop the stuck worker. */
   async function timeUp(call: PoolCall): Promise<void> {
     const slot = call.slot;
-    if (!slot || !slot.calls.has(call.id)) return;
+    if (!slot || !slot.alive || !slot.calls.has(call.id)) return;
     if (await answersPing(slot)) {
       if (!slot.calls.has(call.id)) return;
       for (const dropped of [call, ...descendants(slot, call)]) {
@@ -231,167 +217,128 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       }
       return;
     }
+    if (!slot.alive) return;
     // The worker names the call whose code it is stuck in. That call's whole tree (callers waiting on it,
     // calls it waits on) ran out of time; the worker's other calls, the one whose clock ran out included,
     // only shared the worker. When the worker names no running call (code a finished call left behind
     // keeps it busy), no call is charged with the time limit.
-    const running = Atomics.load(slot.runningCall, 0);
+    const running = await halt(slot);
     const culprit = slot.calls.get(running);
     if (!culprit) {
       const left = recentNames.get(running);
       const blamed = left ? `code function '${left}' left running after it returned` : 'code no running call accounts for';
       emit({ t: 'log', name: left ?? 'functions', level: 'error', text: `${blamed} kept a function worker busy past the time limit; the worker was stopped and its calls retried elsewhere where possible` });
-      await retire(slot, () => undefined, () => `stopped with its worker, which ${blamed} kept busy`);
+      settleCallsOf(slot, () => undefined, () => `stopped with its worker, which ${blamed} kept busy`);
       return;
     }
     const tree = new Set([culprit, ...descendants(slot, culprit)]);
     for (let p = culprit.parent; p; p = p.parent) tree.add(p);
     emit({ t: 'log', name: culprit.name, level: 'error', text: `exceeded the execution time limit and kept its worker busy; the worker was stopped (${slot.calls.size - tree.size} other call(s) on it retried elsewhere or failed)` });
-    await retire(slot, (c) => (tree.has(c) ? 'timeUp' : undefined), () =>
+    settleCallsOf(slot, (c) => (tree.has(c) ? 'timeUp' : undefined), () =>
       `stopped with its worker: function '${culprit.name}', running on the same worker, exceeded the execution time limit`);
   }
 
   /**
-   * A worker used more memory than functions may: the call running its code then is charged with it (with
-   * its tree); the worker's other calls are retried elsewhere where possible.
+   * The agent stopped a worker that used more memory than functions may: the call running its code then
+   * is charged with it (with its tree); the worker's other calls are retried elsewhere where possible.
    */
-  function outOfMemory(slot: WorkerSlot, how: string): Promise<unknown> {
-    const culprit = slot.calls.get(Atomics.load(slot.runningCall, 0));
+  function outOfMemory(slot: WorkerSlot, how: string, running: number): void {
+    const culprit = slot.calls.get(running);
     const tree = new Set(culprit ? [culprit, ...descendants(slot, culprit)] : []);
     for (let p = culprit?.parent; p; p = p.parent) tree.add(p);
     const message = `exceeded the memory limit of functions: ${how}; the worker was stopped`;
     emit({ t: 'log', name: culprit?.name ?? 'functions', level: 'error', text: message });
-    return retire(slot, (c) => (tree.has(c) ? { message } : undefined), () =>
+    settleCallsOf(slot, (c) => (tree.has(c) ? { message } : undefined), () =>
       `stopped with its worker: ${culprit ? `function '${culprit.name}'` : 'a function'}, running on the same worker, exceeded the memory limit`);
   }
 
-  /** Memory of this process not held by its main thread: the workers' (their heaps, buffers and typed arrays). */
-  function workersMemory(): number {
-    const usage = process.memoryUsage();
-    return usage.rss - usage.heapTotal - usage.external;
+  /** The agent reports progress while some worker has calls or unanswered messages (and watches memory meanwhile). */
+  function watch(): void {
+    if (watching || closed) return;
+    watching = true;
+    options.agent({ t: 'watch', on: true });
   }
-
-  /** CPU time this process (all its threads) has used, in µs. */
-  function cpuTime(): number {
-    const usage = process.cpuUsage();
-    return usage.user + usage.system;
-  }
-
-  const memoryLimitBytes = options.memoryLimitMb * 1024 * 1024;
-  let idleWorkersMemory: number | undefined;
-  let memoryWatch: NodeJS.Timeout | undefined;
-  /** After stopping workers, their memory takes a moment to be given back: no further check until then. */
-  let memoryChecksFrom = 0;
-  /** The call each worker was running function code of at the previous check. */
-  const runningAtLastCheck = new Map<WorkerSlot, number>();
 
   /**
-   * While calls run, the workers' memory is checked often; above the limit, a worker that has been running
-   * the same call's code since the previous check (a loop filling buffers runs, it does not wait) is
-   * stopped, and that call charged with it. Calls that merely happen to run at that instant go on.
-   */
-  function watchMemory(): void {
-    if (memoryWatch) return;
-    idleWorkersMemory ??= workersMemory();
-    memoryWatch = setInterval(() => {
-      const previous = new Map(runningAtLastCheck);
-      runningAtLastCheck.clear();
-      for (const slot of slots) {
-        const running = Atomics.load(slot.runningCall, 0);
-        if (slot.alive && slot.calls.has(running)) runningAtLastCheck.set(slot, running);
-      }
-      if (!slots.some((s) => s.calls.size > 0)) {
-        clearInterval(memoryWatch);
-        memoryWatch = undefined;
-        idleWorkersMemory = workersMemory();
-        return;
-      }
-      if (Date.now() < memoryChecksFrom) return;
-      const used = workersMemory() - idleWorkersMemory!;
-      if (used <= memoryLimitBytes) return;
-      const busy = [...runningAtLastCheck].filter(([slot, call]) => previous.get(slot) === call).map(([slot]) => slot);
-      if (busy.length === 0) return;
-      memoryChecksFrom = Date.now() + MEMORY_RELEASE_MS;
-      for (const slot of busy) void outOfMemory(slot, `functions held ${Math.round(used / 1048576)} MiB more than when idle, above the limit of ${memoryLimitBytes / 1048576} MiB (buffers and typed arrays included)`);
-    }, MEMORY_CHECK_MS);
-    memoryWatch.unref();
-  }
-
-  let responsivenessWatch: NodeJS.Timeout | undefined;
-
-  /**
-   * While some worker has messages unanswered, looks for workers to seal: those that have handled none of
-   * their messages for a while, in the middle of a call's code (stuck in it, or in a long computation).
+   * The agent's report: each worker's progress. Looks for workers to seal: those that have handled none
+   * of their messages for a while, in the middle of a call's code (stuck in it, or in a long computation).
    * A worker between two messages is merely waiting for the machine (a loaded machine runs function
    * threads last, see worker.ts), and is left alone.
    */
-  function watchResponsiveness(): void {
-    if (responsivenessWatch) return;
-    responsivenessWatch = setInterval(() => {
-      const now = Date.now();
-      let waiting = false;
-      for (const slot of [...slots]) {
-        if (slot.unansweredSince === undefined || !slot.alive || !slot.ready) continue;
-        waiting = true;
-        const handled = Atomics.load(slot.handled, 0);
-        if (handled !== slot.handledSeen) {
-          slot.handledSeen = handled;
-          slot.handledSeenSince = now;
-          slot.cpuAtSeen = cpuTime();
-          continue;
-        }
-        const sinceSeen = slot.handledSeenSince >= slot.unansweredSince;
-        const stalledMs = now - (sinceSeen ? slot.handledSeenSince : slot.unansweredSince);
-        const stalledCpuMs = (cpuTime() - (sinceSeen ? slot.cpuAtSeen : slot.cpuAtUnanswered)) / 1000;
-        if (!slot.sealed && stalledMs > STALLED_AFTER_MS && stalledCpuMs > STALLED_AFTER_MS && Atomics.load(slot.runningCall, 0) !== 0) seal(slot);
-        else if (slot.sealed && slot.calls.size === 0 && stalledMs > timeoutMs) retireLeftover(slot);
+  function progressed(cpu: number, workers: number[]): void {
+    agentCpu = cpu;
+    const now = Date.now();
+    for (let i = 0; i + 2 < workers.length; i += 3) {
+      const slot = byNumber.get(workers[i]!);
+      if (!slot?.alive) continue;
+      slot.handled = workers[i + 1]!;
+      slot.running = workers[i + 2]!;
+    }
+    let waiting = false;
+    for (const slot of [...slots]) {
+      if (slot.calls.size > 0) waiting = true;
+      if (slot.unansweredSince === undefined || !slot.alive || !slot.ready) continue;
+      waiting = true;
+      if (slot.handled !== slot.handledSeen) {
+        slot.handledSeen = slot.handled;
+        slot.handledSeenSince = now;
+        slot.cpuAtSeen = cpu;
+        continue;
       }
-      if (!waiting) {
-        clearInterval(responsivenessWatch);
-        responsivenessWatch = undefined;
-      }
-    }, RESPONSIVENESS_CHECK_MS);
-    responsivenessWatch.unref();
+      const sinceSeen = slot.handledSeenSince >= slot.unansweredSince;
+      const stalledMs = now - (sinceSeen ? slot.handledSeenSince : slot.unansweredSince);
+      const stalledCpuMs = (cpu - (sinceSeen ? slot.cpuAtSeen : slot.cpuAtUnanswered)) / 1000;
+      if (!slot.sealed && stalledMs > STALLED_AFTER_MS && stalledCpuMs > STALLED_AFTER_MS && slot.running !== 0) seal(slot);
+      else if (slot.sealed && !slot.sealing && slot.calls.size === 0 && stalledMs > timeoutMs) retireLeftover(slot);
+    }
+    if (!waiting && watching) {
+      watching = false;
+      options.agent({ t: 'watch', on: false });
+    }
   }
 
   /**
-   * A stuck worker gets no more calls, and the calls it has not started move to other workers at once:
-   * the worker and this thread agree atomically on which it started (see WorkerInit.started). When it
-   * gets through its messages again it is unsealed; if not, its calls' time limit stops it.
+   * A stuck worker gets no more calls, and the calls it has not started move to other workers as soon as
+   * the agent has sealed it: the worker and the agent agree atomically on which it started (see
+   * WorkerInit.started). When it gets through its messages again it is unsealed; if not, its calls' time
+   * limit stops it.
    */
   function seal(slot: WorkerSlot): void {
-    let seen = Atomics.load(slot.started, 0);
-    for (;;) {
-      const before = Atomics.compareExchange(slot.started, 0, seen, seen | SEALED);
-      if (before === seen) break;
-      seen = before;
-    }
     slot.sealed = true;
-    const lastStarted = seen & SEQ_MASK;
+    slot.sealing = true;
+    options.agent({ t: 'seal', n: slot.n });
+    // A replacement starts at once: a worker takes a while to start, and the next stuck one should find it ready.
+    if (slots.filter((s) => s.alive && !s.sealed).length < poolSize && slots.length < 2 * poolSize) spawn();
+  }
+
+  function sealed(slot: WorkerSlot, lastStarted: number): void {
+    if (!slot.alive || !slot.sealing) return;
+    slot.sealing = false;
     const moved = [...slot.calls.values()].filter((call) => call.seq > lastStarted);
     for (const call of moved) {
       slot.calls.delete(call.id);
       clearTimeout(call.timer);
       call.slot = undefined;
     }
-    if (slot.calls.size === 0) slot.worker.unref();
-    // A replacement starts at once: a worker takes a while to start, and the next stuck one should find it ready.
-    if (slots.filter((s) => s.alive && !s.sealed).length < poolSize && slots.length < 2 * poolSize) spawn();
+    if (slot.calls.size === 0) slot.link?.hold(false);
     queue.unshift(...moved);
+    // The worker reports `drained` (seeing its seal) once it gets through what it was sent, this ping included.
+    send(slot, { t: 'ping' });
     pump();
   }
 
-  /** The worker handled all it was sent (the calls it skipped included): it takes calls again. */
+  /** The sealed worker handled all it was sent (the calls it skipped included): it takes calls again. */
   function unseal(slot: WorkerSlot): void {
-    if (!slot.sealed) return;
-    Atomics.and(slot.started, 0, SEQ_MASK);
+    if (!slot.sealed || slot.sealing) return;
     slot.sealed = false;
+    // Before any new call on the same channel, so the worker runs the calls sent after it.
+    send(slot, { t: 'unseal' });
     if (queue.length > 0) pump();
   }
 
   /** Code no running call accounts for (a finished call's leftovers) has kept a sealed worker busy past the time limit. */
   function retireLeftover(slot: WorkerSlot): void {
-    const left = recentNames.get(Atomics.load(slot.runningCall, 0));
+    const left = recentNames.get(slot.running);
     emit({ t: 'log', name: left ?? 'functions', level: 'error', text: `${left ? `code function '${left}' left running after it returned` : 'code no running call accounts for'} kept a function worker busy past the time limit; the worker was stopped` });
     void retire(slot, () => undefined);
   }
@@ -423,9 +370,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     call.slot = slot;
     call.seq = ++slot.dispatched;
     recentNames.set(call.id, call.name);
-    watchMemory();
     if (recentNames.size > RECENT_NAMES_KEPT) recentNames.delete(recentNames.keys().next().value!);
-    if (slot.calls.size === 0) slot.worker.ref();
+    if (slot.calls.size === 0) slot.link?.hold(true);
     slot.calls.set(call.id, call);
     const known = slot.knownSources.has(call.sourceId);
     slot.knownSources.add(call.sourceId);
@@ -442,21 +388,21 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   /**
+   * How little a worker is to be preferred: its calls, and far more when it has shown no progress for a
+   * while with messages unanswered (it may be stuck) or is still starting up (which takes longer still).
+   */
+  function rank(slot: WorkerSlot, now: number): number {
+    const inCode = slot.unansweredSince !== undefined && now - Math.max(slot.handledSeenSince, slot.unansweredSince) >= IN_CODE_AFTER_MS;
+    return slot.calls.size + (inCode ? 4 * poolSize : 0) + (slot.ready ? 0 : 8 * poolSize);
+  }
+
+  /**
    * A worker for the next call: an idle one, a new one while the pool has room, else the least busy
    * responsive one. When every worker is stuck (one user's loops can occupy them all until their time
    * limit), up to as many workers again are started, so that other users' calls still run at once.
    */
-  /**
-   * How little a worker is to be preferred: its calls, and far more when it has been in one piece of code
-   * since the last look (it may be stuck there) or is still starting up (which takes longer still).
-   */
-  function rank(slot: WorkerSlot, now: number): number {
-    const inCode = slot.unansweredSince !== undefined && Atomics.load(slot.handled, 0) === slot.handledSeen && now - slot.handledSeenSince >= RESPONSIVENESS_CHECK_MS;
-    return slot.calls.size + (inCode ? 4 * poolSize : 0) + (slot.ready ? 0 : 8 * poolSize);
-  }
-
   function pickSlot(): WorkerSlot | undefined {
-    const usable = slots.filter((s) => s.alive && !s.sealed);
+    const usable = slots.filter((s) => s.alive && !s.sealed && !s.disconnected);
     const idle = usable.find((s) => s.ready && s.calls.size === 0);
     if (idle) return idle;
     if (slots.length < poolSize) return spawn();
@@ -475,11 +421,44 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const call = queue[0]!;
       // A nested call runs on its caller's worker (waiting for a free one could deadlock a saturated pool).
       const parentSlot = call.parent?.slot;
-      const slot = parentSlot?.alive && parentSlot.calls.has(call.parent!.id) && !parentSlot.sealed ? parentSlot : pickSlot();
+      const slot = parentSlot?.alive && parentSlot.calls.has(call.parent!.id) && !parentSlot.sealed && !parentSlot.disconnected ? parentSlot : pickSlot();
       if (!slot) return;
       queue.shift();
       dispatch(call, slot);
     }
+  }
+
+  /**
+   * Takes a worker out of the pool and has the agent terminate it; resolves with the call whose code it
+   * was running then.
+   */
+  function halt(slot: WorkerSlot): Promise<number> {
+    if (slot.halted) return slot.halted;
+    slot.alive = false;
+    const at = slots.indexOf(slot);
+    if (at >= 0) slots.splice(at, 1);
+    slot.link?.close();
+    slot.cancelLink();
+    slot.ping?.answer(false);
+    slot.halted = new Promise((resolve) => { slot.stopped = resolve; });
+    options.agent({ t: 'stop', n: slot.n });
+    return slot.halted;
+  }
+
+  /** The agent says a worker stopped: as the pool asked, or on its own (out of memory, failed, exited). */
+  function stopped(n: number, running: number, cause: StopCause | undefined): void {
+    const slot = byNumber.get(n);
+    if (!slot) return;
+    byNumber.delete(n);
+    if (slot.halted) {
+      slot.stopped!(running);
+      return;
+    }
+    const reason = cause ?? { failed: 'function worker stopped unexpectedly' };
+    void halt(slot);
+    slot.stopped!(running);
+    if ('memory' in reason) outOfMemory(slot, reason.memory, running);
+    else settleCallsOf(slot, (call) => ({ message: reason.failed, name: call.name }));
   }
 
   /**
@@ -491,12 +470,14 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     slot: WorkerSlot, errorFor: (call: PoolCall) => 'timeUp' | { message: string; name?: string } | undefined, otherwise?: (call: PoolCall) => string,
   ): Promise<unknown> {
     if (!slot.alive) return Promise.resolve();
-    slot.alive = false;
-    slots.splice(slots.indexOf(slot), 1);
-    slot.syncPort.close();
-    slot.ping?.answer(false);
-    for (const [sid, waiting] of syncWaiting) if (waiting === slot) syncWaiting.delete(sid);
-    const exited = slot.worker.terminate();
+    const halted = halt(slot);
+    settleCallsOf(slot, errorFor, otherwise);
+    return halted;
+  }
+
+  function settleCallsOf(
+    slot: WorkerSlot, errorFor: (call: PoolCall) => 'timeUp' | { message: string; name?: string } | undefined, otherwise?: (call: PoolCall) => string,
+  ): void {
     const retries: PoolCall[] = [];
     for (const call of [...slot.calls.values()]) {
       const error = errorFor(call);
@@ -515,15 +496,18 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     }
     queue.unshift(...retries);
     pump();
-    return exited;
   }
 
   function onWorkerMessage(slot: WorkerSlot, message: FromWorker): void {
     switch (message.t) {
       case 'ready':
+        if (slot.ready) return;
         slot.ready = true;
         // Its start-up is no sign of being stuck: what it was sent meanwhile counts as sent now.
-        if (slot.calls.size > 0) slot.unansweredSince = Date.now();
+        if (slot.calls.size > 0) {
+          slot.unansweredSince = Date.now();
+          slot.cpuAtUnanswered = agentCpu;
+        }
         for (const call of slot.calls.values()) startClock(call);
         return;
       case 'pong':
@@ -531,13 +515,13 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         return;
       case 'drained':
         slot.unansweredSince = undefined;
-        unseal(slot);
+        if (message.sealed) unseal(slot);
         return;
       case 'log':
         emit(message);
         return;
       case 'skipped':
-        // The worker saw the seal before starting this call; seal() has moved it already.
+        // The worker saw the seal before starting this call; sealed() has moved it already.
         return;
     }
     const call = slot.calls.get(message.id);
@@ -575,9 +559,6 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         if (slot?.alive) send(slot, message);
         return;
       }
-      case 'sync':
-        answerSync(message.sid, message.reply);
-        return;
       case 'reload':
         sources.clear();
         for (const slot of slots) {
@@ -588,12 +569,76 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     }
   }
 
+  function fromAgent(message: FromAgent): void {
+    switch (message.t) {
+      case 'progress':
+        progressed(message.cpu, message.workers);
+        return;
+      case 'sealed': {
+        const slot = byNumber.get(message.n);
+        if (slot) sealed(slot, message.started);
+        return;
+      }
+      case 'stopped':
+        stopped(message.n, message.running, message.cause);
+        return;
+      case 'sync':
+        // The runner answers these.
+        return;
+    }
+  }
+
   return {
     receive,
+    fromAgent,
     async close() {
       closed = true;
       queue.length = 0;
+      if (watching) options.agent({ t: 'watch', on: false });
+      watching = false;
       await Promise.all([...slots].map((slot) => retire(slot, () => ({ message: 'the function runner is closed' }))));
     },
   };
+}
+
+const isId = (v: unknown): v is number => Number.isSafeInteger(v);
+const isText = (v: unknown): v is string => typeof v === 'string';
+const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
+
+function isLent(v: unknown): boolean {
+  if (v === null || typeof v !== 'object') return false;
+  const { root, items } = v as { root?: unknown; items?: unknown };
+  return (root === undefined || isId(root)) && (items === undefined || (Array.isArray(items) && items.every(isId)));
+}
+
+/** The message, when it is one a worker may send; its code is the app's, so nothing is taken on trust. */
+export function checkedFromWorker(m: unknown): FromWorker | undefined {
+  if (m === null || typeof m !== 'object') return undefined;
+  const x = m as Record<string, unknown>;
+  const ok = (() => {
+    switch (x.t) {
+      case 'ready':
+      case 'pong':
+        return true;
+      case 'drained':
+        return typeof x.sealed === 'boolean';
+      case 'skipped':
+        return isId(x.id);
+      case 'done':
+        return isId(x.id) && (x.returned === undefined ? isText(x.payload) : isLent(x.returned) && (x.payload === undefined || isText(x.payload)));
+      case 'failed':
+        return isId(x.id) && isText(x.message);
+      case 'syntax':
+        return isId(x.id) && isText(x.reason) && isId(x.line) && isId(x.character);
+      case 'service':
+        return isId(x.id) && isId(x.rid) && isText(x.service) && isText(x.action) && isText(x.payload);
+      case 'execute':
+        return isId(x.id) && isId(x.rid) && isText(x.name) && isText(x.payload);
+      case 'log':
+        return isText(x.name) && LOG_LEVELS.has(x.level as string) && isText(x.text);
+      default:
+        return false;
+    }
+  })();
+  return ok ? (m as FromWorker) : undefined;
 }

@@ -2,17 +2,16 @@
 // Node's permission model: it may read only its own two files and the app's functions/node_modules, and
 // may start worker threads, nothing else (no writes, no child processes, no addons, no inspector). Its
 // environment is empty and it is given no key material: whatever a function's code reaches here, even
-// out of its vm context, is this process. Runs the worker pool (pool.ts) and relays its messages over
-// the IPC channel, in one batch per turn of the event loop each way.
+// out of its vm context, is this process. Runs the agent (agent.ts), which owns the workers, and carries
+// its messages over the IPC channel, in one batch per turn of the event loop each way. Calls and their
+// data do not pass here: each worker has its own channel to the runtime (channel.ts).
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { createWorkerPool } from './pool';
-import type { FromPool, ToPool } from './protocol';
+import { createAgent } from './agent';
+import type { FromAgent, ToAgent } from './protocol';
 
 /** What the runtime passes as the process's one argument (JSON). */
 export interface FunctionProcessSettings {
-  timeoutMs: number;
-  poolSize: number;
   memoryLimitMb: number;
   packagesDir?: string;
 }
@@ -24,7 +23,7 @@ if (!send) throw new Error('the function process must be started with an IPC cha
 const settings = JSON.parse(process.argv[2] ?? '{}') as FunctionProcessSettings;
 const workerFile = path.join(__dirname, 'function-worker.js');
 
-let outbox: FromPool[] = [];
+let outbox: FromAgent[] = [];
 
 function flush(): void {
   const batch = outbox;
@@ -32,9 +31,7 @@ function flush(): void {
   if (batch.length > 0 && process.connected) send!(batch);
 }
 
-const pool = createWorkerPool({
-  timeoutMs: settings.timeoutMs,
-  poolSize: settings.poolSize,
+const agent = createAgent({
   memoryLimitMb: settings.memoryLimitMb,
   packagesDir: settings.packagesDir,
   startWorker: (_init, options) => new Worker(workerFile, options),
@@ -44,10 +41,10 @@ const pool = createWorkerPool({
   },
 });
 
-process.on('message', (batch: ToPool[]) => {
-  for (const message of batch) pool.receive(message);
+process.on('message', (batch: ToAgent[]) => {
+  for (const message of batch) agent.receive(message);
 });
 // The runtime went away (closed the runner, or exited): so does this process.
 process.on('disconnect', () => {
-  void pool.close().finally(() => process.exit(0));
+  void agent.close().finally(() => process.exit(0));
 });

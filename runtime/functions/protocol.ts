@@ -421,6 +421,8 @@ export interface CallPayload {
 export interface WorkerInit {
   /** The app's `functions/node_modules`, from which functions may `require()` packages. */
   packagesDir: string | undefined;
+  /** The data channel to the runtime's pool (channel.ts): a socket to connect to with a token, or a port. */
+  link: { address: string; token: string } | { port: import('node:worker_threads').MessagePort };
   /** Shared flag the worker sleeps on while the runtime answers a synchronous request. */
   syncFlag: Int32Array;
   /**
@@ -465,14 +467,16 @@ export type ToWorker =
   | { t: 'ping' }
   /** The call ran out of time while the worker stayed responsive: drop it, refuse its further requests. */
   | { t: 'abandon'; id: number }
+  /** The pool takes the sealed worker back: the calls after this message are to be run. */
+  | { t: 'unseal' }
   | { t: 'reload' };
 
 /** What a worker tells the pool; `done`, `failed`, `syntax`, `service`, `execute` and `log` go on to the runtime. */
 export type FromWorker =
   | { t: 'ready' }
   | { t: 'pong' }
-  /** The worker has handled everything sent to it so far and is back in its event loop (not stuck). */
-  | { t: 'drained' }
+  /** The worker has handled everything sent to it so far and is back in its event loop (not stuck); `sealed`: it saw its seal. */
+  | { t: 'drained'; sealed: boolean }
   /** The worker was sealed before it started this call, which the pool runs elsewhere. */
   | { t: 'skipped'; id: number }
   | CallMessage
@@ -491,25 +495,50 @@ export type CallMessage =
 export type SyncRequest = { t: 'value'; name: string } | { t: 'environment' };
 export interface SyncReply { ok: boolean; payload?: Carried; message?: string }
 
-// Between the runtime and an app's function process (process.ts), over the process's IPC channel, as
-// arrays of messages too. The function process is untrusted: the runtime checks every message it gets
-// from there (see runner.ts) and gives it nothing but what calls need.
+// Between the runner and its pool (pool.ts), both in the runtime.
 
-/** From the runtime to the function process. */
+/** From the runner to the pool. */
 export type ToPool =
-  /** `source` comes with the first call of a source the process has not been sent; `parent`: the call that executed this one. */
+  /** `source` comes with the first call of a source the pool has not been given; `parent`: the call that executed this one. */
   | { t: 'call'; id: number; parent?: number; name: string; sourceId: number; source?: string; path: string; payload: Carried }
   | Reply
-  | { t: 'sync'; sid: number; reply: SyncReply }
-  /** Sources changed on disk: forget those sent so far. */
+  /** Sources changed on disk: forget those given so far. */
   | { t: 'reload' };
 
-/** From the function process to the runtime. */
+/** From the pool to the runner: what workers sent, checked, and how the pool ended calls. */
 export type FromPool =
   | CallMessage
   | { t: 'log'; name: string; level: LogLevel; text: string }
-  /** A worker's synchronous request, answered with `sync` and the same `sid`. */
-  | { t: 'sync'; sid: number; request: SyncRequest }
   /** The pool ended the call: it ran out of time, or failed as `message` says (its worker stopped). */
   | { t: 'ended'; id: number; timeUp: true; message?: undefined }
   | { t: 'ended'; id: number; timeUp?: undefined; message: string };
+
+// Between the runtime's pool and the agent that owns the workers (agent.ts): in the function process,
+// over its IPC channel as arrays of messages; with functions on the runtime's threads, by direct calls.
+// The function process is untrusted: the runtime checks every message from there (runner.ts).
+
+/** From the runtime to the agent. */
+export type ToAgent =
+  /** Start worker `n`; it connects to the runtime as `link` says. */
+  | { t: 'start'; n: number; link: WorkerInit['link'] }
+  /** Seal worker `n` (see WorkerInit.started); answered with `sealed`. */
+  | { t: 'seal'; n: number }
+  /** Terminate worker `n`; answered with `stopped`. */
+  | { t: 'stop'; n: number }
+  /** While on, the agent reports `progress` every few milliseconds and keeps the workers' memory within the limit. */
+  | { t: 'watch'; on: boolean }
+  | { t: 'sync'; sid: number; reply: SyncReply };
+
+/** Why a worker stopped without being told to. */
+export type StopCause = { memory: string } | { failed: string };
+
+/** From the agent to the runtime. */
+export type FromAgent =
+  /** `workers`: flat triples (n, messages handled, call whose code runs); `cpu`: the agent's process's CPU time (µs). */
+  | { t: 'progress'; cpu: number; workers: number[] }
+  /** `started`: the worker's number of the last call it started before the seal. */
+  | { t: 'sealed'; n: number; started: number }
+  /** `running`: the call whose code it was running when it stopped; `cause` absent when told to stop. */
+  | { t: 'stopped'; n: number; running: number; cause?: StopCause }
+  /** A worker's synchronous request, answered with `sync` and the same `sid`. */
+  | { t: 'sync'; sid: number; request: SyncRequest };

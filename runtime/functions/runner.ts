@@ -1,20 +1,24 @@
 // Runs an app's functions in a process of their own: the function process (process.ts), started on the
 // first call under Node's permission model, with an empty environment and none of the runtime's key
-// material or other apps' data, runs them on its pool of worker threads (pool.ts: sharing, time limit,
-// memory). Data, values and nested function calls are answered here, in the runtime, by the injected
-// host; the process gets the values a call asks for and nothing else. Every message from the process is
-// checked before it is used: code there is the app's, and the runtime trusts none of it.
+// material or other apps' data, runs them on worker threads, which its agent (agent.ts) owns. The pool
+// (pool.ts, here in the runtime) sends each call straight to a worker over that worker's channel
+// (channel.ts) and keeps the time limit; the agent reports on the workers and keeps their memory in
+// bounds. Data, values and nested function calls are answered here, in the runtime, by the injected host;
+// the process gets the values a call asks for and nothing else. Every message from the process and its
+// workers is checked before it is used: code there is the app's, and the runtime trusts none of it.
 import { spawn } from 'node:child_process';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import fs from 'node:fs';
 import path from 'node:path';
 import { OriginalEncodings } from './encodings';
 import { ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError } from './errors';
-import { createWorkerPool } from './pool';
+import { createAgent } from './agent';
+import { createLinkServer, portLink, type BatchLink, type LinkServer } from './channel';
+import { createWorkerPool, type WorkerPool } from './pool';
 import type { FunctionProcessSettings } from './process';
 import {
   carry, decodeReturned, decodeValue, encodeLending,
-  type CallPayload, type Carried, type Encoded, type FromPool, type LogLevel, type SyncReply, type ToPool,
+  type CallPayload, type Carried, type Encoded, type FromAgent, type FromPool, type LogLevel, type SyncReply, type ToAgent, type ToWorker,
 } from './protocol';
 
 /** The platform's function time limit. */
@@ -96,14 +100,14 @@ export interface FunctionRunner {
 
 interface LoadedSource { id: number; text: string; path: string }
 
-/** One function process (or, for benchmarks, the pool on this process's threads) and what it has been sent. */
+/** One function process (or, for benchmarks, the workers on this process's threads), its pool, and what it has been sent. */
 interface FunctionProcess {
   alive: boolean;
-  /** Sources sent to it since its start or the last reload. */
+  /** Sources given to its pool since its start or the last reload. */
   knownSources: Set<number>;
-  /** Messages for it, sent together when this turn of the event loop ends. */
-  outbox: ToPool[];
-  deliver(batch: ToPool[]): void;
+  pool: WorkerPool;
+  /** Sends a message to its agent. */
+  agent(message: ToAgent): void;
   /** Whether it keeps this process's event loop going (while calls run) or not. */
   hold(busy: boolean): void;
   stop(): Promise<void>;
@@ -181,54 +185,41 @@ function functionProcessArguments(file: string, settings: FunctionProcessSetting
 
 const isId = (v: unknown): v is number => Number.isSafeInteger(v);
 const isText = (v: unknown): v is string => typeof v === 'string';
-const LOG_LEVELS = new Set(['log', 'info', 'warn', 'error', 'debug']);
 
-function isLent(v: unknown): boolean {
-  if (v === null || typeof v !== 'object') return false;
-  const { root, items } = v as { root?: unknown; items?: unknown };
-  return (root === undefined || isId(root)) && (items === undefined || (Array.isArray(items) && items.every(isId)));
-}
-
-/** The message, when it is one the function process may send; its code is the app's, so nothing is taken on trust. */
-function checkedMessage(m: unknown): FromPool | undefined {
+/** The message, when it is one the function process's agent may send; its code is the app's, so nothing is taken on trust. */
+function checkedFromAgent(m: unknown): FromAgent | undefined {
   if (m === null || typeof m !== 'object') return undefined;
   const x = m as Record<string, unknown>;
   const ok = (() => {
     switch (x.t) {
-      case 'done':
-        return isId(x.id) && (x.returned === undefined ? isText(x.payload) : isLent(x.returned) && (x.payload === undefined || isText(x.payload)));
-      case 'failed':
-        return isId(x.id) && isText(x.message);
-      case 'syntax':
-        return isId(x.id) && isText(x.reason) && isId(x.line) && isId(x.character);
-      case 'service':
-        return isId(x.id) && isId(x.rid) && isText(x.service) && isText(x.action) && isText(x.payload);
-      case 'execute':
-        return isId(x.id) && isId(x.rid) && isText(x.name) && isText(x.payload);
-      case 'log':
-        return isText(x.name) && LOG_LEVELS.has(x.level as string) && isText(x.text);
+      case 'progress':
+        return typeof x.cpu === 'number' && Array.isArray(x.workers) && x.workers.every(isId);
+      case 'sealed':
+        return isId(x.n) && isId(x.started);
+      case 'stopped': {
+        const cause = x.cause as Record<string, unknown> | undefined;
+        return isId(x.n) && isId(x.running) && (cause === undefined || (cause !== null && typeof cause === 'object' && (isText(cause.memory) || isText(cause.failed))));
+      }
       case 'sync': {
         const request = x.request as Record<string, unknown> | null;
         return isId(x.sid) && request !== null && typeof request === 'object' && (request.t === 'environment' || (request.t === 'value' && isText(request.name)));
       }
-      case 'ended':
-        return isId(x.id) && (x.timeUp === true || isText(x.message));
       default:
         return false;
     }
   })();
-  return ok ? (m as FromPool) : undefined;
+  return ok ? (m as FromAgent) : undefined;
 }
 
 export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRunner {
   const { host } = options;
   const log: FunctionLog = options.log ?? (() => undefined);
   const settings: FunctionProcessSettings = {
-    timeoutMs: options.timeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
-    poolSize: Math.max(1, options.poolSize ?? DEFAULT_POOL_SIZE),
     memoryLimitMb: options.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB,
     ...(options.packagesDir ? { packagesDir: options.packagesDir } : {}),
   };
+  const timeoutMs = options.timeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS;
+  const poolSize = Math.max(1, options.poolSize ?? DEFAULT_POOL_SIZE);
 
   const sources = new Map<string, LoadedSource>();
   const syntaxErrors = new Map<number, FunctionSyntaxError>();
@@ -251,8 +242,29 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     return loaded;
   }
 
+  /** The pool, whose messages come here, talking to its agent through `agent` and to workers through `openLink`. */
+  function createPool(fp: () => FunctionProcess, agent: (message: ToAgent) => void, openLink: Parameters<typeof createWorkerPool>[0]['openLink']): WorkerPool {
+    return createWorkerPool({ timeoutMs, poolSize, agent, openLink, emit: (message) => onPoolMessage(fp(), message) });
+  }
+
+  /** Messages to the agent leave in one batch when this turn of the event loop ends. */
+  function batcher<T>(deliver: (batch: T[]) => void): (message: T) => void {
+    let outbox: T[] = [];
+    return (message) => {
+      if (outbox.length === 0) {
+        setImmediate(() => {
+          const batch = outbox;
+          outbox = [];
+          deliver(batch);
+        });
+      }
+      outbox.push(message);
+    };
+  }
+
   function startProcess(): FunctionProcess {
     const file = functionProcessFile();
+    const links: LinkServer = createLinkServer((error) => log('functions', 'error', `function workers cannot connect to the runtime: ${error.message}`));
     const child = spawn(process.execPath, functionProcessArguments(file, settings, log), {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'advanced',
@@ -268,18 +280,21 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     let stderrTail = '';
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const stderr = child.stderr as (NodeJS.ReadableStream & { ref?(): void; unref?(): void }) | null;
+    const toAgent = batcher<ToAgent>((batch) => {
+      if (!child.connected) return;
+      try {
+        child.send(batch);
+      } catch (error) {
+        // The channel closing under the batch: the exit handler fails the calls.
+        log('functions', 'error', `sending to the function process failed: ${messageOf(error)}`);
+      }
+    });
+    const pool = createPool(() => fp, toAgent, () => {
+      const { token, link } = links.expect<ToWorker>();
+      return { spec: { address: links.address, token }, link, cancel: () => links.cancel(token) };
+    });
     const fp: FunctionProcess = {
-      alive: true, knownSources: new Set(), outbox: [],
-      deliver(batch) {
-        if (!child.connected) return;
-        try {
-          child.send(batch);
-        } catch (error) {
-          // carry() sends what structured cloning cannot carry as BSON, so this is the channel closing
-          // under the batch: the exit handler fails the calls.
-          log('functions', 'error', `sending to the function process failed: ${messageOf(error)}`);
-        }
-      },
+      alive: true, knownSources: new Set(), pool, agent: toAgent,
       hold(busy) {
         if (busy) {
           child.ref();
@@ -293,84 +308,73 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       },
       async stop() {
         fp.alive = false;
+        pool.close();
         // Referenced again so that waiting for its exit keeps this process's event loop going.
         child.ref();
         child.kill('SIGKILL');
         await exited;
+        await links.close();
       },
     };
     stderr?.setEncoding('utf8');
     stderr?.on('data', (chunk: string) => { stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_CHARS); });
-    child.on('message', (batch: unknown) => received(fp, batch));
+    child.on('message', (batch: unknown) => fromAgent(fp, batch));
     child.on('error', (error) => log('functions', 'error', `the function process failed: ${error.message}`));
     child.on('exit', (code, signal) => {
       const how = signal ? `signal ${signal}` : `exit code ${code}`;
       const detail = stderrTail.trim().split('\n').slice(-3).join(' ').slice(0, 500);
       lost(fp, `the function process stopped unexpectedly (${how})${detail ? `: ${detail}` : ''}`);
+      void links.close();
     });
     fp.hold(false);
     return fp;
   }
 
-  /** The pool on this process's own threads (see FunctionRunnerOptions.unisolatedForBenchmarks). */
+  /** The workers on this process's own threads (see FunctionRunnerOptions.unisolatedForBenchmarks). */
   function startUnisolated(): FunctionProcess {
     const workerFile = path.join(path.dirname(functionProcessFile()), 'function-worker.js');
-    let inbox: FromPool[] = [];
-    const pool = createWorkerPool({
+    const agent = createAgent({
       ...settings, packagesDir: settings.packagesDir,
       startWorker: (_init, workerOptions) => new Worker(workerFile, workerOptions),
-      emit(message) {
-        if (inbox.length === 0) {
-          setImmediate(() => {
-            const batch = inbox;
-            inbox = [];
-            received(fp, batch);
-          });
-        }
-        inbox.push(message);
-      },
+      emit: batcher<FromAgent>((batch) => fromAgent(fp, batch)),
+    });
+    const toAgent = batcher<ToAgent>((batch) => { for (const message of batch) agent.receive(message); });
+    const pool = createPool(() => fp, toAgent, () => {
+      const { port1, port2 } = new MessageChannel();
+      const link: BatchLink<ToWorker> = portLink(port1);
+      return { spec: { port: port2 }, link: Promise.resolve(link), cancel: () => port1.close() };
     });
     const fp: FunctionProcess = {
-      alive: true, knownSources: new Set(), outbox: [],
-      deliver: (batch) => { for (const message of batch) pool.receive(message); },
+      alive: true, knownSources: new Set(), pool, agent: toAgent,
       hold: () => undefined,
       async stop() {
         fp.alive = false;
-        await pool.close();
+        pool.close();
+        await agent.close();
       },
     };
     return fp;
   }
 
-  /** A batch from the function process: each message is checked before it is used. */
-  function received(fp: FunctionProcess, batch: unknown): void {
-    if (!Array.isArray(batch)) return;
+  /** A batch from the agent: each message is checked before it is used. */
+  function fromAgent(fp: FunctionProcess, batch: unknown): void {
+    if (!Array.isArray(batch) || !fp.alive) return;
     for (const message of batch) {
-      const checked = checkedMessage(message);
-      if (checked) onProcessMessage(fp, checked);
-      else log('functions', 'error', 'the function process sent a message the runtime does not accept; it was ignored');
+      const checked = checkedFromAgent(message);
+      if (!checked) log('functions', 'error', 'the function process sent a message the runtime does not accept; it was ignored');
+      else if (checked.t === 'sync') answerSync(fp, checked.sid, checked.request);
+      else fp.pool.fromAgent(checked);
     }
   }
 
   /** The process is gone: its calls fail, and the next call starts another. */
   function lost(fp: FunctionProcess, why: string): void {
+    if (fp.alive) fp.pool.close();
     fp.alive = false;
     if (current === fp) current = undefined;
     for (const call of [...calls.values()]) {
       if (call.process === fp) settle(call, { error: new FunctionExecutionError(call.name, why) });
     }
-  }
-
-  function send(fp: FunctionProcess, message: ToPool): void {
-    if (!fp.alive) return;
-    if (fp.outbox.length === 0) setImmediate(flush, fp);
-    fp.outbox.push(message);
-  }
-
-  function flush(fp: FunctionProcess): void {
-    const batch = fp.outbox;
-    fp.outbox = [];
-    if (fp.alive && batch.length > 0) fp.deliver(batch);
   }
 
   function settle(call: CallRecord, outcome: { value: unknown } | { error: Error }): void {
@@ -399,34 +403,34 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       .then(work)
       .then(
         (value) => {
-          if (calls.has(call.id)) send(call.process, { t: 'reply', id: call.id, rid, ok: true, ...encodeLending(value, lend, fromService ? keptEncodings(value) : undefined) });
+          if (calls.has(call.id)) toPool(call.process, { t: 'reply', id: call.id, rid, ok: true, ...encodeLending(value, lend, fromService ? keptEncodings(value) : undefined) });
         },
         (error: unknown) => {
-          if (calls.has(call.id)) send(call.process, { t: 'reply', id: call.id, rid, ok: false, message: messageOf(error) });
+          if (calls.has(call.id)) toPool(call.process, { t: 'reply', id: call.id, rid, ok: false, message: messageOf(error) });
         },
       )
       .catch((error: unknown) => {
-        if (calls.has(call.id)) send(call.process, { t: 'reply', id: call.id, rid, ok: false, message: messageOf(error) });
+        if (calls.has(call.id)) toPool(call.process, { t: 'reply', id: call.id, rid, ok: false, message: messageOf(error) });
       });
   }
 
-  function answerSync(fp: FunctionProcess, sid: number, request: Extract<FromPool, { t: 'sync' }>['request']): void {
+  function toPool(fp: FunctionProcess, message: Parameters<WorkerPool['receive']>[0]): void {
+    if (fp.alive) fp.pool.receive(message);
+  }
+
+  function answerSync(fp: FunctionProcess, sid: number, request: Extract<FromAgent, { t: 'sync' }>['request']): void {
     let answer: SyncReply;
     try {
       answer = { ok: true, payload: carry(request.t === 'value' ? host.values.get(request.name) : host.environment) };
     } catch (error) {
       answer = { ok: false, message: messageOf(error) };
     }
-    send(fp, { t: 'sync', sid, reply: answer });
+    fp.agent({ t: 'sync', sid, reply: answer });
   }
 
-  function onProcessMessage(fp: FunctionProcess, message: FromPool): void {
+  function onPoolMessage(fp: FunctionProcess, message: FromPool): void {
     if (message.t === 'log') {
       log(message.name, message.level, message.text);
-      return;
-    }
-    if (message.t === 'sync') {
-      answerSync(fp, message.sid, message.request);
       return;
     }
     const call = calls.get(message.id);
@@ -497,7 +501,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         calls.set(call.id, call);
         const known = fp.knownSources.has(source.id);
         fp.knownSources.add(source.id);
-        send(fp, {
+        toPool(fp, {
           t: 'call', id: call.id, name, sourceId: source.id, path: source.path, payload,
           ...(parent && parent.process === fp ? { parent: parent.id } : {}),
           ...(known ? {} : { source: source.text }),
@@ -510,7 +514,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       syntaxErrors.clear();
       if (current) {
         current.knownSources.clear();
-        send(current, { t: 'reload' });
+        toPool(current, { t: 'reload' });
       }
     },
 

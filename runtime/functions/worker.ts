@@ -3,7 +3,7 @@
 // not for security: the boundary is the function process (see README.md). The runtime's state lives in the
 // runtime's process; everything a function reaches (data, values, other functions) is a request back to it.
 // Bundled as its own entry (dist/function-worker.js).
-import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { isMainThread, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { builtinModules, createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import {
   SEALED, decodeLending, encodeReturned, encodesAs, encodeValue, uncarry,
   type CallPayload, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
+import { connectLink, MAX_FRAME_BYTES, portLink, type BatchLink } from './channel';
 import { createHttpClient } from './http';
 import { createServiceClient, type HostRequest } from './services';
 import { DocumentTemplates } from './templates';
@@ -22,10 +23,11 @@ import { DocumentTemplates } from './templates';
 // cover them: code that gets hold of this thread's `process` finds no way to send one.
 for (const name of ['kill', '_kill']) delete (process as unknown as Record<string, unknown>)[name];
 
-const port = parentPort;
-if (!port) throw new Error('runtime/functions/worker must run in a worker thread');
+if (isMainThread) throw new Error('runtime/functions/worker must run in a worker thread');
 const init = workerData as WorkerInit;
 
+/** The channel to the runtime's pool, once connected (see channel.ts). */
+let link: BatchLink<FromWorker> | undefined;
 let outbox: FromWorker[] = [];
 /** Whether the outbox holds a call's outcome. */
 let outcomesWaiting = false;
@@ -45,11 +47,30 @@ function post(message: FromWorker): void {
   if (message.t === 'done' || message.t === 'failed' || message.t === 'syntax') outcomesWaiting = true;
 }
 
+/** Texts a worker sends (logs, error messages) are cut here, so every message fits in a frame. */
+const MAX_TEXT_CHARS = 1024 * 1024;
+
+function cut(text: string): string {
+  return text.length > MAX_TEXT_CHARS ? `${text.slice(0, MAX_TEXT_CHARS)}… (cut at ${MAX_TEXT_CHARS} characters)` : text;
+}
+
 function flush(): void {
+  if (!link) return;
   const batch = outbox;
   outbox = [];
   outcomesWaiting = false;
-  if (batch.length > 0) port!.postMessage(batch);
+  if (batch.length === 0) return;
+  // A batch too large for one frame leaves as one frame a message (each is within the limit).
+  if (batch.length > 1 && batch.reduce((bytes, m) => bytes + approximateBytes(m), 0) > MAX_FRAME_BYTES / 2) {
+    for (const message of batch) link.send([message]);
+  } else {
+    link.send(batch);
+  }
+}
+
+function approximateBytes(message: FromWorker): number {
+  const m = message as { payload?: unknown; text?: unknown; message?: unknown };
+  return 64 + [m.payload, m.text, m.message].reduce<number>((bytes, part) => bytes + (typeof part === 'string' ? part.length : 0), 0);
 }
 
 // Node built-ins the platform offers to functions; the file system, processes and threads stay out of reach.
@@ -88,7 +109,7 @@ function forgetPackages(): void {
 }
 
 function createConsole(functionName: string): Record<LogLevel, (...args: unknown[]) => void> {
-  const emit = (level: LogLevel) => (...args: unknown[]): void => post({ t: 'log', name: functionName, level, text: util.format(...args) });
+  const emit = (level: LogLevel) => (...args: unknown[]): void => post({ t: 'log', name: functionName, level, text: cut(util.format(...args)) });
   return { log: emit('log'), info: emit('info'), warn: emit('warn'), error: emit('error'), debug: emit('debug') };
 }
 
@@ -354,13 +375,13 @@ function createCallContext(callId: number, call: CallPayload, fn: CompiledFuncti
 
 function messageOf(thrown: unknown): string {
   if (thrown !== null && typeof thrown === 'object' && typeof (thrown as { message?: unknown }).message === 'string') {
-    return (thrown as { message: string }).message;
+    return cut((thrown as { message: string }).message);
   }
-  if (typeof thrown === 'string') return thrown;
+  if (typeof thrown === 'string') return cut(thrown);
   try {
-    return bson.EJSON.stringify(thrown);
+    return cut(bson.EJSON.stringify(thrown));
   } catch {
-    return String(thrown);
+    return cut(String(thrown));
   }
 }
 
@@ -407,12 +428,13 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
 // One message per macrotask, with `runningCall` naming the call it concerns, so that the microtasks it
 // sets off (the function's code after an await) run before the next message and under its name.
 const inbox: ToWorker[] = [];
-port.on('message', (batch: ToWorker[]) => {
-  inbox.push(...batch);
+
+function onBatch(batch: unknown): void {
+  inbox.push(...(batch as ToWorker[]));
   if (receiving) return;
   receiving = true;
   setImmediate(receiveNext);
-});
+}
 
 function receiveNext(): void {
   Atomics.store(init.runningCall, 0, 0);
@@ -421,7 +443,7 @@ function receiveNext(): void {
   if (!message) {
     receiving = false;
     // Tells the pool this worker has handled all it was sent (what it sent before may have left mid-way).
-    outbox.push({ t: 'drained' });
+    outbox.push({ t: 'drained', sealed: (Atomics.load(init.started, 0) & SEALED) !== 0 });
     flush();
     return;
   }
@@ -481,6 +503,9 @@ function receive(message: ToWorker): void {
     case 'abandon':
       abandon(message.id);
       break;
+    case 'unseal':
+      Atomics.and(init.started, 0, SEALED - 1);
+      break;
     case 'reload':
       compiled.clear();
       skippedSources.clear();
@@ -512,4 +537,20 @@ function yieldToRuntime(): void {
 }
 
 yieldToRuntime();
-post({ t: 'ready' });
+
+/** Connects to the runtime's pool; the worker has nothing to do without it, so it ends when the channel does. */
+async function connect(): Promise<void> {
+  const spec = init.link;
+  const opened: BatchLink<FromWorker> = 'port' in spec ? portLink(spec.port) : await connectLink(spec.address, spec.token);
+  opened.onBatch = onBatch;
+  opened.onClose = () => process.exit(0);
+  opened.hold(true);
+  link = opened;
+  post({ t: 'ready' });
+  flush();
+}
+
+connect().catch((error: unknown) => {
+  process.stderr.write(`the function worker cannot reach the runtime: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,239 @@
+// The data channel between the runtime's pool (pool.ts) and one function worker (worker.ts): batches of
+// messages, either over a MessagePort (functions on the runtime's own threads, for benchmarks only) or
+// over a local socket from the worker straight to the runtime, which skips the function process's main
+// thread: relaying each message there cost more than the rest of the boundary together. On the socket,
+// a batch is one frame: its length (4 bytes, little-endian), then the batch in V8's serialization, the
+// same that posting it to a thread would use. The worker's first frame is the token the runtime gave for
+// it: a connection that does not open with a token the runtime is waiting for is closed.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import v8 from 'node:v8';
+import type { MessagePort } from 'node:worker_threads';
+
+/**
+ * The largest frame either side accepts. A worker keeps every message under it (values crossing are at
+ * most 16 MiB, texts are cut to 1 MiB) and splits a larger batch; a frame announcing more ends the link.
+ */
+export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+const HEADER_BYTES = 4;
+
+/** One side's end of a data channel. */
+export interface BatchLink<Out> {
+  send(batch: Out[]): void;
+  /** Whether the link keeps this thread's event loop going (while the worker has calls). */
+  hold(busy: boolean): void;
+  close(): void;
+  /** Set once; `batch` is whatever the other side sent, to be checked before use. */
+  onBatch?: (batch: unknown) => void;
+  /** The other side went away, or broke the framing (`why`). */
+  onClose?: (why?: string) => void;
+}
+
+export function frameOf(batch: unknown): Buffer {
+  const body = v8.serialize(batch);
+  const frame = Buffer.allocUnsafe(HEADER_BYTES + body.length);
+  frame.writeUInt32LE(body.length, 0);
+  body.copy(frame, HEADER_BYTES);
+  return frame;
+}
+
+/**
+ * Reads frames from a byte stream; `onFrame` gets each one deserialized. A frame over `limit()` bytes, or
+ * one that does not deserialize, calls `onBroken` and ends the reading.
+ */
+export function createFrameReader(onFrame: (value: unknown) => void, onBroken: (why: string) => void, limit: () => number = () => MAX_FRAME_BYTES): (chunk: Buffer) => void {
+  let chunks: Buffer[] = [];
+  let buffered = 0;
+  let needed = -1;
+  let broken = false;
+  const breakOff = (why: string): void => {
+    broken = true;
+    chunks = [];
+    onBroken(why);
+  };
+  return (chunk) => {
+    if (broken) return;
+    chunks.push(chunk);
+    buffered += chunk.length;
+    for (;;) {
+      if (needed < 0) {
+        if (buffered < HEADER_BYTES) return;
+        if (chunks[0]!.length < HEADER_BYTES) chunks = [Buffer.concat(chunks, buffered)];
+        needed = chunks[0]!.readUInt32LE(0);
+        if (needed > limit()) {
+          breakOff(`a frame of ${needed} bytes, above the limit of ${limit()}`);
+          return;
+        }
+      }
+      if (buffered < HEADER_BYTES + needed) return;
+      const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, buffered);
+      const end = HEADER_BYTES + needed;
+      let value: unknown;
+      try {
+        value = v8.deserialize(all.subarray(HEADER_BYTES, end));
+      } catch (error) {
+        breakOff(`a frame that does not deserialize (${error instanceof Error ? error.message : String(error)})`);
+        return;
+      }
+      buffered -= end;
+      chunks = buffered > 0 ? [all.subarray(end)] : [];
+      needed = -1;
+      onFrame(value);
+      if (broken) return;
+    }
+  };
+}
+
+/** A link over a connected socket; the socket's frames go to `deliver`, a broken framing to `broken`. */
+function socketLink<Out>(socket: net.Socket): { link: BatchLink<Out>; deliver(batch: unknown): void; broken(why: string): void } {
+  let closed = false;
+  let ended = false;
+  const link: BatchLink<Out> = {
+    send(batch) {
+      if (!closed && batch.length > 0) socket.write(frameOf(batch));
+    },
+    hold(busy) {
+      if (busy) socket.ref();
+      else socket.unref();
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      socket.destroy();
+    },
+  };
+  const end = (why?: string): void => {
+    closed = true;
+    if (ended) return;
+    ended = true;
+    link.onClose?.(why);
+  };
+  socket.on('close', () => end());
+  socket.on('error', () => undefined);
+  return {
+    link,
+    deliver: (batch) => link.onBatch?.(batch),
+    broken(why) {
+      end(why);
+      socket.destroy();
+    },
+  };
+}
+
+/** A link over a MessagePort (functions on this process's own threads). */
+export function portLink<Out>(port: MessagePort): BatchLink<Out> {
+  const link: BatchLink<Out> = {
+    send(batch) {
+      if (batch.length > 0) port.postMessage(batch);
+    },
+    hold(busy) {
+      if (busy) port.ref();
+      else port.unref();
+    },
+    close() {
+      port.close();
+    },
+  };
+  port.on('message', (batch: unknown) => link.onBatch?.(batch));
+  port.on('close', () => link.onClose?.());
+  port.unref();
+  return link;
+}
+
+/** Where the runtime waits for its function workers to connect, one token per worker it starts. */
+export interface LinkServer {
+  /** The socket's path (a named pipe's name on Windows), for the workers. */
+  readonly address: string;
+  /** A new token, and the link of the worker that connects with it. */
+  expect<Out>(): { token: string; link: Promise<BatchLink<Out>> };
+  /** The worker the token was for will not connect (it stopped). */
+  cancel(token: string): void;
+  close(): Promise<void>;
+}
+
+/** A connection has this long to present its token. */
+const TOKEN_WAIT_MS = 10_000;
+const TOKEN_FRAME_MAX_BYTES = 256;
+
+/**
+ * Listens at once (binding a local socket completes synchronously), so workers may connect as soon as
+ * they are started; a failure to listen shows as workers that cannot connect.
+ */
+export function createLinkServer(onError: (error: Error) => void): LinkServer {
+  const directory = process.platform === 'win32' ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'asl-functions-'));
+  const address = directory ? path.join(directory, 'workers') : `\\\\.\\pipe\\asl-functions-${crypto.randomBytes(16).toString('hex')}`;
+  const waiting = new Map<string, (link: BatchLink<never>) => void>();
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.unref();
+    // The first frame is the token; until it is read, a frame may be no larger than a token's.
+    let opened: ReturnType<typeof socketLink> | undefined;
+    const timer = setTimeout(() => socket.destroy(), TOKEN_WAIT_MS);
+    timer.unref();
+    socket.on('data', createFrameReader((frame) => {
+      if (opened) {
+        opened.deliver(frame);
+        return;
+      }
+      clearTimeout(timer);
+      const accept = typeof frame === 'string' ? waiting.get(frame) : undefined;
+      if (!accept) {
+        socket.destroy();
+        return;
+      }
+      waiting.delete(frame as string);
+      opened = socketLink(socket);
+      accept(opened.link);
+    }, (why) => {
+      if (opened) opened.broken(why);
+      else socket.destroy();
+    }, () => (opened ? MAX_FRAME_BYTES : TOKEN_FRAME_MAX_BYTES)));
+  });
+  server.on('error', onError);
+  server.listen(address);
+  server.unref();
+  if (directory) {
+    try {
+      fs.chmodSync(address, 0o600);
+    } catch (error) {
+      onError(error as Error);
+    }
+  }
+  return {
+    address,
+    expect<Out>() {
+      const token = crypto.randomBytes(24).toString('hex');
+      const link = new Promise<BatchLink<Out>>((resolve) => waiting.set(token, resolve as (link: BatchLink<never>) => void));
+      return { token, link };
+    },
+    cancel(token) {
+      waiting.delete(token);
+    },
+    async close() {
+      waiting.clear();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (directory) fs.rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The worker's side: connects to the runtime and presents its token. */
+export function connectLink<Out>(address: string, token: string): Promise<BatchLink<Out>> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(address);
+    socket.once('error', reject);
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      socket.write(frameOf(token));
+      const opened = socketLink<Out>(socket);
+      socket.on('data', createFrameReader(opened.deliver, opened.broken));
+      resolve(opened.link);
+    });
+  });
+}
