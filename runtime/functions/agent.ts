@@ -1,7 +1,8 @@
 // The agent owns an app's function workers where they run: in the function process (process.ts), or on
 // the runtime's own threads for benchmarks. It does what needs the workers' threads or the memory they
 // share with it, on the pool's word (pool.ts, in the runtime): starting and terminating workers, sealing
-// one (a compare-and-exchange the worker takes part in), reporting how far each worker has got and which
+// one and lifting its seal (the agent alone changes the seal, with a compare-and-exchange the worker takes
+// part in), reporting how far each worker has got and which
 // call's code it runs, keeping the workers' memory within the limit, and relaying the synchronous
 // requests a worker blocks on. Calls and their data never pass here: they go between the pool and each
 // worker over the worker's own channel (channel.ts).
@@ -193,6 +194,14 @@ export function createAgent(options: AgentOptions): Agent {
         case 'seal': {
           const entry = workers.get(message.n);
           if (entry) seal(entry);
+          return;
+        }
+        case 'unseal': {
+          const entry = workers.get(message.n);
+          if (entry) {
+            Atomics.and(entry.started, 0, SEQ_MASK);
+            emit({ t: 'unsealed', n: message.n });
+          }
           return;
         }
         case 'stop': {

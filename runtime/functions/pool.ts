@@ -30,7 +30,8 @@ export interface WorkerPoolOptions {
 export interface WorkerPool {
   receive(message: ToPool): void;
   fromAgent(message: FromAgent): void;
-  close(): Promise<void>;
+  /** Ends every call still there and has the agent stop the workers (without waiting for it: it may be gone). */
+  close(): void;
 }
 
 interface WorkerSlot {
@@ -58,9 +59,13 @@ interface WorkerSlot {
   dispatched: number;
   /** Its channel closed: it takes no calls, and is stopped unless the agent reports it stopped first. */
   disconnected?: boolean;
-  /** No new calls go to it; `sealing` while the agent has not yet said which calls it started. */
+  /**
+   * No new calls go to it; `sealing` while the agent has not yet said which calls it started, `unsealing`
+   * while it has not yet lifted the seal (only one of the two is ever asked of the agent at a time).
+   */
   sealed: boolean;
   sealing: boolean;
+  unsealing: boolean;
   /** Resolves true when the worker answers the ping in flight. */
   ping?: { answered: Promise<boolean>; answer(alive: boolean): void };
   /** Once the pool has stopped it: resolves with the call whose code it was running. */
@@ -120,7 +125,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     const opened = options.openLink(n);
     const slot: WorkerSlot = {
       n, cancelLink: opened.cancel, ready: false, alive: true, calls: new Map(), knownSources: new Set(), outbox: [],
-      handled: 0, running: 0, handledSeen: 0, handledSeenSince: 0, cpuAtSeen: 0, cpuAtUnanswered: 0, dispatched: 0, sealed: false, sealing: false,
+      handled: 0, running: 0, handledSeen: 0, handledSeenSince: 0, cpuAtSeen: 0, cpuAtUnanswered: 0, dispatched: 0, sealed: false, sealing: false, unsealing: false,
     };
     slots.push(slot);
     byNumber.set(n, slot);
@@ -289,7 +294,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const stalledMs = now - (sinceSeen ? slot.handledSeenSince : slot.unansweredSince);
       const stalledCpuMs = (cpu - (sinceSeen ? slot.cpuAtSeen : slot.cpuAtUnanswered)) / 1000;
       if (!slot.sealed && stalledMs > STALLED_AFTER_MS && stalledCpuMs > STALLED_AFTER_MS && slot.running !== 0) seal(slot);
-      else if (slot.sealed && !slot.sealing && slot.calls.size === 0 && stalledMs > timeoutMs) retireLeftover(slot);
+      else if (slot.sealed && !slot.sealing && !slot.unsealing && slot.calls.size === 0 && stalledMs > timeoutMs) retireLeftover(slot);
     }
     if (!waiting && watching) {
       watching = false;
@@ -327,12 +332,20 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     pump();
   }
 
-  /** The sealed worker handled all it was sent (the calls it skipped included): it takes calls again. */
+  /**
+   * The sealed worker handled all it was sent (the calls it skipped included): it takes calls again once
+   * the agent has lifted the seal (a call sent before that would be skipped).
+   */
   function unseal(slot: WorkerSlot): void {
-    if (!slot.sealed || slot.sealing) return;
+    if (!slot.sealed || slot.sealing || slot.unsealing) return;
+    slot.unsealing = true;
+    options.agent({ t: 'unseal', n: slot.n });
+  }
+
+  function unsealed(slot: WorkerSlot): void {
+    if (!slot.alive || !slot.unsealing) return;
+    slot.unsealing = false;
     slot.sealed = false;
-    // Before any new call on the same channel, so the worker runs the calls sent after it.
-    send(slot, { t: 'unseal' });
     if (queue.length > 0) pump();
   }
 
@@ -579,6 +592,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         if (slot) sealed(slot, message.started);
         return;
       }
+      case 'unsealed': {
+        const slot = byNumber.get(message.n);
+        if (slot) unsealed(slot);
+        return;
+      }
       case 'stopped':
         stopped(message.n, message.running, message.cause);
         return;
@@ -591,12 +609,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   return {
     receive,
     fromAgent,
-    async close() {
+    close() {
       closed = true;
       queue.length = 0;
       if (watching) options.agent({ t: 'watch', on: false });
       watching = false;
-      await Promise.all([...slots].map((slot) => retire(slot, () => ({ message: 'the function runner is closed' }))));
+      for (const slot of [...slots]) void retire(slot, () => ({ message: 'the function runner is closed' }));
     },
   };
 }

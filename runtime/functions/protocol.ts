@@ -467,8 +467,6 @@ export type ToWorker =
   | { t: 'ping' }
   /** The call ran out of time while the worker stayed responsive: drop it, refuse its further requests. */
   | { t: 'abandon'; id: number }
-  /** The pool takes the sealed worker back: the calls after this message are to be run. */
-  | { t: 'unseal' }
   | { t: 'reload' };
 
 /** What a worker tells the pool; `done`, `failed`, `syntax`, `service`, `execute` and `log` go on to the runtime. */
@@ -523,6 +521,8 @@ export type ToAgent =
   | { t: 'start'; n: number; link: WorkerInit['link'] }
   /** Seal worker `n` (see WorkerInit.started); answered with `sealed`. */
   | { t: 'seal'; n: number }
+  /** Lift worker `n`'s seal (it got through its messages); answered with `unsealed`. */
+  | { t: 'unseal'; n: number }
   /** Terminate worker `n`; answered with `stopped`. */
   | { t: 'stop'; n: number }
   /** While on, the agent reports `progress` every few milliseconds and keeps the workers' memory within the limit. */
@@ -538,6 +538,7 @@ export type FromAgent =
   | { t: 'progress'; cpu: number; workers: number[] }
   /** `started`: the worker's number of the last call it started before the seal. */
   | { t: 'sealed'; n: number; started: number }
+  | { t: 'unsealed'; n: number }
   /** `running`: the call whose code it was running when it stopped; `cause` absent when told to stop. */
   | { t: 'stopped'; n: number; running: number; cause?: StopCause }
   /** A worker's synchronous request, answered with `sync` and the same `sid`. */

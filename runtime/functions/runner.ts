@@ -196,6 +196,8 @@ function checkedFromAgent(m: unknown): FromAgent | undefined {
         return typeof x.cpu === 'number' && Array.isArray(x.workers) && x.workers.every(isId);
       case 'sealed':
         return isId(x.n) && isId(x.started);
+      case 'unsealed':
+        return isId(x.n);
       case 'stopped': {
         const cause = x.cause as Record<string, unknown> | undefined;
         return isId(x.n) && isId(x.running) && (cause === undefined || (cause !== null && typeof cause === 'object' && (isText(cause.memory) || isText(cause.failed))));
@@ -244,7 +246,8 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
 
   /** The pool, whose messages come here, talking to its agent through `agent` and to workers through `openLink`. */
   function createPool(fp: () => FunctionProcess, agent: (message: ToAgent) => void, openLink: Parameters<typeof createWorkerPool>[0]['openLink']): WorkerPool {
-    return createWorkerPool({ timeoutMs, poolSize, agent, openLink, emit: (message) => onPoolMessage(fp(), message) });
+    const emit = batcher<FromPool>((batch) => { for (const message of batch) onPoolMessage(fp(), message); });
+    return createWorkerPool({ timeoutMs, poolSize, agent, openLink, emit });
   }
 
   /** Messages to the agent leave in one batch when this turn of the event loop ends. */
@@ -369,12 +372,14 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
 
   /** The process is gone: its calls fail, and the next call starts another. */
   function lost(fp: FunctionProcess, why: string): void {
-    if (fp.alive) fp.pool.close();
+    const wasAlive = fp.alive;
     fp.alive = false;
     if (current === fp) current = undefined;
     for (const call of [...calls.values()]) {
       if (call.process === fp) settle(call, { error: new FunctionExecutionError(call.name, why) });
     }
+    // Its calls have failed with the reason above; the pool only lets go of its workers and timers.
+    if (wasAlive) fp.pool.close();
   }
 
   function settle(call: CallRecord, outcome: { value: unknown } | { error: Error }): void {

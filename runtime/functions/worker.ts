@@ -503,9 +503,6 @@ function receive(message: ToWorker): void {
     case 'abandon':
       abandon(message.id);
       break;
-    case 'unseal':
-      Atomics.and(init.started, 0, SEALED - 1);
-      break;
     case 'reload':
       compiled.clear();
       skippedSources.clear();

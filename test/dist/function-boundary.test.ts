@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { EJSON } from 'bson';
 import { baseApp } from '../helpers/app';
 import { writeApp } from '../helpers/disk';
 import { registerAndLogIn, serveDist, type ServedDist } from './fixtures/serve';
@@ -55,6 +56,35 @@ async function attack(proc, input) {
   }));
   await record('signal the runtime', () => proc.kill(input.runtimePid, 'SIGKILL'));
   return out;
+}
+`;
+
+/** Out of the vm context, connects to the runtime's socket for function workers as an intruder would. */
+const PROBE_CHANNEL = `
+async function probeChannel(context) {
+  const proc = context.constructor.constructor('return process')();
+  const net = proc.getBuiltinModule('net');
+  const v8 = proc.getBuiltinModule('v8');
+  const { workerData } = proc.getBuiltinModule('worker_threads');
+  const frame = (value) => { const body = v8.serialize(value); const head = Buffer.alloc(4); head.writeUInt32LE(body.length); return Buffer.concat([head, body]); };
+  const forged = [];
+  for (let id = 1; id <= 200; id++) forged.push({ t: 'done', id, payload: 'forged' }, { t: 'service', id, rid: 1, service: 'mongodb-atlas', action: 'deleteMany', payload: 'x' });
+  const attempt = (bytes) => new Promise((resolve) => {
+    const out = { connected: false, closedByServer: false, received: 0 };
+    const socket = net.connect(workerData.link.address);
+    const timer = setTimeout(() => { socket.destroy(); resolve(out); }, 3000);
+    socket.on('connect', () => { out.connected = true; socket.write(bytes); });
+    socket.on('data', (chunk) => { out.received += chunk.length; });
+    socket.on('error', () => undefined);
+    socket.on('close', () => { clearTimeout(timer); out.closedByServer = out.connected; resolve(out); });
+  });
+  const outcomes = {
+    usedToken: await attempt(Buffer.concat([frame(workerData.link.token), frame(forged)])),
+    guessedToken: await attempt(Buffer.concat([frame('0'.repeat(48)), frame(forged)])),
+    noToken: await attempt(frame(forged)),
+    oversized: await attempt(Buffer.from([0xff, 0xff, 0xff, 0x7f])),
+  };
+  return { proc, frame, forged, outcomes };
 }
 `;
 
@@ -127,6 +157,18 @@ const HOSTILE: Record<string, string> = {
     BSON.EJSON.stringify = () => 'polluted';
     return attack(hostObjectPrototype.constructor.constructor('return process')(), input);
   };`,
+  // The worker's own channel to the runtime (runtime/functions/channel.ts), reached out of the vm context:
+  // new connections with its (used) token, a guessed one, none, or an oversized frame; then (channelAttack)
+  // forged frames on its own connection (outcomes of calls it does not run, requests for them) and a frame
+  // over the limit.
+  channelProbe: `exports = async () => (await probeChannel(context)).outcomes;`,
+  channelAttack: `exports = async () => {
+    const { proc, frame, forged, outcomes } = await probeChannel(context);
+    const own = proc._getActiveHandles().filter((h) => h && typeof h.write === 'function' && h.constructor && h.constructor.name === 'Socket');
+    for (const socket of own) socket.write(Buffer.concat([frame(forged), frame([{ t: 'nonsense' }]), Buffer.from([0xff, 0xff, 0xff, 0x7f])]));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return { outcomes, ownSockets: own.length };
+  };`,
   giveObject: `exports = () => ({ an: 'object' });`,
   throwsHost: `exports = () => { throw new Error('thrown'); };`,
   innocent: `exports = (x) => ({ x, keys: Object.keys({}) });`,
@@ -138,7 +180,7 @@ function attackerApp(): Record<string, unknown> {
     'realm_config.json': { config_version: 20210101, app_id: 'attacker-aaaaa', name: 'attacker', location: 'US-VA', deployment_model: 'GLOBAL' },
     'functions/config.json': Object.keys(HOSTILE).map((name) => ({ name, private: false })),
   };
-  for (const [name, body] of Object.entries(HOSTILE)) files[`functions/${name}.js`] = `${ATTACK}\n${body}\n`;
+  for (const [name, body] of Object.entries(HOSTILE)) files[`functions/${name}.js`] = `${ATTACK}\n${PROBE_CHANNEL}\n${body}\n`;
   return files;
 }
 
@@ -239,6 +281,35 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
       assert.doesNotMatch(response.text, /"(latin1|hex|base64)":/, 'no file was read');
     });
   }
+
+  test('the channel to the runtime: no connection without a fresh token, forged frames reach no other call', async () => {
+    const victimCall = (taskId: string) => fetch(`${served.url}/api/client/v2.0/app/victim-vvvvv/functions/call`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${victimToken}` },
+      body: JSON.stringify({ name: 'renameTask', arguments: [{ taskId, name: 'genuine' }] }),
+    });
+    const during = victimCall('during');
+    const response = await call('channelAttack', 'channelAttack');
+    assertNothingGained('channelAttack', response);
+    // A worker may report its own calls' outcomes, so the forged ones end this very call (or its frame over
+    // the limit ends its worker's link first): it fails, as the app's own code made it.
+    assert.notEqual(response.status, 200, `the forged frames on its own channel went unnoticed: ${response.text}`);
+    assert.ok(response.status < 500, response.text);
+    const victim = await during;
+    assert.equal(victim.status, 200);
+    assert.deepEqual(await victim.json(), { _id: 'during', name: 'genuine' });
+    const innocent = await call('innocent', 'innocent-after-channel');
+    assert.equal(innocent.status, 200, innocent.text);
+    assert.equal(served.child.exitCode, null);
+  });
+
+  test('the channel attack, without its own frame over the limit, is refused at every new connection', async () => {
+    const response = await call('channelProbe', 'channelProbe');
+    assertNothingGained('channelProbe', response);
+    assert.equal(response.status, 200, response.text);
+    const body = EJSON.parse(response.text, { relaxed: true }) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['guessedToken', 'noToken', 'oversized', 'usedToken']);
+    for (const [name, outcome] of Object.entries(body)) assert.deepEqual(outcome, { connected: true, closedByServer: true, received: 0 }, name);
+  });
 
   test('after the pollution, the runtime and the other app answer as before', async () => {
     assertNothingGained('pollution', await call('pollution', 'pollution-again'));
