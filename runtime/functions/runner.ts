@@ -177,6 +177,9 @@ function functionProcessArguments(file: string, settings: FunctionProcessSetting
   const readable = [...own, ...(packages && !PERMISSION_PATH_SYNTAX.test(packages) ? [packages] : [])];
   return [
     permissionFlag(), ...readable.map((p) => `--allow-fs-read=${p}`), '--allow-worker',
+    // Where the permission model also covers the network (Node 25): functions need it (context.http, fetch),
+    // and the workers reach the runtime over a local socket.
+    ...(process.allowedNodeEnvironmentFlags.has('--allow-net') ? ['--allow-net'] : []),
     // The permission model's own warnings (experimental; --allow-worker) say nothing the runtime's user can act on.
     '--no-warnings',
     file, JSON.stringify(settings),
