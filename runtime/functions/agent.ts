@@ -7,6 +7,7 @@
 // requests a worker blocks on. Calls and their data never pass here: they go between the pool and each
 // worker over the worker's own channel (channel.ts).
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
+import { createMailbox, mailboxOf, take, type Mailbox } from './mailbox';
 import { SEALED, type FromAgent, type StopCause, type SyncReply, type SyncRequest, type ToAgent, type WorkerInit } from './protocol';
 
 export interface AgentOptions {
@@ -39,6 +40,7 @@ interface AgentWorker {
   runningCall: Int32Array;
   started: Int32Array;
   handled: Int32Array;
+  mailbox: Mailbox;
   /** Set once the runtime has been told it stopped. */
   gone: boolean;
 }
@@ -65,7 +67,7 @@ export function createAgent(options: AgentOptions): Agent {
     const { port1, port2 } = new MessageChannel();
     const shared = (): Int32Array => new Int32Array(new SharedArrayBuffer(4));
     const init: WorkerInit = {
-      packagesDir: options.packagesDir, link, syncFlag: shared(), runningCall: shared(), started: shared(), handled: shared(), syncPort: port2,
+      packagesDir: options.packagesDir, link, syncFlag: shared(), runningCall: shared(), started: shared(), handled: shared(), mailbox: createMailbox(), syncPort: port2,
     };
     const transferList = 'port' in link ? [port2, link.port] : [port2];
     let worker: Worker;
@@ -78,7 +80,9 @@ export function createAgent(options: AgentOptions): Agent {
       emit({ t: 'stopped', n, running: 0, cause: { failed: `function worker could not start: ${error instanceof Error ? error.message : String(error)}` } });
       return;
     }
-    const entry: AgentWorker = { n, worker, syncPort: port1, syncFlag: init.syncFlag, runningCall: init.runningCall, started: init.started, handled: init.handled, gone: false };
+    const entry: AgentWorker = {
+      n, worker, syncPort: port1, syncFlag: init.syncFlag, runningCall: init.runningCall, started: init.started, handled: init.handled, mailbox: mailboxOf(init.mailbox), gone: false,
+    };
     workers.set(n, entry);
     worker.unref();
     port1.unref();
@@ -102,11 +106,18 @@ export function createAgent(options: AgentOptions): Agent {
     entry.gone = true;
     workers.delete(entry.n);
     const running = Atomics.load(entry.runningCall, 0);
+    rescue(entry);
     entry.syncPort.close();
     for (const [sid, waiting] of syncWaiting) if (waiting === entry) syncWaiting.delete(sid);
     const exited = entry.worker.terminate();
     emit({ t: 'stopped', n: entry.n, running, ...(cause ? { cause } : {}) });
     return exited;
+  }
+
+  /** Sends on what the worker left in its mailbox: it is stuck (or stopping), and those messages must not wait for it. */
+  function rescue(entry: AgentWorker): void {
+    const messages = take(entry.mailbox);
+    if (messages.length > 0) emit({ t: 'rescued', n: entry.n, messages });
   }
 
   function seal(entry: AgentWorker): void {
@@ -116,6 +127,7 @@ export function createAgent(options: AgentOptions): Agent {
       if (before === seen) break;
       seen = before;
     }
+    rescue(entry);
     emit({ t: 'sealed', n: entry.n, started: seen & SEQ_MASK });
   }
 

@@ -587,6 +587,17 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       case 'progress':
         progressed(message.cpu, message.workers);
         return;
+      case 'rescued': {
+        // From a stuck or stopping worker, whose channel may already be closed: what it had finished still counts.
+        const slot = byNumber.get(message.n);
+        if (!slot) return;
+        for (const rescued of message.messages) {
+          const checked = checkedFromWorker(rescued);
+          if (checked) onWorkerMessage(slot, checked);
+        }
+        if (queue.length > 0) pump();
+        return;
+      }
       case 'sealed': {
         const slot = byNumber.get(message.n);
         if (slot) sealed(slot, message.started);

@@ -438,6 +438,8 @@ export interface WorkerInit {
   started: Int32Array;
   /** How many messages the worker has handled: a worker stuck in code stops counting (see pool.ts). */
   handled: Int32Array;
+  /** Where the worker leaves messages not sent yet before it runs function code again (see mailbox.ts). */
+  mailbox: SharedArrayBuffer;
   syncPort: import('node:worker_threads').MessagePort;
 }
 
@@ -536,6 +538,8 @@ export type StopCause = { memory: string } | { failed: string };
 export type FromAgent =
   /** `workers`: flat triples (n, messages handled, call whose code runs); `cpu`: the agent's process's CPU time (µs). */
   | { t: 'progress'; cpu: number; workers: number[] }
+  /** Messages a stuck worker had left in its mailbox (see mailbox.ts), sent on for it before `sealed` or `stopped`. */
+  | { t: 'rescued'; n: number; messages: unknown[] }
   /** `started`: the worker's number of the last call it started before the seal. */
   | { t: 'sealed'; n: number; started: number }
   | { t: 'unsealed'; n: number }

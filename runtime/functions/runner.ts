@@ -201,6 +201,8 @@ function checkedFromAgent(m: unknown): FromAgent | undefined {
         return isId(x.n) && isId(x.started);
       case 'unsealed':
         return isId(x.n);
+      case 'rescued':
+        return isId(x.n) && Array.isArray(x.messages);
       case 'stopped': {
         const cause = x.cause as Record<string, unknown> | undefined;
         return isId(x.n) && isId(x.running) && (cause === undefined || (cause !== null && typeof cause === 'object' && (isText(cause.memory) || isText(cause.failed))));

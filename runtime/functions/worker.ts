@@ -14,6 +14,7 @@ import {
   SEALED, decodeLending, encodeReturned, encodesAs, encodeValue, uncarry,
   type CallPayload, type FromWorker, type LogLevel, type SyncReply, type SyncRequest, type ToWorker, type WorkerInit,
 } from './protocol';
+import { deposit, mailboxOf, reclaim } from './mailbox';
 import { connectLink, MAX_FRAME_BYTES, portLink, type BatchLink } from './channel';
 import { createHttpClient } from './http';
 import { createServiceClient, type HostRequest } from './services';
@@ -29,17 +30,20 @@ const init = workerData as WorkerInit;
 /** The channel to the runtime's pool, once connected (see channel.ts). */
 let link: BatchLink<FromWorker> | undefined;
 let outbox: FromWorker[] = [];
+/** Messages left in the mailbox (see mailbox.ts), which leave with the next batch unless the agent took them. */
+let mailboxed: FromWorker[] = [];
+const mailbox = mailboxOf(init.mailbox);
 /** Whether the outbox holds a call's outcome. */
 let outcomesWaiting = false;
 /** Whether messages from the runner are being handled; when they all are, what they gave rise to leaves. */
 let receiving = false;
 
 /**
- * Queues a message. What queues up leaves in one postMessage: at the end of this turn of the event loop,
- * or, while messages from the pool are being handled, once all of them are (each reaching the pool is an
- * event it pays for, whatever the size), except that finished calls' outcomes leave before function code
- * runs again (a call, or a reply a call awaited): code stuck in a loop must not hold back the answers of
- * calls that finished before it.
+ * Queues a message. What queues up leaves in one batch: at the end of this turn of the event loop, or,
+ * while messages from the pool are being handled, once all of them are (each batch reaching the runtime
+ * is a frame it pays for, whatever the size). Finished calls' outcomes go to the mailbox before function
+ * code runs again (a call, or a reply a call awaited): code stuck in a loop must not hold back the answers
+ * of calls that finished before it, and the agent sends them on from there (see mailbox.ts).
  */
 function post(message: FromWorker): void {
   if (outbox.length === 0 && !receiving) setImmediate(flush);
@@ -56,7 +60,9 @@ function cut(text: string): string {
 
 function flush(): void {
   if (!link) return;
-  const batch = outbox;
+  const stillOurs = mailboxed.length === 0 || reclaim(mailbox);
+  const batch = stillOurs && mailboxed.length > 0 ? [...mailboxed, ...outbox] : outbox;
+  mailboxed = [];
   outbox = [];
   outcomesWaiting = false;
   if (batch.length === 0) return;
@@ -66,6 +72,23 @@ function flush(): void {
   } else {
     link.send(batch);
   }
+}
+
+/**
+ * Before function code runs again, what is waiting (finished calls' outcomes) goes to the mailbox rather
+ * than out on the socket: it leaves with the next batch, or, should that code not return, the agent sends
+ * it on when the pool finds this worker stuck.
+ */
+function leaveInMailbox(): void {
+  const { stored, taken } = deposit(mailbox, outbox);
+  if (taken) mailboxed = [];
+  if (!stored) {
+    flush();
+    return;
+  }
+  mailboxed.push(...outbox);
+  outbox = [];
+  outcomesWaiting = false;
 }
 
 function approximateBytes(message: FromWorker): number {
@@ -447,7 +470,7 @@ function receiveNext(): void {
     flush();
     return;
   }
-  if (outcomesWaiting && (message.t === 'call' || message.t === 'reply')) flush();
+  if (outcomesWaiting && (message.t === 'call' || message.t === 'reply')) leaveInMailbox();
   Atomics.store(init.runningCall, 0, callOf(message));
   receive(message);
   setImmediate(receiveNext);

@@ -545,6 +545,40 @@ describe('functions sharing a worker', () => {
   });
 });
 
+describe('outcomes a loop would hold back', () => {
+  const sources = new Map<string, string>([
+    ['readThenAnswer', 'exports = async () => { await context.services.get("mongodb-atlas").db("d").collection("first").findOne({}); return "answered"; };'],
+    ['readThenSpin', 'exports = async () => { await context.services.get("mongodb-atlas").db("d").collection("second").findOne({}); for (;;) {} };'],
+  ]);
+
+  test('a call that finished just before another call on its worker loops is answered at once, not at the time limit', { timeout: 60_000 }, async () => {
+    const pending = new Map<string, (value: unknown) => void>();
+    const host: FunctionHost = {
+      serviceAction: (_service, _action, args) => new Promise((resolve) => pending.set(String(args.collection), resolve)),
+      values: { get: () => undefined },
+      environment: { tag: '', values: {} },
+      executeFunction: async () => undefined,
+    };
+    const timeoutMs = 4000;
+    const { runner } = startRunner(sources, { host, poolSize: 1, timeoutMs });
+    try {
+      const answering = runner.run('readThenAnswer', []);
+      const spinning = runner.run('readThenSpin', []);
+      while (pending.size < 2) await new Promise((r) => setTimeout(r, 5));
+      // Both answers leave in one batch, the first call's first: the worker finishes that call, then loops.
+      const started = performance.now();
+      pending.get('first')!(null);
+      pending.get('second')!(null);
+      assert.equal(await answering, 'answered');
+      const answeredAfter = performance.now() - started;
+      assert.ok(answeredAfter < timeoutMs / 2, `answered after ${Math.round(answeredAfter)} ms, with the loop's time limit at ${timeoutMs} ms`);
+      await assert.rejects(spinning, ExecutionTimeLimitExceeded);
+    } finally {
+      await runner.close();
+    }
+  });
+});
+
 describe('function packages', () => {
   let appDir: string;
   before(() => {
