@@ -120,6 +120,8 @@ interface CallRecord {
   ctx: FunctionCallContext;
   caller: FunctionCaller;
   process: FunctionProcess;
+  /** When it was handed to the pool (Date.now()). */
+  since: number;
   /** Documents lent to it in replies, by handle (see protocol.Lent). */
   lent?: Map<number, unknown>;
   resolve(value: unknown): void;
@@ -133,6 +135,12 @@ interface CallRecord {
  */
 const DEFAULT_POOL_SIZE = 4;
 const DEFAULT_MEMORY_LIMIT_MB = 768;
+/**
+ * A call still unsettled this long after twice its time limit (time queued for a worker included) has
+ * been lost by the pool: it ends here with the time limit, and the loss is logged as the defect it is.
+ */
+const LOST_CALL_GRACE_MS = 5000;
+const LOST_CALL_SWEEP_MS = 1000;
 const STDERR_TAIL_CHARS = 2000;
 
 function messageOf(error: unknown): string {
@@ -387,6 +395,22 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     if (wasAlive) fp.pool.close();
   }
 
+  let sweep: NodeJS.Timeout | undefined;
+
+  /** The last guard: no call waits forever, whatever happened to it in the pool. */
+  function sweepLostCalls(): void {
+    const deadline = Date.now() - (2 * timeoutMs + LOST_CALL_GRACE_MS);
+    for (const call of [...calls.values()]) {
+      if (call.since > deadline) continue;
+      log(call.name, 'error', `the function pool did not settle call ${call.id} within twice the execution time limit; it was ended here (a defect of the runtime, please report it)`);
+      settle(call, { error: new ExecutionTimeLimitExceeded(call.name) });
+    }
+    if (calls.size === 0) {
+      clearInterval(sweep);
+      sweep = undefined;
+    }
+  }
+
   function settle(call: CallRecord, outcome: { value: unknown } | { error: Error }): void {
     if (!calls.delete(call.id)) return;
     callers.delete(call.caller);
@@ -505,8 +529,12 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       }
       return new Promise((resolve, reject) => {
         const parent = ctx.caller ? callers.get(ctx.caller) : undefined;
-        const call: CallRecord = { id: nextCallId++, name, source, ctx, caller: Object.freeze({ functionName: name }), process: fp, resolve, reject };
+        const call: CallRecord = { id: nextCallId++, name, source, ctx, caller: Object.freeze({ functionName: name }), process: fp, since: Date.now(), resolve, reject };
         callers.set(call.caller, call);
+        if (!sweep) {
+          sweep = setInterval(sweepLostCalls, LOST_CALL_SWEEP_MS);
+          sweep.unref();
+        }
         if (calls.size === 0) fp.hold(true);
         calls.set(call.id, call);
         const known = fp.knownSources.has(source.id);
@@ -530,6 +558,8 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
 
     async close() {
       closed = true;
+      clearInterval(sweep);
+      sweep = undefined;
       for (const call of [...calls.values()]) settle(call, { error: new FunctionExecutionError(call.name, 'the function runner is closed') });
       callers.clear();
       const fp = current;
