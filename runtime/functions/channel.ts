@@ -26,10 +26,38 @@ export interface BatchLink<Out> {
   /** Whether the link keeps this thread's event loop going (while the worker has calls). */
   hold(busy: boolean): void;
   close(): void;
-  /** Set once; `batch` is whatever the other side sent, to be checked before use. */
-  onBatch?: (batch: unknown) => void;
-  /** The other side went away, or broke the framing (`why`). */
-  onClose?: (why?: string) => void;
+  /**
+   * Who gets the other side's batches (whatever it sent, to be checked before use) and hears that it went
+   * away or broke the framing (`why`). What arrived before (a worker's first batch can come in the same
+   * read as its token) is handed over at once.
+   */
+  listen(onBatch: (batch: unknown) => void, onClose: (why?: string) => void): void;
+}
+
+/** Holds what arrives on a link until someone listens. */
+function listeners(): { deliver(batch: unknown): void; closed(why?: string): void; listen: BatchLink<unknown>['listen'] } {
+  let onBatch: ((batch: unknown) => void) | undefined;
+  let onClose: ((why?: string) => void) | undefined;
+  let early: unknown[] = [];
+  let closedEarly: { why?: string } | undefined;
+  return {
+    deliver(batch) {
+      if (onBatch) onBatch(batch);
+      else early.push(batch);
+    },
+    closed(why) {
+      if (onClose) onClose(why);
+      else closedEarly = { why };
+    },
+    listen(batches, close) {
+      onBatch = batches;
+      onClose = close;
+      const arrived = early;
+      early = [];
+      for (const batch of arrived) batches(batch);
+      if (closedEarly) close(closedEarly.why);
+    },
+  };
 }
 
 export function frameOf(batch: unknown): Buffer {
@@ -91,7 +119,9 @@ export function createFrameReader(onFrame: (value: unknown) => void, onBroken: (
 function socketLink<Out>(socket: net.Socket): { link: BatchLink<Out>; deliver(batch: unknown): void; broken(why: string): void } {
   let closed = false;
   let ended = false;
+  const heard = listeners();
   const link: BatchLink<Out> = {
+    listen: heard.listen,
     send(batch) {
       if (!closed && batch.length > 0) socket.write(frameOf(batch));
     },
@@ -109,13 +139,13 @@ function socketLink<Out>(socket: net.Socket): { link: BatchLink<Out>; deliver(ba
     closed = true;
     if (ended) return;
     ended = true;
-    link.onClose?.(why);
+    heard.closed(why);
   };
   socket.on('close', () => end());
   socket.on('error', () => undefined);
   return {
     link,
-    deliver: (batch) => link.onBatch?.(batch),
+    deliver: heard.deliver,
     broken(why) {
       end(why);
       socket.destroy();
@@ -125,7 +155,9 @@ function socketLink<Out>(socket: net.Socket): { link: BatchLink<Out>; deliver(ba
 
 /** A link over a MessagePort (functions on this process's own threads). */
 export function portLink<Out>(port: MessagePort): BatchLink<Out> {
+  const heard = listeners();
   const link: BatchLink<Out> = {
+    listen: heard.listen,
     send(batch) {
       if (batch.length > 0) port.postMessage(batch);
     },
@@ -137,8 +169,8 @@ export function portLink<Out>(port: MessagePort): BatchLink<Out> {
       port.close();
     },
   };
-  port.on('message', (batch: unknown) => link.onBatch?.(batch));
-  port.on('close', () => link.onClose?.());
+  port.on('message', heard.deliver);
+  port.on('close', () => heard.closed());
   port.unref();
   return link;
 }

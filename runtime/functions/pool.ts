@@ -136,8 +136,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         return;
       }
       slot.link = link;
-      link.onBatch = (batch) => received(slot, batch);
-      link.onClose = (why) => channelClosed(slot, why);
+      link.listen((batch) => received(slot, batch), (why) => channelClosed(slot, why));
       link.hold(slot.calls.size > 0);
       flush(slot);
     }, () => undefined);

@@ -562,8 +562,7 @@ yieldToRuntime();
 async function connect(): Promise<void> {
   const spec = init.link;
   const opened: BatchLink<FromWorker> = 'port' in spec ? portLink(spec.port) : await connectLink(spec.address, spec.token);
-  opened.onBatch = onBatch;
-  opened.onClose = () => process.exit(0);
+  opened.listen(onBatch, () => process.exit(0));
   opened.hold(true);
   link = opened;
   post({ t: 'ready' });

@@ -49,7 +49,7 @@ function rawAttempt(address: string, bytes: Buffer): Promise<{ connected: boolea
 }
 
 function nextBatch(link: BatchLink<unknown>): Promise<unknown> {
-  return new Promise((resolve) => { link.onBatch = resolve; });
+  return new Promise((resolve) => link.listen(resolve, () => undefined));
 }
 
 describe('function worker channel', () => {
@@ -67,7 +67,7 @@ describe('function worker channel', () => {
     const toWorker = nextBatch(worker as BatchLink<unknown>);
     runtime.send([{ n: 3, big } as unknown as { n: number }]);
     assert.deepEqual(await toWorker, [{ n: 3, big }]);
-    const closed = new Promise<string | undefined>((resolve) => { runtime.onClose = resolve; });
+    const closed = new Promise<string | undefined>((resolve) => runtime.listen(() => undefined, resolve));
     worker.close();
     assert.equal(await closed, undefined, 'the worker going away closes the runtime side');
   });
@@ -100,6 +100,19 @@ describe('function worker channel', () => {
     worker.close();
   });
 
+  test('a batch that comes in the same read as the token reaches whoever listens later', async () => {
+    const links = server();
+    const expected = links.expect();
+    const socket = net.connect(links.address);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(Buffer.concat([frameOf(expected.token), frameOf([{ t: 'ready' }])]));
+    const runtime = await expected.link;
+    runtime.hold(true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(await nextBatch(runtime as BatchLink<unknown>), [{ t: 'ready' }]);
+    socket.destroy();
+  });
+
   test('a cancelled token is refused', async () => {
     const links = server();
     const expected = links.expect();
@@ -117,7 +130,7 @@ describe('function worker channel', () => {
       socket.write(frameOf(expected.token));
       const runtime = await expected.link;
       runtime.hold(true);
-      const why = new Promise<string | undefined>((resolve) => { runtime.onClose = resolve; });
+      const why = new Promise<string | undefined>((resolve) => runtime.listen(() => undefined, resolve));
       socket.write(bytes);
       assert.match(String(await why), bytes.length === 4 ? new RegExp(`above the limit of ${MAX_FRAME_BYTES}`) : /does not deserialize/);
       socket.destroy();
