@@ -107,8 +107,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const { timeoutMs, emit } = options;
   const poolSize = Math.max(1, options.poolSize);
   const sources = new Map<number, { text: string; path: string }>();
-  /** Workers that take calls (sealed ones included), and every worker until the agent says it stopped. */
+  /** Workers not stopped by the pool (sealed ones included). */
   const slots: WorkerSlot[] = [];
+  /** Every worker by number until the agent says it stopped (its last reports still count). */
   const byNumber = new Map<number, WorkerSlot>();
   const queue: PoolCall[] = [];
   const calls = new Map<number, PoolCall>();
@@ -155,14 +156,17 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     }, CHANNEL_CLOSED_GRACE_MS).unref();
   }
 
-  /** A batch from a worker: each message is checked before it is used. */
-  function received(slot: WorkerSlot, batch: unknown): void {
-    if (!slot.alive || !Array.isArray(batch)) return;
+  /**
+   * A batch from a worker: each message is checked before it is used. `rescued`: sent on by the agent from
+   * a stuck or stopping worker's mailbox, whose finished calls still count after the pool has stopped it.
+   */
+  function received(slot: WorkerSlot, batch: unknown, rescued = false): void {
+    if (!Array.isArray(batch)) return;
     for (const message of batch) {
+      if (!slot.alive && !rescued) return;
       const checked = checkedFromWorker(message);
       if (checked) onWorkerMessage(slot, checked);
       else emit({ t: 'log', name: 'functions', level: 'error', text: 'a function worker sent a message the runtime does not accept; it was ignored' });
-      if (!slot.alive) return;
     }
     if (queue.length > 0) pump();
   }
@@ -587,14 +591,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         progressed(message.cpu, message.workers);
         return;
       case 'rescued': {
-        // From a stuck or stopping worker, whose channel may already be closed: what it had finished still counts.
         const slot = byNumber.get(message.n);
-        if (!slot) return;
-        for (const rescued of message.messages) {
-          const checked = checkedFromWorker(rescued);
-          if (checked) onWorkerMessage(slot, checked);
-        }
-        if (queue.length > 0) pump();
+        if (slot) received(slot, message.messages, true);
         return;
       }
       case 'sealed': {

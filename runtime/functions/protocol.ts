@@ -1,4 +1,4 @@
-// Messages between the runner (main thread) and its function workers, and the value encoding they share.
+// Messages between the runtime (runner, pool), the function process's agent and the function workers, and the value encoding they share.
 // Values cross as BSON rather than EJSON text: canonical EJSON read back strictly turns plain numbers into
 // Int32/Double wrappers, read back relaxed it turns Long into numbers; BSON read into the store's form
 // (core/bsonDecode.ts) keeps each number's type (int32 and other doubles as numbers, 4.0 as a `Double`)
@@ -446,8 +446,8 @@ export interface WorkerInit {
 /** The bit of WorkerInit.started that seals a worker. */
 export const SEALED = 0x40000000;
 
-// Both directions post arrays of messages: everything one side has for the other when its event loop
-// turn ends goes in one postMessage, whose fixed cost dominates small messages under load.
+// Both directions send arrays of messages (channel.ts): everything one side has for the other when its
+// event loop turn ends goes in one frame, whose fixed cost dominates small messages under load.
 
 /**
  * Documents that crossed to the worker keep a handle to the runtime's object. When a function returns
@@ -471,7 +471,7 @@ export type ToWorker =
   | { t: 'abandon'; id: number }
   | { t: 'reload' };
 
-/** What a worker tells the pool; `done`, `failed`, `syntax`, `service`, `execute` and `log` go on to the runtime. */
+/** What a worker tells the pool; `done`, `failed`, `syntax`, `service`, `execute` and `log` go on to the runner. */
 export type FromWorker =
   | { t: 'ready' }
   | { t: 'pong' }

@@ -169,6 +169,26 @@ const HOSTILE: Record<string, string> = {
     await new Promise((resolve) => setTimeout(resolve, 500));
     return { outcomes, ownSockets: own.length };
   };`,
+  // Its worker's mailbox (runtime/functions/mailbox.ts), which the agent reads when the worker stops: forged
+  // outcomes for ids 1–200, then a chunk announcing 2 GiB of garbage; then the worker thread exits.
+  mailboxAttack: `exports = () => {
+    const proc = context.constructor.constructor('return process')();
+    const v8 = proc.getBuiltinModule('v8');
+    const { workerData } = proc.getBuiltinModule('worker_threads');
+    const header = new Int32Array(workerData.mailbox, 0, 2);
+    const view = new DataView(workerData.mailbox, 8);
+    const bytes = new Uint8Array(workerData.mailbox, 8);
+    const forged = [];
+    for (let id = 1; id <= 200; id++) forged.push({ t: 'done', id, payload: 'forged' });
+    const chunk = v8.serialize(forged);
+    view.setUint32(0, chunk.length, true);
+    bytes.set(chunk, 4);
+    view.setUint32(4 + chunk.length, 0x7fffffff, true);
+    bytes.fill(0xee, 8 + chunk.length, 8 + chunk.length + 4096);
+    Atomics.store(header, 1, 8 + chunk.length + 4096);
+    Atomics.store(header, 0, 2);
+    proc.exit(0);
+  };`,
   giveObject: `exports = () => ({ an: 'object' });`,
   throwsHost: `exports = () => { throw new Error('thrown'); };`,
   innocent: `exports = (x) => ({ x, keys: Object.keys({}) });`,
@@ -300,6 +320,23 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     const innocent = await call('innocent', 'innocent-after-channel');
     assert.equal(innocent.status, 200, innocent.text);
     assert.equal(served.child.exitCode, null);
+  });
+
+  test('a forged and broken mailbox, read when its worker stops, reaches no other call and stops nothing', async () => {
+    const victimCall = fetch(`${served.url}/api/client/v2.0/app/victim-vvvvv/functions/call`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${victimToken}` },
+      body: JSON.stringify({ name: 'renameTask', arguments: [{ taskId: 'mailbox', name: 'genuine' }] }),
+    });
+    const response = await call('mailboxAttack', 'mailboxAttack');
+    assertNothingGained('mailboxAttack', response);
+    // Its worker exited under it; a forged outcome for its own id may end it first: either way it fails.
+    assert.notEqual(response.status, 200, response.text);
+    assert.ok(response.status < 500, response.text);
+    const victim = await victimCall;
+    assert.equal(victim.status, 200);
+    assert.deepEqual(await victim.json(), { _id: 'mailbox', name: 'genuine' });
+    const innocent = await call('innocent', 'innocent-after-mailbox');
+    assert.equal(innocent.status, 200, innocent.text);
   });
 
   test('the channel attack, without its own frame over the limit, is refused at every new connection', async () => {
