@@ -19,6 +19,8 @@ import type { MessagePort } from 'node:worker_threads';
  */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 const HEADER_BYTES = 4;
+/** A worker's read buffer: a read fills at most this much, and a larger frame arrives over several. */
+const READ_BUFFER_BYTES = 64 * 1024;
 
 /** One side's end of a data channel. */
 export interface BatchLink<Out> {
@@ -60,19 +62,37 @@ function listeners(): { deliver(batch: unknown): void; closed(why?: string): voi
   };
 }
 
+/** Room for a frame's length at the start of its serialization, filled in once the length is known. */
+const LENGTH_PLACEHOLDER = Buffer.alloc(HEADER_BYTES);
+
+/**
+ * A frame in one buffer, without a copy. V8's own serializer, not `v8.serialize`: that one's subclass
+ * serializes typed arrays through JavaScript callbacks (to give Buffers back as Buffers), posting between
+ * threads does not; neither side sends any.
+ */
 export function frameOf(batch: unknown): Buffer {
-  const body = v8.serialize(batch);
-  const frame = Buffer.allocUnsafe(HEADER_BYTES + body.length);
-  frame.writeUInt32LE(body.length, 0);
-  body.copy(frame, HEADER_BYTES);
+  const serializer = new v8.Serializer();
+  serializer.writeRawBytes(LENGTH_PLACEHOLDER);
+  serializer.writeHeader();
+  serializer.writeValue(batch);
+  const frame = serializer.releaseBuffer();
+  frame.writeUInt32LE(frame.length - HEADER_BYTES, 0);
   return frame;
+}
+
+/** What one frame's body holds; throws when it is not V8's serialization. */
+export function valueOf(body: Buffer): unknown {
+  const deserializer = new v8.Deserializer(body);
+  deserializer.readHeader();
+  return deserializer.readValue();
 }
 
 /**
  * Reads frames from a byte stream; `onFrame` gets each one deserialized. A frame over `limit()` bytes, or
- * one that does not deserialize, calls `onBroken` and ends the reading.
+ * one that does not deserialize, calls `onBroken` and ends the reading. `transient`: each chunk's memory
+ * is reused once the reader returns (a socket's own read buffer).
  */
-export function createFrameReader(onFrame: (value: unknown) => void, onBroken: (why: string) => void, limit: () => number = () => MAX_FRAME_BYTES): (chunk: Buffer) => void {
+export function createFrameReader(onFrame: (value: unknown) => void, onBroken: (why: string) => void, limit: () => number = () => MAX_FRAME_BYTES, transient = false): (chunk: Buffer) => void {
   let chunks: Buffer[] = [];
   let buffered = 0;
   let needed = -1;
@@ -82,10 +102,7 @@ export function createFrameReader(onFrame: (value: unknown) => void, onBroken: (
     chunks = [];
     onBroken(why);
   };
-  return (chunk) => {
-    if (broken) return;
-    chunks.push(chunk);
-    buffered += chunk.length;
+  const consume = (): void => {
     for (;;) {
       if (needed < 0) {
         if (buffered < HEADER_BYTES) return;
@@ -101,7 +118,7 @@ export function createFrameReader(onFrame: (value: unknown) => void, onBroken: (
       const end = HEADER_BYTES + needed;
       let value: unknown;
       try {
-        value = v8.deserialize(all.subarray(HEADER_BYTES, end));
+        value = valueOf(all.subarray(HEADER_BYTES, end));
       } catch (error) {
         breakOff(`a frame that does not deserialize (${error instanceof Error ? error.message : String(error)})`);
         return;
@@ -112,6 +129,14 @@ export function createFrameReader(onFrame: (value: unknown) => void, onBroken: (
       onFrame(value);
       if (broken) return;
     }
+  };
+  return (chunk) => {
+    if (broken) return;
+    chunks.push(chunk);
+    buffered += chunk.length;
+    consume();
+    // A transient chunk's memory is read into again once this returns: what is kept of it is copied.
+    if (transient) chunks = chunks.map((kept) => (kept.buffer === chunk.buffer ? Buffer.from(kept) : kept));
   };
 }
 
@@ -258,13 +283,17 @@ export function createLinkServer(onError: (error: Error) => void): LinkServer {
 /** The worker's side: connects to the runtime and presents its token. */
 export function connectLink<Out>(address: string, token: string): Promise<BatchLink<Out>> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(address);
+    let read: (chunk: Buffer) => void = () => undefined;
+    // Reads land in one buffer of the worker's, not a new one per read: fewer allocations for its heap to collect.
+    const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    const onread = { buffer: readBuffer, callback: (bytes: number) => { read(readBuffer.subarray(0, bytes)); return true; } };
+    const socket = net.connect({ path: address, onread });
     socket.once('error', reject);
     socket.once('connect', () => {
       socket.off('error', reject);
       socket.write(frameOf(token));
       const opened = socketLink<Out>(socket);
-      socket.on('data', createFrameReader(opened.deliver, opened.broken));
+      read = createFrameReader(opened.deliver, opened.broken, undefined, true);
       resolve(opened.link);
     });
   });

@@ -190,6 +190,9 @@ function functionProcessArguments(file: string, settings: FunctionProcessSetting
     ...(process.allowedNodeEnvironmentFlags.has('--allow-net') ? ['--allow-net'] : []),
     // The permission model's own warnings (experimental; --allow-worker) say nothing the runtime's user can act on.
     '--no-warnings',
+    // Each worker collects its own heap on its own (low-priority) thread rather than with the process's
+    // helper threads: on two cores, functions then took ~20 µs less CPU per call (bench/README.md).
+    '--single-threaded-gc',
     file, JSON.stringify(settings),
   ];
 }

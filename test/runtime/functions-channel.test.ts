@@ -148,4 +148,20 @@ describe('function worker channel', () => {
     }
     assert.deepEqual(v8.deserialize(frameOf([1]).subarray(4)), [1]);
   });
+
+  test('a reader of transient chunks (a socket read into one buffer again and again) keeps only copies', () => {
+    const batches = Array.from({ length: 40 }, (_, i) => [{ t: 'reply', id: i, payload: 'q'.repeat(i * 89) }]);
+    const stream = Buffer.concat(batches.map(frameOf));
+    for (const cut of [1, 3, 4, 5, 7, 64, 1000, 5000]) {
+      const read: unknown[] = [];
+      const feed = createFrameReader((value) => read.push(value), (why) => assert.fail(why), undefined, true);
+      const reused = Buffer.alloc(cut);
+      for (let at = 0; at < stream.length; at += cut) {
+        const length = stream.copy(reused, 0, at, at + cut);
+        feed(reused.subarray(0, length));
+        reused.fill(0xff);
+      }
+      assert.deepEqual(read, batches, `chunks of ${cut} bytes`);
+    }
+  });
 });
