@@ -31,7 +31,7 @@ const SLICE_MS = option('slice-ms', 400);
 const SETTLE_MS = option('settle-ms', 80);
 const CONNECTIONS = option('connections', 64);
 const GOAL = 1.3;
-const BOUNDARY_ROUNDS = option('boundary-rounds', 4);
+const BOUNDARY_ROUNDS = option('boundary-rounds', 8);
 const BOUNDARY_SECONDS = option('boundary-seconds', 10);
 const BOUNDARY_GOAL = 1.2;
 

@@ -211,6 +211,46 @@ export interface LinkServer {
   close(): Promise<void>;
 }
 
+/** The workers' socket folder: the prefix, the runtime's process id, a dash, then mkdtemp's random part. */
+const SOCKET_FOLDER_PREFIX = 'asl-functions-';
+const SOCKET_FOLDER = /^asl-functions-(\d+)-[A-Za-z0-9]+$/;
+
+/**
+ * Removes the socket folders of runtimes that ended without removing them (killed with SIGKILL): this
+ * user's own folders (never a symbolic link) named for a process that no longer exists.
+ */
+export function removeAbandonedSocketFolders(temporary: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(temporary);
+  } catch {
+    return;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const pid = SOCKET_FOLDER.exec(name)?.[1];
+    if (!pid || Number(pid) === process.pid || isRunning(Number(pid))) continue;
+    const folder = path.join(temporary, name);
+    try {
+      const stat = fs.lstatSync(folder);
+      if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) continue;
+      fs.rmSync(folder, { recursive: true, force: true });
+    } catch {
+      // Gone already, or not ours to remove.
+    }
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** A connection has this long to present its token. */
 const TOKEN_WAIT_MS = 10_000;
 const TOKEN_FRAME_MAX_BYTES = 256;
@@ -220,7 +260,8 @@ const TOKEN_FRAME_MAX_BYTES = 256;
  * they are started; a failure to listen shows as workers that cannot connect.
  */
 export function createLinkServer(onError: (error: Error) => void): LinkServer {
-  const directory = process.platform === 'win32' ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'asl-functions-'));
+  if (process.platform !== 'win32') removeAbandonedSocketFolders(os.tmpdir());
+  const directory = process.platform === 'win32' ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), `${SOCKET_FOLDER_PREFIX}${process.pid}-`));
   const address = directory ? path.join(directory, 'workers') : `\\\\.\\pipe\\asl-functions-${crypto.randomBytes(16).toString('hex')}`;
   const waiting = new Map<string, (link: BatchLink<never>) => void>();
   const sockets = new Set<net.Socket>();

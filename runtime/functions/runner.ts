@@ -191,7 +191,7 @@ function functionProcessArguments(file: string, settings: FunctionProcessSetting
     // The permission model's own warnings (experimental; --allow-worker) say nothing the runtime's user can act on.
     '--no-warnings',
     // Each worker collects its own heap on its own (low-priority) thread rather than with the process's
-    // helper threads: on two cores, functions then took ~20 µs less CPU per call (bench/README.md).
+    // helper threads: on two cores, a call then took ~20 µs less CPU (runtime/functions/README.md, Costs).
     '--single-threaded-gc',
     file, JSON.stringify(settings),
   ];

@@ -4,12 +4,14 @@
 // this test, and the hostile ones speak raw bytes.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import {
-  connectLink, createFrameReader, createLinkServer, frameOf, MAX_FRAME_BYTES, type BatchLink, type LinkServer,
+  connectLink, createFrameReader, createLinkServer, frameOf, MAX_FRAME_BYTES, removeAbandonedSocketFolders, type BatchLink, type LinkServer,
 } from '../../runtime/functions/channel';
 
 const servers: LinkServer[] = [];
@@ -162,6 +164,38 @@ describe('function worker channel', () => {
         reused.fill(0xff);
       }
       assert.deepEqual(read, batches, `chunks of ${cut} bytes`);
+    }
+  });
+
+  test('socket folders of runtimes that are gone are removed; a live runtime\'s, links and files stay', { skip: process.platform === 'win32' }, async () => {
+    const temporary = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-channel-tmp-'));
+    const live = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    try {
+      const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+      const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-channel-target-'));
+      fs.writeFileSync(path.join(elsewhere, 'keep'), 'x');
+      const abandoned = path.join(temporary, `asl-functions-${gone}-AbC123`);
+      fs.mkdirSync(abandoned);
+      fs.writeFileSync(path.join(abandoned, 'workers'), '');
+      const running = path.join(temporary, `asl-functions-${live.pid}-XyZ789`);
+      fs.mkdirSync(running);
+      const link = path.join(temporary, `asl-functions-${gone}-Link01`);
+      fs.symlinkSync(elsewhere, link);
+      const file = path.join(temporary, `asl-functions-${gone}-File01`);
+      fs.writeFileSync(file, '');
+      const unrelated = path.join(temporary, `asl-functions-${gone}`);
+      fs.mkdirSync(unrelated);
+      removeAbandonedSocketFolders(temporary);
+      assert.equal(fs.existsSync(abandoned), false, 'the folder of a runtime that is gone');
+      assert.equal(fs.existsSync(running), true, 'a running runtime\'s folder');
+      assert.equal(fs.lstatSync(link).isSymbolicLink(), true, 'a symbolic link');
+      assert.equal(fs.readFileSync(path.join(elsewhere, 'keep'), 'utf8'), 'x', 'what a link points to');
+      assert.equal(fs.existsSync(file), true, 'a file');
+      assert.equal(fs.existsSync(unrelated), true, 'a name without the random part');
+      fs.rmSync(elsewhere, { recursive: true, force: true });
+    } finally {
+      live.kill();
+      fs.rmSync(temporary, { recursive: true, force: true });
     }
   });
 });
