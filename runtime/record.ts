@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isRuntimeRecord, RUNTIME_RECORD_FILE, type RuntimeRecord } from '../core/runtime-protocol';
+import { processRuns } from './processes';
 
 export const runtimeRecordPath = (dataDir: string) => path.join(dataDir, RUNTIME_RECORD_FILE);
 
@@ -32,14 +33,5 @@ function readRecordFile(dataDir: string): RuntimeRecord | undefined {
     return isRuntimeRecord(value) ? value : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import type { MessagePort } from 'node:worker_threads';
+import { processRuns } from '../processes';
 
 /**
  * The largest frame either side accepts. A worker keeps every message under it (values crossing are at
@@ -229,7 +230,7 @@ export function removeAbandonedSocketFolders(temporary: string): void {
   const uid = process.getuid?.();
   for (const name of names) {
     const pid = SOCKET_FOLDER.exec(name)?.[1];
-    if (!pid || Number(pid) === process.pid || isRunning(Number(pid))) continue;
+    if (!pid || Number(pid) === process.pid || processRuns(Number(pid))) continue;
     const folder = path.join(temporary, name);
     try {
       const stat = fs.lstatSync(folder);
@@ -238,16 +239,6 @@ export function removeAbandonedSocketFolders(temporary: string): void {
     } catch {
       // Gone already, or not ours to remove.
     }
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, under another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

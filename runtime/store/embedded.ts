@@ -13,6 +13,7 @@ import { deserializeStored } from '../../core/bsonDecode';
 import { Engine } from './engine';
 import { frameRecord, JournalWriter, scanRecords, type Durability } from './journal';
 import { StoreError, StoreErrorCode, type Document, type DocumentStore } from './types';
+import { processRuns } from '../processes';
 
 export type { Durability } from './journal';
 
@@ -71,15 +72,6 @@ function fsyncDirectory(dir: string): void {
   }
 }
 
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Takes the directory's lock file, taking over one left by a process that no longer runs. */
 function acquireLock(dir: string): () => void {
   const lockPath = path.join(dir, LOCK);
@@ -90,7 +82,7 @@ function acquireLock(dir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number(fs.readFileSync(lockPath, 'utf8').trim());
-      if (Number.isInteger(holder) && holder > 0 && isProcessAlive(holder)) {
+      if (Number.isInteger(holder) && holder > 0 && processRuns(holder)) {
         const who = holder === process.pid ? 'this process' : `process ${holder}`;
         throw new StoreError(`The data directory ${dir} is already open by ${who}`, StoreErrorCode.IllegalOperation, 'IllegalOperation');
       }
