@@ -214,7 +214,7 @@ export interface LinkServer {
 
 /** The workers' socket folder: the prefix, the runtime's process id, a dash, then mkdtemp's random part. */
 const SOCKET_FOLDER_PREFIX = 'asl-functions-';
-const SOCKET_FOLDER = /^asl-functions-(\d+)-[A-Za-z0-9]+$/;
+const SOCKET_FOLDER = new RegExp(`^${SOCKET_FOLDER_PREFIX}(\\d+)-[A-Za-z0-9]+$`);
 
 /**
  * Removes the socket folders of runtimes that ended without removing them (killed with SIGKILL): this
@@ -253,7 +253,7 @@ const TOKEN_FRAME_MAX_BYTES = 256;
 export function createLinkServer(onError: (error: Error) => void): LinkServer {
   if (process.platform !== 'win32') removeAbandonedSocketFolders(os.tmpdir());
   const directory = process.platform === 'win32' ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), `${SOCKET_FOLDER_PREFIX}${process.pid}-`));
-  const address = directory ? path.join(directory, 'workers') : `\\\\.\\pipe\\asl-functions-${crypto.randomBytes(16).toString('hex')}`;
+  const address = directory ? path.join(directory, 'workers') : `\\\\.\\pipe\\${SOCKET_FOLDER_PREFIX}${crypto.randomBytes(16).toString('hex')}`;
   const waiting = new Map<string, (link: BatchLink<never>) => void>();
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
