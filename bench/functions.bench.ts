@@ -56,6 +56,21 @@ function threadsCpuMs(pid: number): { main: number; others: number } | undefined
   return { main, others };
 }
 
+/** CPU time (ms) of a process and its children (the runtime's function process), from /proc. */
+function processTreeCpuMs(pids: number[]): number | undefined {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    } catch {
+      return undefined;
+    }
+  }
+  return total;
+}
+
 /** The processes whose parent is `pid` (the runtime's function process), from /proc. */
 function childProcesses(pid: number): number[] {
   if (!fs.existsSync('/proc')) return [];
@@ -135,8 +150,8 @@ async function main(): Promise<void> {
     assert.equal(threadsNative.text, native.text);
     assert.equal(threadsFunction.text, viaFunction.text);
     const servers = [
-      { name: 'boundary', url: runtime.graphqlUrl, headers, nativeText: native.text, functionText: viaFunction.text },
-      { name: 'threads', url: unisolated.graphqlUrl, headers: threadsHeaders, nativeText: threadsNative.text, functionText: threadsFunction.text },
+      { name: 'boundary', pid: runtime.pid, url: runtime.graphqlUrl, headers, nativeText: native.text, functionText: viaFunction.text },
+      { name: 'threads', pid: unisolated.pid, url: unisolated.graphqlUrl, headers: threadsHeaders, nativeText: threadsNative.text, functionText: threadsFunction.text },
     ];
     const threadsFunctionLoad = { url: unisolated.graphqlUrl, connections: CONNECTIONS, headers: threadsHeaders, body: functionBody, expectBody: threadsFunction.text };
     await runLoad(threadsFunctionLoad, WARMUP_SECONDS);
@@ -146,13 +161,18 @@ async function main(): Promise<void> {
     // machine's drift, which moves whole groups, cancels within each; the figure is the ratio of the two
     // servers' medians over all rounds' groups.
     const perGroup = new Map<string, number[]>([['boundary', []], ['threads', []]]);
+    const cpuPerGroup = new Map<string, number[]>([['boundary', []], ['threads', []]]);
     const perRound: number[] = [];
     for (let round = 0; round < BOUNDARY_ROUNDS; round++) {
       const ordered = round % 2 === 0 ? servers : [...servers].reverse();
-      const kinds = ordered.flatMap((server) => [
-        { name: `${server.name} native`, url: server.url, headers: server.headers, body: nativeBody, expectBody: server.nativeText },
-        { name: `${server.name} function`, url: server.url, headers: server.headers, body: functionBody, expectBody: server.functionText },
-      ]);
+      const kinds = ordered.flatMap((server) => {
+        const tree = [server.pid, ...childProcesses(server.pid)];
+        const cpuMs = () => processTreeCpuMs(tree);
+        return [
+          { name: `${server.name} native`, url: server.url, headers: server.headers, body: nativeBody, expectBody: server.nativeText, cpuMs },
+          { name: `${server.name} function`, url: server.url, headers: server.headers, body: functionBody, expectBody: server.functionText, cpuMs },
+        ];
+      });
       const result = await measureAlternatingSlices({
         url: ordered[0]!.url, connections: CONNECTIONS, kinds, seconds: 2 * BOUNDARY_SECONDS, sliceMs: SLICE_MS, settleMs: SETTLE_MS,
       });
@@ -162,6 +182,8 @@ async function main(): Promise<void> {
         const added = nativeRates.map((nativeRate, group) => 1e6 / functionRates[group]! - 1e6 / nativeRate);
         perGroup.get(server.name)!.push(...added);
         roundAdded.set(server.name, median(added));
+        const cpu = result.cpuPerRequest;
+        if (cpu) cpuPerGroup.get(server.name)!.push(...cpu[2 * index]!.map((nativeCpu, group) => cpu[2 * index + 1]![group]! - nativeCpu));
         console.log(`  round ${round + 1} ${server.name.padEnd(8)} generated field ${median(nativeRates).toFixed(0).padStart(6)} req/s, resolver ${median(functionRates).toFixed(0).padStart(6)} req/s: a call adds ${roundAdded.get(server.name)!.toFixed(0)} µs of server time per request`);
       });
       perRound.push(roundAdded.get('boundary')! / roundAdded.get('threads')!);
@@ -169,6 +191,10 @@ async function main(): Promise<void> {
     const [boundaryAdded, threadsAdded] = [median(perGroup.get('boundary')!), median(perGroup.get('threads')!)];
     console.log(`  added cost, boundary ÷ threads, per round: ${perRound.map((r) => r.toFixed(2)).join(' ')}`);
     console.log(`  all rounds (medians over ${perGroup.get('boundary')!.length} groups): a call adds ${boundaryAdded.toFixed(0)} µs with functions in their own process, ${threadsAdded.toFixed(0)} µs on the runtime's threads`);
+    const [boundaryCpu, threadsCpu] = [cpuPerGroup.get('boundary')!, cpuPerGroup.get('threads')!];
+    if (boundaryCpu.length > 0 && threadsCpu.length > 0) {
+      console.log(`  CPU time in the same slices (each server and its function process, from /proc): a call adds ${median(boundaryCpu).toFixed(0)} µs of CPU in its own process, ${median(threadsCpu).toFixed(0)} µs on the runtime's threads (${(median(boundaryCpu) / median(threadsCpu)).toFixed(2)}×; the goal is the time figure below)`);
+    }
     const boundaryRatio = boundaryAdded / threadsAdded;
     console.log(goalLine('function call added cost, own process ÷ runtime threads', boundaryRatio, '<=', BOUNDARY_GOAL));
   } finally {
