@@ -3,11 +3,15 @@
 // may start worker threads, nothing else (no writes, no child processes, no addons, no inspector). Its
 // environment is empty and it is given no key material: whatever a function's code reaches here, even
 // out of its vm context, is this process. Runs the agent (agent.ts), which owns the workers, and carries
-// its messages over the IPC channel, in one batch per turn of the event loop each way. Calls and their
-// data do not pass here: each worker has its own channel to the runtime (channel.ts).
+// its messages over a link of its own to the runtime (channel.ts), in one batch per turn of the event loop
+// each way. There is no IPC channel: the runtime would trust Node's decoding of whatever arrived on it,
+// and a function that wrote a bad message there would stop the runtime. Calls and their data do not pass
+// here: each worker has its own link to the runtime.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createAgent } from './agent';
+import { connectLink } from './channel';
+import { lockDown } from './lockdown';
 import type { FromAgent, ToAgent } from './protocol';
 
 /** What the runtime passes as the process's one argument (JSON). */
@@ -16,35 +20,41 @@ export interface FunctionProcessSettings {
   packagesDir?: string;
 }
 
-// Signals reach every process of the user, outside the permission model: none are sent from here.
-for (const name of ['kill', '_kill']) delete (process as unknown as Record<string, unknown>)[name];
-const send = process.send?.bind(process);
-if (!send) throw new Error('the function process must be started with an IPC channel');
-const settings = JSON.parse(process.argv[2] ?? '{}') as FunctionProcessSettings;
-const workerFile = path.join(__dirname, 'function-worker.js');
-
-let outbox: FromAgent[] = [];
-
-function flush(): void {
-  const batch = outbox;
-  outbox = [];
-  if (batch.length > 0 && process.connected) send!(batch);
+/** The settings, and where and with which token the agent connects to the runtime (once: the token is then spent). */
+export interface FunctionProcessArgument extends FunctionProcessSettings {
+  link: { address: string; token: string };
 }
 
-const agent = createAgent({
-  memoryLimitMb: settings.memoryLimitMb,
-  packagesDir: settings.packagesDir,
-  startWorker: (_init, options) => new Worker(workerFile, options),
-  emit(message) {
-    if (outbox.length === 0) setImmediate(flush);
-    outbox.push(message);
-  },
-});
+lockDown();
+const settings = JSON.parse(process.argv[2] ?? '{}') as FunctionProcessArgument;
+const workerFile = path.join(__dirname, 'function-worker.js');
 
-process.on('message', (batch: ToAgent[]) => {
-  for (const message of batch) agent.receive(message);
-});
-// The runtime went away (closed the runner, or exited): so does this process.
-process.on('disconnect', () => {
-  void agent.close().finally(() => process.exit(0));
+async function main(): Promise<void> {
+  const link = await connectLink<FromAgent>(settings.link.address, settings.link.token);
+  let outbox: FromAgent[] = [];
+  const flush = (): void => {
+    const batch = outbox;
+    outbox = [];
+    link.send(batch);
+  };
+  const agent = createAgent({
+    memoryLimitMb: settings.memoryLimitMb,
+    packagesDir: settings.packagesDir,
+    startWorker: (_init, options) => new Worker(workerFile, options),
+    emit(message) {
+      if (outbox.length === 0) setImmediate(flush);
+      outbox.push(message);
+    },
+  });
+  link.listen((batch) => {
+    if (Array.isArray(batch)) for (const message of batch as ToAgent[]) agent.receive(message);
+  }, () => {
+    // The runtime went away (stopped this process's runner, or exited): so does this process.
+    void agent.close().finally(() => process.exit(0));
+  });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`the function process cannot reach the runtime: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
 });

@@ -514,7 +514,8 @@ export type FromPool =
   | { t: 'ended'; id: number; timeUp?: undefined; message: string };
 
 // Between the runtime's pool and the agent that owns the workers (agent.ts): in the function process,
-// over its IPC channel as arrays of messages; with functions on the runtime's threads, by direct calls.
+// over the agent's own link to the runtime (channel.ts) as arrays of messages; with functions on the
+// runtime's threads, by direct calls.
 // The function process is untrusted: the runtime checks every message from there (runner.ts).
 
 /** From the runtime to the agent. */

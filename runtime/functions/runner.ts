@@ -15,7 +15,7 @@ import { ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, F
 import { createAgent } from './agent';
 import { createLinkServer, portLink, type BatchLink, type LinkServer } from './channel';
 import { createWorkerPool, type WorkerPool } from './pool';
-import type { FunctionProcessSettings } from './process';
+import type { FunctionProcessArgument, FunctionProcessSettings } from './process';
 import {
   carry, decodeReturned, decodeValue, encodeLending,
   type CallPayload, type Carried, type Encoded, type FromAgent, type FromPool, type LogLevel, type SyncReply, type ToAgent, type ToWorker,
@@ -175,7 +175,7 @@ const PERMISSION_PATH_SYNTAX = /[,*]/;
  * worker threads allowed (they run the functions), nothing else: no file writes, no child processes, no
  * native addons, no WASI, no inspector.
  */
-function functionProcessArguments(file: string, settings: FunctionProcessSettings, log: FunctionLog): string[] {
+function functionProcessArguments(file: string, settings: FunctionProcessArgument, log: FunctionLog): string[] {
   const own = [file, path.join(path.dirname(file), 'function-worker.js')];
   if (own.some((p) => PERMISSION_PATH_SYNTAX.test(p))) throw new Error(`functions cannot run from ${path.dirname(file)}: its path holds a comma or an asterisk, which Node's permission model reads as syntax`);
   const packages = settings.packagesDir;
@@ -284,9 +284,11 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   function startProcess(): FunctionProcess {
     const file = functionProcessFile();
     const links: LinkServer = createLinkServer((error) => log('functions', 'error', `function workers cannot connect to the runtime: ${error.message}`));
-    const child = spawn(process.execPath, functionProcessArguments(file, settings, log), {
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      serialization: 'advanced',
+    // The agent's link is one of the link server's, like each worker's: no IPC channel, whose messages
+    // Node would decode (and throw on, out of the runtime's reach) before the runtime could check them.
+    const agentLink = links.expect<ToAgent>();
+    const child = spawn(process.execPath, functionProcessArguments(file, { ...settings, link: { address: links.address, token: agentLink.token } }, log), {
+      stdio: ['ignore', 'ignore', 'pipe'],
       // Nothing of the runtime's environment (tokens, keys, paths): the process needs none of it, but for
       // running as Node inside the editor's Electron and Windows' system folder (sockets and crypto need it).
       env: {
@@ -299,14 +301,13 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     let stderrTail = '';
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const stderr = child.stderr as (NodeJS.ReadableStream & { ref?(): void; unref?(): void }) | null;
+    let toAgentLink: BatchLink<ToAgent> | undefined;
+    /** Batches for the agent before it has connected. */
+    let early: ToAgent[][] = [];
+    let holding = false;
     const toAgent = batcher<ToAgent>((batch) => {
-      if (!child.connected) return;
-      try {
-        child.send(batch);
-      } catch (error) {
-        // The channel closing under the batch: the exit handler fails the calls.
-        log('functions', 'error', `sending to the function process failed: ${messageOf(error)}`);
-      }
+      if (toAgentLink) toAgentLink.send(batch);
+      else if (fp.alive) early.push(batch);
     });
     const pool = createPool(() => fp, toAgent, () => {
       const { token, link } = links.expect<ToWorker>();
@@ -315,13 +316,13 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     const fp: FunctionProcess = {
       alive: true, knownSources: new Set(), pool, agent: toAgent,
       hold(busy) {
+        holding = busy;
+        toAgentLink?.hold(busy);
         if (busy) {
           child.ref();
-          child.channel?.ref();
           stderr?.ref?.();
         } else {
           child.unref();
-          child.channel?.unref();
           stderr?.unref?.();
         }
       },
@@ -335,9 +336,25 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         await links.close();
       },
     };
+    void agentLink.link.then((link) => {
+      if (!fp.alive) {
+        link.close();
+        return;
+      }
+      toAgentLink = link;
+      link.hold(holding);
+      for (const batch of early) link.send(batch);
+      early = [];
+      link.listen((batch) => fromAgent(fp, batch), (why) => {
+        if (!fp.alive) return;
+        // It wrote what is no frame, or closed its link (ending, or its code did): either way it is done
+        // for; its exit fails what it still ran, with what it wrote to stderr.
+        if (why) lost(fp, `the function process broke its link to the runtime: ${why}`);
+        child.kill('SIGKILL');
+      });
+    });
     stderr?.setEncoding('utf8');
     stderr?.on('data', (chunk: string) => { stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_CHARS); });
-    child.on('message', (batch: unknown) => fromAgent(fp, batch));
     child.on('error', (error) => log('functions', 'error', `the function process failed: ${error.message}`));
     child.on('exit', (code, signal) => {
       const how = signal ? `signal ${signal}` : `exit code ${code}`;

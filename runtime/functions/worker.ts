@@ -17,12 +17,9 @@ import {
 import { deposit, mailboxOf, reclaim } from './mailbox';
 import { connectLink, MAX_FRAME_BYTES, portLink, type BatchLink } from './channel';
 import { createHttpClient } from './http';
+import { lockDown } from './lockdown';
 import { createServiceClient, type HostRequest } from './services';
 import { DocumentTemplates } from './templates';
-
-// Signals reach every process of the user (the runtime, the editor), and Node's permission model does not
-// cover them: code that gets hold of this thread's `process` finds no way to send one.
-for (const name of ['kill', '_kill']) delete (process as unknown as Record<string, unknown>)[name];
 
 if (isMainThread) throw new Error('runtime/functions/worker must run in a worker thread');
 const init = workerData as WorkerInit;
@@ -557,6 +554,7 @@ function yieldToRuntime(): void {
 }
 
 yieldToRuntime();
+lockDown();
 
 /** Connects to the runtime's pool; the worker has nothing to do without it, so it ends when the channel does. */
 async function connect(): Promise<void> {

@@ -55,6 +55,8 @@ async function attack(proc, input) {
     thread.on('exit', resolve);
   }));
   await record('signal the runtime', () => proc.kill(input.runtimePid, 'SIGKILL'));
+  await record('lower the priority of the runtime', () => load('os').setPriority(input.runtimePid, 19));
+  await record('find where a file is', () => load('fs').realpathSync(input.files[0]));
   return out;
 }
 `;
@@ -189,6 +191,23 @@ const HOSTILE: Record<string, string> = {
     Atomics.store(header, 0, 2);
     proc.exit(0);
   };`,
+  // Bytes that are no message, written to every file descriptor of the function process: its pipes and
+  // sockets to the runtime among them (once an IPC channel, whose garbage stopped the runtime).
+  fdAttack: `exports = () => {
+    const proc = context.constructor.constructor('return process')();
+    const fs = proc.getBuiltinModule('fs');
+    // A 6-byte message (big-endian length, as Node's IPC frames it) holding V8's header and an unknown tag.
+    const garbage = Buffer.concat([Buffer.from([0, 0, 0, 6, 0xff, 0x0f, 0x99, 0x99, 0x99, 0x99]), Buffer.alloc(64, 0xee)]);
+    const written = [];
+    for (let fd = 0; fd < 256; fd++) {
+      try { fs.writeSync(fd, garbage); written.push(fd); } catch {}
+    }
+    return { written };
+  };`,
+  // Functions may require 'os', whose setPriority reaches any process of the user.
+  reniceRuntime: `exports = (input) => {
+    try { require('os').setPriority(input.runtimePid, 19); return 'lowered'; } catch (error) { return 'refused: ' + (error.code || error.message); }
+  };`,
   giveObject: `exports = () => ({ an: 'object' });`,
   throwsHost: `exports = () => { throw new Error('thrown'); };`,
   innocent: `exports = (x) => ({ x, keys: Object.keys({}) });`,
@@ -218,6 +237,12 @@ function filesUnder(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath ?? e.path, e.name));
 }
 
+/** A process's nice value (its main thread's), from /proc. */
+function niceOf(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
 /** The ways a secret could show in a response body. */
 function encodings(secret: Buffer): string[] {
   return [secret.toString('hex'), secret.toString('base64'), secret.toString('base64url'), secret.toString('latin1')].filter((s) => s.length >= 16);
@@ -232,6 +257,7 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
   let markerDir: string;
   let dataDir: string;
   const secrets: { name: string; forms: string[] }[] = [];
+  let runtimeNice: number | undefined;
 
   before(async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-boundary-'));
@@ -243,6 +269,7 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     token = (await registerAndLogIn(attackerUrl, 'mallory@example.com', 'password1')).access_token;
     victimToken = (await registerAndLogIn(`${served.url}/api/client/v2.0/app/victim-vvvvv`, 'victim@example.com', 'password1')).access_token;
     dataDir = served.child.spawnargs[served.child.spawnargs.indexOf('--data') + 1]!;
+    if (process.platform === 'linux') runtimeNice = niceOf(served.child.pid!);
     for (const file of filesUnder(dataDir)) {
       if (['token-secret', 'api-key.json', 'runtime.json'].includes(path.basename(file))) secrets.push({ name: path.relative(dataDir, file), forms: encodings(fs.readFileSync(file)) });
     }
@@ -275,6 +302,7 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     assert.deepEqual(fs.readdirSync(markerDir), [], `${name}: a marker file was written`);
     assert.equal(served.child.exitCode, null, `${name}: the runtime stopped`);
     assert.equal(served.child.signalCode, null, `${name}: the runtime was signalled`);
+    if (process.platform === 'linux') assert.equal(niceOf(served.child.pid!), runtimeNice, `${name}: the runtime's priority changed`);
   }
 
   // Escapes that do reach a `process` (of the function process): the test checks they did, so that it
@@ -346,6 +374,33 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     const body = EJSON.parse(response.text, { relaxed: true }) as Record<string, unknown>;
     assert.deepEqual(Object.keys(body).sort(), ['guessedToken', 'noToken', 'oversized', 'usedToken']);
     for (const [name, outcome] of Object.entries(body)) assert.deepEqual(outcome, { connected: true, closedByServer: true, received: 0 }, name);
+  });
+
+  test('a function cannot lower the runtime\'s priority with the os module functions may require', async () => {
+    const response = await call('reniceRuntime', 'reniceRuntime');
+    assertNothingGained('reniceRuntime', response);
+    assert.equal(response.status, 200, response.text);
+    assert.match(JSON.parse(response.text) as string, /^refused: /);
+  });
+
+  test('garbage written to every file descriptor of the function process stops neither the runtime nor the other app', async () => {
+    const victimCall = (taskId: string) => fetch(`${served.url}/api/client/v2.0/app/victim-vvvvv/functions/call`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${victimToken}` },
+      body: JSON.stringify({ name: 'renameTask', arguments: [{ taskId, name: 'genuine' }] }),
+    });
+    const response = await call('fdAttack', 'fdAttack');
+    assertNothingGained('fdAttack', response);
+    // Its own links broken, the attacker's function process is done for; the call may fail with it.
+    assert.ok(response.status < 500, response.text);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assertNothingGained('fdAttack (after)', { status: 200, text: '' });
+    const victim = await victimCall('after-fd-attack');
+    assert.equal(victim.status, 200);
+    assert.deepEqual(await victim.json(), { _id: 'after-fd-attack', name: 'genuine' });
+    // The attacker's app gets a new function process.
+    let innocent = await call('innocent', 'innocent-after-fd-attack');
+    if (innocent.status !== 200) innocent = await call('innocent', 'innocent-after-fd-attack-2');
+    assert.equal(innocent.status, 200, innocent.text);
   });
 
   test('after the pollution, the runtime and the other app answer as before', async () => {
