@@ -54,7 +54,8 @@ overall.unref();
 
 /**
  * What an escape function (escape-functions.json) does with a `process` it reached: read the data folder's
- * key material, write a file, run a command, start a thread that writes, signal the runtime. It returns
+ * key material, write a file, run a command, start a thread that writes, signal or renice the runtime,
+ * learn whether a key file exists. It returns
  * every outcome, so whatever it gained would show in the response.
  */
 const ESCAPE_ATTACK = `async function attack(proc, input) {
@@ -75,6 +76,8 @@ const ESCAPE_ATTACK = `async function attack(proc, input) {
     thread.on('exit', resolve);
   }));
   await attempt('signal', () => proc.kill(input.runtimePid, 'SIGKILL'));
+  await attempt('renice the runtime', () => load('os').setPriority(input.runtimePid, 19));
+  await attempt('realpath of a key file', () => load('fs').realpathSync(input.files[0]));
   return out;
 }`;
 
@@ -472,6 +475,16 @@ async function hostileFunctions(server) {
 
 // ---------------------------------------------------------------- 3b. functions escaping their context
 
+/** A process's nice value, from /proc (undefined elsewhere). */
+function niceOf(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  } catch {
+    return undefined;
+  }
+}
+
 function filesUnder(dir) {
   return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath ?? e.path, e.name));
 }
@@ -488,8 +501,10 @@ async function functionEscapes(server, app) {
   const names = Object.keys(JSON.parse(fs.readFileSync(path.join(HERE, 'escape-functions.json'), 'utf8')));
   let escaped = 0;
   let leaks = 0;
+  let gains = 0;
   let serverErrors = 0;
   const problems = [];
+  const niceBefore = niceOf(server.child.pid);
   try {
     for (const name of names) {
       const res = await send(`${server.api}/functions/call`, {
@@ -498,12 +513,17 @@ async function functionEscapes(server, app) {
       if (res.body?.escaped === true) escaped++;
       if (res.hang || res.status === 0 || res.status >= 500) { serverErrors++; problems.push(`${name}: ${res.hang ? 'hang' : res.status || res.error}`); }
       if (keyForms.some((form) => String(res.text ?? '').includes(form))) { leaks++; problems.push(`${name}: the response holds key material`); }
+      for (const [attempt, outcome] of Object.entries(res.body?.outcomes ?? {})) {
+        if (!String(outcome).startsWith('refused: ')) { gains++; problems.push(`${name}: ${attempt} was not refused`); }
+      }
     }
     const markers = fs.readdirSync(markerDir);
     const alive = server.child.exitCode === null && (await send(`${server.api}/location`, { method: 'GET' })).status === 200;
+    const niceAfter = niceOf(server.child.pid);
+    if (niceAfter !== niceBefore) problems.push(`the runtime's nice value went from ${niceBefore} to ${niceAfter}`);
     for (const problem of [...problems, ...markers.map((m) => `marker written: ${m}`)]) console.log(`  ${problem}`);
-    figure(`function escapes: ${names.length} hostile functions (constructor chains from context, arguments, results, errors and promises; Error.prepareStackTrace; import(); arguments.callee.caller), ${escaped} of them out of their vm context, against ${keyFiles.length} key files: ${leaks} responses with key material, ${markers.length} files written or commands run, ${serverErrors} 5xx or hangs, runtime ${alive ? 'alive' : 'DOWN'} (goal 0 / 0 / 0 / alive)`,
-      keyFiles.length >= 2 && escaped >= 4 && leaks === 0 && markers.length === 0 && serverErrors === 0 && alive);
+    figure(`function escapes: ${names.length} hostile functions (constructor chains from context, arguments, results, errors and promises; Error.prepareStackTrace; import(); arguments.callee.caller; garbage on every descriptor), ${escaped} of them out of their vm context, against ${keyFiles.length} key files: ${leaks} responses with key material, ${gains} attempts not refused, ${markers.length} files written or commands run, ${serverErrors} 5xx or hangs, runtime ${alive ? 'alive' : 'DOWN'}, its priority ${niceAfter === niceBefore ? 'kept' : 'LOWERED'} (goal 0 / 0 / 0 / 0 / alive / kept)`,
+      keyFiles.length >= 2 && escaped >= 4 && leaks === 0 && gains === 0 && markers.length === 0 && serverErrors === 0 && alive && niceAfter === niceBefore);
   } finally {
     fs.rmSync(markerDir, { recursive: true, force: true });
   }
