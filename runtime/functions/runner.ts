@@ -142,6 +142,9 @@ const DEFAULT_MEMORY_LIMIT_MB = 768;
 const LOST_CALL_GRACE_MS = 5000;
 const LOST_CALL_SWEEP_MS = 1000;
 const STDERR_TAIL_CHARS = 2000;
+/** What the runtime reads of the function process's stderr at most, per window (Node's own reports are a few KB). */
+const STDERR_CHARS_PER_WINDOW = 256 * 1024;
+const STDERR_WINDOW_MS = 1000;
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -354,7 +357,23 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       });
     });
     stderr?.setEncoding('utf8');
-    stderr?.on('data', (chunk: string) => { stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_CHARS); });
+    // Read at a bounded rate: function code can write to the descriptor as fast as a pipe takes it, and
+    // reading it all cost the runtime a core; paused, the pipe fills and the writer waits, not the runtime.
+    let stderrWindowStart = 0;
+    let stderrWindowChars = 0;
+    stderr?.on('data', (chunk: string) => {
+      stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+      const now = Date.now();
+      if (now - stderrWindowStart >= STDERR_WINDOW_MS) {
+        stderrWindowStart = now;
+        stderrWindowChars = 0;
+      }
+      stderrWindowChars += chunk.length;
+      if (stderrWindowChars > STDERR_CHARS_PER_WINDOW) {
+        stderr.pause();
+        setTimeout(() => stderr.resume(), stderrWindowStart + STDERR_WINDOW_MS - now).unref();
+      }
+    });
     child.on('error', (error) => log('functions', 'error', `the function process failed: ${error.message}`));
     child.on('exit', (code, signal) => {
       const how = signal ? `signal ${signal}` : `exit code ${code}`;

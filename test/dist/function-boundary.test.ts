@@ -204,6 +204,15 @@ const HOSTILE: Record<string, string> = {
     }
     return { written };
   };`,
+  // Writes 64 KiB chunks to stderr for 2 s: as many as the runtime reads.
+  stderrFlood: `exports = () => {
+    const fs = context.constructor.constructor('return process')().getBuiltinModule('fs');
+    const chunk = Buffer.alloc(65536, 0x41);
+    let written = 0;
+    // The pipe is non-blocking here: a full one refuses the write (EAGAIN), and the loop tries again.
+    for (const until = Date.now() + 2000; Date.now() < until;) { try { fs.writeSync(2, chunk); written++; } catch {} }
+    return written;
+  };`,
   // Functions may require 'os', whose setPriority reaches any process of the user.
   reniceRuntime: `exports = (input) => {
     try { require('os').setPriority(input.runtimePid, 19); return 'lowered'; } catch (error) { return 'refused: ' + (error.code || error.message); }
@@ -381,6 +390,16 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     assertNothingGained('reniceRuntime', response);
     assert.equal(response.status, 200, response.text);
     assert.match(JSON.parse(response.text) as string, /^refused: /);
+  });
+
+  test('a function flooding stderr waits for the runtime, which reads at a bounded rate', async () => {
+    const response = await call('stderrFlood', 'stderrFlood');
+    assertNothingGained('stderrFlood', response);
+    assert.equal(response.status, 200, response.text);
+    // Read as fast as it came: 1,266 chunks in 2 s in this suite, 44,389 in 3 s alone (2.5 s of the
+    // runtime's CPU). Held back by the full pipe at ~256 KiB a second: ~15.
+    const written = Number(EJSON.parse(response.text));
+    assert.ok(written < 200, `${written} chunks of 64 KiB were read in 2 s`);
   });
 
   test('garbage written to every file descriptor of the function process stops neither the runtime nor the other app', async () => {
