@@ -177,12 +177,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const bindHost = options.host ?? '127.0.0.1';
   let http: RunningHttpServer | undefined;
   /**
-   * Each app's origins for its own paths; admin routes and `/logs` only the runtime's own origin (its port on
-   * a loopback name or the bound host; never a hosted site); paths naming no app (session refresh,
-   * profile, which the bearer token ties to its app) every app's.
+   * Each app's origins for its own paths; admin routes and the runtime's own pages (`/`, `/logs`) only the
+   * runtime's own origin (its port on a loopback name or the bound host; never a hosted site); paths naming
+   * no app (session refresh, profile, which the bearer token ties to its app) every app's.
    */
   const corsFor = (pathname: string): CorsPolicy => {
-    if (ADMIN_PATH.test(pathname) || pathname === '/logs') return { allowedOrigins: runtimeOrigins(bindHost, http?.port ?? options.port ?? 0), allowLocalhost: false };
+    // Decided on the path the router matches (`/logs/` and `/%6Cogs` reach `/logs`; `//logs` parses as `/`); one it cannot decode reaches no route.
+    const routed = routedPath(pathname);
+    if (routed === undefined || ADMIN_PATH.test(routed) || routed === '/logs' || routed === '/') return { allowedOrigins: runtimeOrigins(bindHost, http?.port ?? options.port ?? 0), allowLocalhost: false };
     const app = appOfPath(pathname, hosted);
     if (app) return { allowedOrigins: app.allowedOrigins(), allowLocalhost: true };
     return { allowedOrigins: hosted.flatMap((h) => h.allowedOrigins()), allowLocalhost: true };
@@ -865,4 +867,13 @@ async function watchApp(appDir: string, dataDir: string, log: Logger, reload: ()
       await running;
     },
   };
+}
+
+/** A path as the router matches it: empty segments dropped, each segment decoded; undefined when one does not decode. */
+function routedPath(pathname: string): string | undefined {
+  try {
+    return `/${pathname.split('/').filter((segment) => segment.length > 0).map(decodeURIComponent).join('/')}`;
+  } catch {
+    return undefined;
+  }
 }

@@ -14,9 +14,11 @@
 //   decide field by field (a writable field is readable). Unreadable fields are left out of results.
 // - `filters[]` whose `apply_when` holds add their `query` to every operation and their `projection`
 //   to every result.
+// - A query (read or write) sees each document as the caller may read it: when its filter or sort names
+//   a field some role may hide, it runs in memory on the readable views, not in the store.
 import { ObjectId } from 'bson';
-import { ProcessingMode, Query } from 'mingo';
-import { Aggregator } from '../store/regex';
+import { ProcessingMode } from 'mingo';
+import { Aggregator, Query } from '../store/regex';
 import { evaluateExpression, expandExpressionToQuery, type EvaluationEnv } from '../../core/rules';
 import type { AppModel, DataSource } from '../../core/model';
 import { cloneStored, fromComparable, toComparable, toStorable, valueKey } from '../store/bson-values';
@@ -28,13 +30,14 @@ import {
 } from '../store/types';
 import { applyUpdate, prepareUpdate, seedFromFilter } from '../store/update';
 import { byId } from '../store/types';
-import { describeViolation, findPipelineViolation } from '../store/pipeline-check';
+import { describeViolation, findPipelineViolation, MAX_PIPELINE_DEPTH } from '../store/pipeline-check';
 import { DataAccessError, noMatchingRole, notPermitted } from './errors';
 import { compileRules, isRecord, NO_RULES, type CollectionRules, type CompiledRole, type FieldRule, type Permission } from './rules';
 import { compileSchema, writeValidationSettings, type SchemaValidator, type WriteValidationSettings } from './schema';
 import type { FunctionUser } from '../functions';
 import { updateBetween } from '../store/changes';
 import { compiledQuery } from '../store/query-cache';
+import { SYNC_METADATA_DATABASE } from '../sync/history/history';
 
 /** `%%user` (rules-and-sync §1.2): the same user functions see as `context.user`. */
 export type DataAccessUser = FunctionUser;
@@ -110,6 +113,8 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
     if (!sources.has(dataSource)) {
       throw new DataAccessError('ServiceNotFound', `data source '${dataSource}' is not defined in this app (defined: ${[...sources.keys()].join(', ') || 'none'})`);
     }
+    // Not even a rule the app writes for it opens the runtime's own data to users.
+    if (INTERNAL_DATABASES.has(database)) return INTERNAL_POLICY;
     return policies.get(policyKey(dataSource, database, collection)) ?? defaultPolicies.get(dataSource)!;
   };
 
@@ -119,7 +124,12 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
         return {
           collection(dataSource, database, collection) {
             policyFor(dataSource, database, collection);
-            return options.store.collection(database, collection);
+            // The platform offers app code no way into sync's private history either; only the runtime's
+            // own code (sync, auth) reaches these databases, through the store itself.
+            if (INTERNAL_DATABASES.has(database)) {
+              throw notPermitted('access', `database '${database}' holds the runtime's own records and is not reachable from app code`);
+            }
+            return withPipelineTargetsChecked(options.store.collection(database, collection));
           },
         };
       }
@@ -140,6 +150,31 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
       };
     },
   };
+}
+
+/**
+ * Databases the runtime keeps its own records in, in the app's store: sync's history, client files and
+ * partition salts (`__realm_sync`), and auth records when they are kept over a store (`__asl_auth`, the
+ * default of `AuthRepository.overStore`). Users get them as a namespace without rules (reads find
+ * nothing, writes NoMatchingRuleFound); system code is refused.
+ */
+const INTERNAL_DATABASES: ReadonlySet<string> = new Set([SYNC_METADATA_DATABASE, '__asl_auth']);
+const INTERNAL_POLICY: CollectionPolicy = { rules: NO_RULES };
+
+/** A system collection whose pipelines may not name an internal database as a `$lookup`/`$out`/`$merge`/… target. */
+function withPipelineTargetsChecked(collection: StoreCollection): StoreCollection {
+  const aggregate = (pipeline: Document[]): Promise<Document[]> => {
+    const violation = findPipelineViolation(pipeline, { allowCrossCollection: true, refusedDatabases: INTERNAL_DATABASES });
+    if (violation) return Promise.reject(notPermitted('aggregate', describeViolation(violation)));
+    return collection.aggregate(pipeline);
+  };
+  return new Proxy(collection, {
+    get(target, key) {
+      if (key === 'aggregate') return aggregate;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 function policyKey(dataSource: string, database: string, collection: string): string {
@@ -555,15 +590,17 @@ class RuledCollection implements StoreCollection {
   async find(filter: Filter = {}, options: FindOptions = {}): Promise<Document[]> {
     const prepared = await this.scope.prepare(this.policy);
     if (prepared.candidates.length === 0) return [];
+    if (!queriesReadableFieldsOnly(prepared, filter, options.sort)) {
+      const matching = await this.matchingViews(prepared, and([prepared.readScope, prepared.filterQuery]), true, filter, options.sort);
+      return project(page(matching, options).map((m) => m.view), [], options.projection);
+    }
     const query = and([filter, prepared.readScope, prepared.filterQuery]);
     if (prepared.exactRead) {
       const docs = await this.inner.find(query, withoutProjection(options));
       return this.views(prepared, docs, true, options.projection);
     }
     const docs = await this.inner.find(query, options.sort ? { sort: options.sort } : {});
-    const visible = await this.views(prepared, docs, true, options.projection);
-    const skip = options.skip ?? 0;
-    return options.limit ? visible.slice(skip, skip + options.limit) : visible.slice(skip);
+    return page(await this.views(prepared, docs, true, options.projection), options);
   }
 
   async findOne(filter: Filter = {}, options: Omit<FindOptions, 'limit'> = {}): Promise<Document | null> {
@@ -573,10 +610,29 @@ class RuledCollection implements StoreCollection {
   async countDocuments(filter: Filter = {}, options: CountOptions = {}): Promise<number> {
     const prepared = await this.scope.prepare(this.policy);
     if (prepared.candidates.length === 0) return 0;
+    if (!queriesReadableFieldsOnly(prepared, filter)) {
+      return page(await this.matchingViews(prepared, and([prepared.readScope, prepared.filterQuery]), true, filter), options).length;
+    }
     const query = and([filter, prepared.readScope, prepared.filterQuery]);
     if (prepared.exactRead) return this.inner.countDocuments(query, options);
-    const visible = (await this.views(prepared, await this.inner.find(query), true)).length - (options.skip ?? 0);
-    return Math.max(0, options.limit ? Math.min(visible, options.limit) : visible);
+    return page(await this.views(prepared, await this.inner.find(query), true), options).length;
+  }
+
+  /**
+   * The documents of `scope` whose readable views match `filter`, in `sort` order, with their views: for
+   * a query that names a field the caller may not read for some document, which must not match, order or
+   * count by a value the caller cannot see. Views have the filters' projections applied.
+   */
+  private async matchingViews(prepared: Prepared, scope: Document, fromReadScope: boolean, filter: Filter, sort?: SortSpec): Promise<ReadableDocument[]> {
+    const readable: ReadableDocument[] = [];
+    for (const stored of await this.inner.find(scope)) {
+      const result = this.run(readView(prepared, stored, fromReadScope));
+      const view = result instanceof Promise ? await result : result;
+      if (view) readable.push({ stored, view });
+    }
+    const views = project(readable.map((r) => r.view), prepared.projections, undefined);
+    views.forEach((view, i) => { readable[i]!.view = view; });
+    return selectInMemory(readable, filter, sort);
   }
 
   async aggregate(pipeline: Document[]): Promise<Document[]> {
@@ -646,12 +702,23 @@ class RuledCollection implements StoreCollection {
     throw new DataAccessError('SchemaValidationFailedWrite', message, { field: violation.path });
   }
 
+  /**
+   * The stored documents in the write scope that `filter` selects, in `sort` order. A write's filter sees
+   * documents as the caller may read them too: a matched count must not tell what a hidden field holds.
+   */
+  private async writeCandidates(prepared: Prepared, filter: Filter, many: boolean, sort?: SortSpec): Promise<Document[]> {
+    const scope = and([prepared.writeScope, prepared.filterQuery]);
+    if (!queriesReadableFieldsOnly(prepared, filter, sort)) {
+      return (await this.matchingViews(prepared, scope, false, filter, sort)).map((m) => m.stored);
+    }
+    return this.inner.find(and([filter, scope]), { ...(sort ? { sort } : {}), ...(!many && prepared.exactWrite ? { limit: 1 } : {}) });
+  }
+
   /** The documents a write changes, each checked; at most one unless `many`. */
   private async planChanges(filter: Filter, change: (prev: Document) => Document, many: boolean, sort?: SortSpec): Promise<Change[]> {
     const prepared = await this.scope.prepare(this.policy);
     if (prepared.candidates.length === 0) throw noMatchingRole('update', this.namespace);
-    const query = and([filter, prepared.writeScope, prepared.filterQuery]);
-    const docs = await this.inner.find(query, { ...(sort ? { sort } : {}), ...(!many && prepared.exactWrite ? { limit: 1 } : {}) });
+    const docs = await this.writeCandidates(prepared, filter, many, sort);
     const changes: Change[] = [];
     for (const prev of docs) {
       const next = change(prev);
@@ -788,8 +855,7 @@ class RuledCollection implements StoreCollection {
   private async planDeletes(filter: Filter, many: boolean, sort?: SortSpec): Promise<Document[]> {
     const prepared = await this.scope.prepare(this.policy);
     if (prepared.candidates.length === 0) throw noMatchingRole('delete', this.namespace);
-    const query = and([filter ?? {}, prepared.writeScope, prepared.filterQuery]);
-    const docs = await this.inner.find(query, { ...(sort ? { sort } : {}), ...(!many && prepared.exactWrite ? { limit: 1 } : {}) });
+    const docs = await this.writeCandidates(prepared, filter ?? {}, many, sort);
     const doomed: Document[] = [];
     for (const doc of docs) {
       if (!(await this.run(checkDelete(prepared, doc, this.namespace)))) continue;
@@ -823,6 +889,79 @@ class RuledCollection implements StoreCollection {
   createIndex(field: string): Promise<string> {
     return this.inner.createIndex(field);
   }
+}
+
+/** A stored document with its view as the caller may read it. */
+interface ReadableDocument { readonly stored: Document; view: Document }
+
+/**
+ * Whether every field `filter` and `sort` name is readable whole in every document the caller can see
+ * (each candidate role reads it whatever the document, and no filter projection hides fields), so the
+ * store can match and order stored documents as it would their views.
+ */
+function queriesReadableFieldsOnly(prepared: Prepared, filter: Filter, sort?: SortSpec): boolean {
+  if (prepared.wholeDocumentsInScope && prepared.projections.length === 0) return true;
+  const fields = new Set<string>();
+  if (!collectFilterFields(filter, fields, 0)) return false;
+  if (sort && isRecord(sort)) for (const key of Object.keys(sort)) fields.add(topLevelField(key));
+  if (fields.size === 0) return true;
+  if (prepared.projections.length > 0) return false;
+  const values = prepared.userValues;
+  return prepared.candidates.every(({ role }) => known(role.read, values) === true || [...fields].every((field) => {
+    const rule = role.fields.get(field) ?? role.additional;
+    return known(rule.read, values) === true || known(rule.write, values) === true;
+  }));
+}
+
+/**
+ * Adds the top-level fields a filter names; false when it may read fields it does not name (`$expr`,
+ * `$where`, `$text`, any other top-level operator) or nests beyond the pipeline check's depth.
+ */
+function collectFilterFields(filter: unknown, fields: Set<string>, depth: number): boolean {
+  if (!isRecord(filter) || depth > MAX_PIPELINE_DEPTH) return false;
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$and' || key === '$or' || key === '$nor') {
+      if (!Array.isArray(value) || !value.every((part) => collectFilterFields(part, fields, depth + 1))) return false;
+    } else if (key.startsWith('$')) {
+      return false;
+    } else {
+      fields.add(topLevelField(key));
+    }
+  }
+  return true;
+}
+
+function topLevelField(path: string): string {
+  const dot = path.indexOf('.');
+  return dot < 0 ? path : path.slice(0, dot);
+}
+
+/** Matches and orders documents by their views in memory, with the store's semantics (views in comparable form, mingo). */
+function selectInMemory(docs: ReadableDocument[], filter: Filter, sort?: SortSpec): ReadableDocument[] {
+  const violation = findPipelineViolation(filter, { allowCrossCollection: false }, 'filter');
+  if (violation) throw notPermitted('find', describeViolation(violation));
+  if (!isRecord(filter)) throw StoreError.badValue('A query filter must be a document');
+  const byComparable = new Map<Document, ReadableDocument>();
+  const comparable = docs.map((doc) => {
+    const view = toComparable(doc.view) as Document;
+    // toComparable returns the view itself when nothing maps; two documents never share a view.
+    byComparable.set(view, doc);
+    return view;
+  });
+  try {
+    let cursor = compiledQuery(toComparable(toStorable(filter, 'filter')) as Document).find(comparable);
+    if (sort !== undefined && Object.keys(sort).length > 0) cursor = cursor.sort(sort as Record<string, 1 | -1>);
+    return (cursor.all() as Document[]).map((view) => byComparable.get(view)!);
+  } catch (error) {
+    if (error instanceof StoreError) throw error;
+    throw StoreError.badValue(`Invalid query: ${(error as Error).message}`);
+  }
+}
+
+/** `skip` and `limit` applied to documents already matched and ordered. */
+function page<T>(docs: T[], options: { skip?: number; limit?: number }): T[] {
+  const skip = options.skip ?? 0;
+  return options.limit ? docs.slice(skip, skip + options.limit) : docs.slice(skip);
 }
 
 function withoutProjection(options: FindOptions): FindOptions {

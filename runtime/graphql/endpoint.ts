@@ -77,6 +77,10 @@ export interface GraphqlEndpoint<User> {
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const DEFAULT_DOCUMENT_CACHE_SIZE = 500;
+/** Query texts longer than this are parsed for each request, never kept: real queries are far smaller. */
+export const MAX_CACHED_QUERY_CHARS = 64 * 1024;
+/** Query text all cached documents together may keep (a document's parsed form grows with its text). */
+export const MAX_CACHED_QUERY_TEXT_CHARS = 4 * 1024 * 1024;
 const DEFAULT_MAX_TOKENS = 20_000;
 const DEFAULT_MAX_NESTING = 128;
 const DEFAULT_MAX_FIELDS = 2_000;
@@ -105,7 +109,7 @@ export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User
   const maxFunctionCalls = options.limits.maxFunctionCalls ?? DEFAULT_MAX_FUNCTION_CALLS;
   const rules: ValidationRule[] = [...specifiedRules, depthLimitRule(options.limits.maxQueryDepth)];
   if (options.disableIntrospection) rules.push(NoSchemaIntrospectionCustomRule);
-  const cache = new LruCache<string, CachedDocument>(options.limits.documentCacheSize ?? DEFAULT_DOCUMENT_CACHE_SIZE);
+  const cache = new LruCache<CachedDocument>(options.limits.documentCacheSize ?? DEFAULT_DOCUMENT_CACHE_SIZE, MAX_CACHED_QUERY_TEXT_CHARS);
   const stats: GraphqlEndpointStats = { parsed: 0, compiled: 0, cacheHits: 0 };
   const customSerializers = bsonUndefinedSerializers(schema);
   let passThroughSchema: GraphQLSchema | undefined;
@@ -131,7 +135,7 @@ export function createGraphqlEndpoint<User>(options: GraphqlEndpointOptions<User
     } catch (error) {
       entry = { errors: [toErrorEntry(error instanceof GraphQLError ? error : new GraphQLError(`The query could not be read: ${(error as Error).message}`))], executors: new Map() };
     }
-    cache.set(query, entry);
+    if (query.length <= MAX_CACHED_QUERY_CHARS) cache.set(query, entry);
     return entry;
   };
 
@@ -466,30 +470,33 @@ function bsonUndefinedSerializers(schema: GraphQLSchema): Record<string, (value:
 /**
  * Entries not used lately leave first (second chance): a hit only marks its entry, and a full cache
  * evicts the oldest unmarked entry, giving marked ones another round. A hit costs one lookup, which
- * matters as every request looks its query up.
+ * matters as every request looks its query up. Full: more than `capacity` entries, or keys longer than
+ * `maxKeyChars` together.
  */
-class LruCache<K, V> {
-  private readonly entries = new Map<K, { value: V; used: boolean }>();
+class LruCache<V> {
+  private readonly entries = new Map<string, { value: V; used: boolean }>();
   private readonly capacity: number;
-  constructor(capacity: number) {
+  private keyChars = 0;
+  constructor(capacity: number, private readonly maxKeyChars: number) {
     this.capacity = Math.max(1, capacity);
   }
 
-  get(key: K): V | undefined {
+  get(key: string): V | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     entry.used = true;
     return entry.value;
   }
 
-  set(key: K, value: V): void {
-    this.entries.delete(key);
+  set(key: string, value: V): void {
+    if (!this.entries.delete(key)) this.keyChars += key.length;
     this.entries.set(key, { value, used: false });
-    while (this.entries.size > this.capacity) {
-      const [oldest, entry] = this.entries.entries().next().value as [K, { value: V; used: boolean }];
+    while (this.entries.size > this.capacity || this.keyChars > this.maxKeyChars) {
+      const [oldest, entry] = this.entries.entries().next().value as [string, { value: V; used: boolean }];
       this.entries.delete(oldest);
       // A used entry goes round again, unmarked; the entry just added is never the one to leave.
       if (entry.used || oldest === key) this.entries.set(oldest, { value: entry.value, used: false });
+      else this.keyChars -= oldest.length;
     }
   }
 }

@@ -4,8 +4,9 @@
 // hold references while writes continue. Every mutation happens synchronously before the first
 // `await`, which makes each operation atomic; only the journal acknowledgement is awaited.
 import { EJSON, ObjectId } from 'bson';
-import { ProcessingMode, Query } from 'mingo';
-import { Aggregator } from './regex';
+import { ProcessingMode } from 'mingo';
+// Projections and sorts too run with the linear, bounded operators (regex.ts, evaluation-limits.ts).
+import { Aggregator, Query } from './regex';
 import { bsonType, cloneStored, fromComparable, toComparable, toStorable, typedValueKey, valueKey } from './bson-values';
 import { applyUpdate, prepareReplacement, prepareUpdate, seedFromFilter, type PreparedUpdate } from './update';
 import { compiledQuery } from './query-cache';

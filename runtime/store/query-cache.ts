@@ -1,11 +1,18 @@
 // Compiling a mingo Query copies its operator tables (tens of microseconds), and the same filters come
 // back on every request (`{owner: <user id>}`, a role's document filter). Compiled queries are kept in a
-// bounded LRU keyed by the filter's exact shape; a Query's `test` holds no state between calls.
+// bounded LRU keyed by the filter's exact shape; a Query's `test` holds no state between calls. The bound
+// is by size as well as count: each entry keeps its key text and a compiled copy of the filter, and
+// clients send filters of up to 16 MB, so a count alone let distinct large filters fill the heap.
 import { Query, withLinearRegexes } from './regex';
 import type { Document } from './types';
 
 const MAX_ENTRIES = 2000;
+/** Filters whose key text is longer are compiled for each call, never kept: real filters are far smaller. */
+export const MAX_CACHED_FILTER_CHARS = 64 * 1024;
+/** Key text all entries together may keep (each entry's compiled filter is about as large again). */
+export const MAX_CACHED_CHARS = 4 * 1024 * 1024;
 const cache = new Map<string, Query>();
+let cachedChars = 0;
 
 /** The compiled query for a filter in the store's comparable form, its regexes linear. Throws what mingo throws for a bad filter. */
 export function compiledQuery(filter: Document): Query {
@@ -17,8 +24,14 @@ export function compiledQuery(filter: Document): Query {
     return hit;
   }
   const query = new Query(withLinearRegexes(filter), { scriptEnabled: false });
+  if (key.length > MAX_CACHED_FILTER_CHARS) return query;
   cache.set(key, query);
-  if (cache.size > MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+  cachedChars += key.length;
+  while (cache.size > MAX_ENTRIES || cachedChars > MAX_CACHED_CHARS) {
+    const oldest = cache.keys().next().value!;
+    cache.delete(oldest);
+    cachedChars -= oldest.length;
+  }
   return query;
 }
 

@@ -4,7 +4,8 @@
 // every `$regex`, regular expression value and regular expression inside `$in`/`$nin`/`$all` becomes the
 // `$linearRegex` query operator, and the `$regexMatch`/`$regexFind`/`$regexFindAll` expressions are
 // replaced by linear ones. Patterns RE2 cannot run in linear time (backreferences, lookaround) are
-// refused with a clear error instead.
+// refused with a clear error instead. The same operator tables bound what one evaluation may compute
+// (evaluation-limits.ts).
 import { RE2JS } from 're2js';
 import { Aggregator as AggregatorBase } from 'mingo/aggregator';
 import { Context, evalExpr } from 'mingo/core';
@@ -17,6 +18,7 @@ import * as windowOperators from 'mingo/operators/window';
 import { Query as QueryBase } from 'mingo/query';
 import type { Options } from 'mingo/types';
 import { bsonType } from './bson-values';
+import { boundedExpressionOperators, boundedPipelineOperators } from './evaluation-limits';
 import { StoreError, type Document } from './types';
 
 /** A compiled pattern in the shape mingo's `$regex` predicate calls (`exec` on each string). */
@@ -230,13 +232,13 @@ function regexSearch(obj: unknown, expr: unknown, options: Options, global: bool
 
 const LINEAR_CONTEXT = Context.init({
   accumulator: accumulatorOperators,
-  expression: {
+  expression: boundedExpressionOperators({
     ...expressionOperators,
     $regexMatch: (obj: unknown, expr: unknown, options: Options) => regexSearch(obj, expr, options, false).length > 0,
     $regexFind: (obj: unknown, expr: unknown, options: Options) => regexSearch(obj, expr, options, false)[0] ?? null,
     $regexFindAll: (obj: unknown, expr: unknown, options: Options) => regexSearch(obj, expr, options, true),
-  },
-  pipeline: pipelineOperators,
+  } as never),
+  pipeline: boundedPipelineOperators(pipelineOperators as never),
   projection: projectionOperators,
   query: { ...queryOperators, $linearRegex },
   window: windowOperators,
