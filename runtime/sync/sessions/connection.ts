@@ -40,6 +40,19 @@ const WS_CLOSE_UNAUTHORIZED = 4001;
 const WS_CLOSE_FORBIDDEN = 4002;
 /** Soft limit of the changesets' bytes in one DOWNLOAD. */
 const DOWNLOAD_BATCH_BYTES = 256 * 1024;
+/**
+ * What one client message may make the server inflate and parse (synchronously). realm-core's client sends
+ * UPLOADs of about 128 KiB of changesets (only a single large transaction exceeds it) and its server sends
+ * DOWNLOADs of at most 16 MiB. 200,000 instructions (20,000 objects of ten fields in one transaction) parse
+ * in about 0.3 s into about 55 MB; more is a bad changeset (212), a larger body limits exceeded (104).
+ */
+export const CLIENT_MESSAGE_LIMITS = { maxBodySize: 16 * 1024 * 1024, changeset: { maxInstructions: 200_000 } } as const;
+/** Instructions of UPLOADs parsed and not yet integrated, per connection: past it, frames wait unparsed. */
+const MAX_PENDING_UPLOAD_INSTRUCTIONS = CLIENT_MESSAGE_LIMITS.changeset.maxInstructions;
+/** Frames waiting to be parsed before the connection stops reading its socket (TCP then holds the client back). */
+const MAX_QUEUED_FRAMES = 16;
+/** How long a client has to answer the server's close frame before its socket is cut. */
+const CLOSE_HANDSHAKE_MS = 1000;
 
 export interface ConnectionInfo {
   id: string;
@@ -140,6 +153,10 @@ export class RealmSyncConnection {
   private readonly sessions = new Map<number, Session>();
   private closed = false;
   private expiryTimer?: NodeJS.Timeout;
+  /** Frames received and not parsed yet: one is parsed per turn of the event loop, so a burst cannot hold the runtime. */
+  private readonly inbox: { data: Buffer; isBinary: boolean }[] = [];
+  private drainScheduled = false;
+  private pendingUploadInstructions = 0;
 
   constructor(
     private readonly ws: WebSocket,
@@ -182,8 +199,14 @@ export class RealmSyncConnection {
   endForAccount(kind: 'unauthorized' | 'forbidden', reason: string): void {
     if (this.closed) return;
     this.log.info(`${this.describe()}: ended (${reason})`);
-    for (const session of this.sessions.values()) session.state = 'ended';
-    this.ws.close(kind === 'unauthorized' ? WS_CLOSE_UNAUTHORIZED : WS_CLOSE_FORBIDDEN, reason);
+    this.closeAfter(kind === 'unauthorized' ? WS_CLOSE_UNAUTHORIZED : WS_CLOSE_FORBIDDEN, reason);
+  }
+
+  /** Nothing more is read from the connection from now on; the client gets the close frame, then loses the socket. */
+  private closeAfter(code: number, reason?: string): void {
+    this.ws.close(code, reason);
+    this.dispose();
+    setTimeout(() => this.ws.terminate(), CLOSE_HANDSHAKE_MS).unref();
   }
 
   /** Ends every session with a session error (revocation, pause, terminate, token expiry). */
@@ -220,10 +243,37 @@ export class RealmSyncConnection {
 
   private receive(data: Buffer, isBinary: boolean): void {
     if (this.closed) return;
+    this.inbox.push({ data, isBinary });
+    this.scheduleDrain();
+  }
+
+  private scheduleDrain(): void {
+    if (this.drainScheduled || this.closed) return;
+    this.drainScheduled = true;
+    setImmediate(() => this.drain());
+  }
+
+  /** Handles the next received frame unless uploads wait for the engine; pauses reading while it falls behind. */
+  private drain(): void {
+    this.drainScheduled = false;
+    if (this.closed) return;
+    if (this.pendingUploadInstructions < MAX_PENDING_UPLOAD_INSTRUCTIONS) {
+      const frame = this.inbox.shift();
+      if (frame) this.handleFrame(frame.data, frame.isBinary);
+    }
+    if (this.closed) return;
+    const behind = this.inbox.length >= MAX_QUEUED_FRAMES || this.pendingUploadInstructions >= MAX_PENDING_UPLOAD_INSTRUCTIONS;
+    if (behind && !this.ws.isPaused) this.ws.pause();
+    else if (!behind && this.ws.isPaused) this.ws.resume();
+    // An upload's end schedules the next drain when the backlog holds the frames.
+    if (this.inbox.length > 0 && this.pendingUploadInstructions < MAX_PENDING_UPLOAD_INSTRUCTIONS) this.scheduleDrain();
+  }
+
+  private handleFrame(data: Buffer, isBinary: boolean): void {
     let message: ClientMessage;
     try {
       if (!isBinary) throw new WireError(102, 'Unknown type of input message: the protocol sends binary frames');
-      message = parseClientMessage(data, { protocolVersion: this.info.protocolVersion, flexible: this.info.flexible === true });
+      message = parseClientMessage(data, { protocolVersion: this.info.protocolVersion, flexible: this.info.flexible === true, limits: CLIENT_MESSAGE_LIMITS });
     } catch (e) {
       if (e instanceof WireError) {
         const session = e.sessionLevel ? this.sessions.get(sessionOfHead(data)) : undefined;
@@ -243,7 +293,17 @@ export class RealmSyncConnection {
         const session = this.sessions.get(message.session);
         if (!session) return this.fail(106, `Bad session identifier in input message: no session ${message.session} is bound`);
         if (session.state === 'ended') return;
-        return this.enqueue(session, () => this.handle(session, message));
+        if (message.type !== 'upload') return this.enqueue(session, () => this.handle(session, message));
+        const instructions = message.changesets.reduce((n, c) => n + c.instructions.length, 0);
+        this.pendingUploadInstructions += instructions;
+        return this.enqueue(session, async () => {
+          try {
+            await this.handle(session, message);
+          } finally {
+            this.pendingUploadInstructions -= instructions;
+            this.scheduleDrain();
+          }
+        });
       }
       case 'query': {
         const session = this.sessions.get(message.session);
@@ -807,8 +867,7 @@ export class RealmSyncConnection {
     // realm-core 14 stops outright on an ERROR with limits_exceeded (104): it gets other_error (101), which it reports.
     const sent = code === 104 ? { errorCode: 101, message: `Limits exceeded in input message: ${message}` } : { errorCode: code, message };
     this.send({ type: 'error', ...sent, tryAgain: false, session: 0 });
-    this.ws.close(1000);
-    this.dispose();
+    this.closeAfter(1000);
   }
 
   private send(message: ServerMessage): void {
@@ -826,6 +885,7 @@ export class RealmSyncConnection {
   private dispose(): void {
     if (this.closed) return;
     this.closed = true;
+    this.inbox.length = 0;
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     for (const session of this.sessions.values()) this.endSession(session);
     this.onClose(this);

@@ -10,15 +10,15 @@ import type { EvaluationUser } from '../../../core/rules';
 import type { SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
 import { negotiate, type NegotiatedProtocol } from '../wire/negotiate';
-import { RealmSyncConnection, type SessionInfo } from './connection';
+import { CLIENT_MESSAGE_LIMITS, RealmSyncConnection, type SessionInfo } from './connection';
 import type { RealmSyncEngine } from './engine';
 import type { TrafficEntry } from './traffic';
 
 export const REALM_SYNC_PATH = /^\/api\/client\/v2\.0\/app\/([^/]+)\/realm-sync$/;
 /** The endpoint's path below `/api/client/v2.0/app/<client app id>/` (see `OpenedApp.upgrades`). */
 export const REALM_SYNC_ENDPOINT = 'realm-sync';
-/** Frames larger than this close the connection (the SDK then resets): uploads are split well below it. */
-const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+/** Frames larger than this close the connection: an UPLOAD's body is at most CLIENT_MESSAGE_LIMITS.maxBodySize (compressed or not), plus its head. */
+const MAX_FRAME_BYTES = CLIENT_MESSAGE_LIMITS.maxBodySize + 64 * 1024;
 
 export interface RealmSyncEndpointOptions {
   appId: string;

@@ -16,7 +16,7 @@ import { mergeChangesets, type TimedChangeset } from '../merge/transform';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService } from '../service';
 import { applyToDocument, changeInstructions, documentInstructions, InstructionError } from '../translate/documents';
 import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstructions, tablesFromJsonSchema, type RealmSchema, type RealmTable } from '../translate/schema';
-import { primaryKeyText, primaryKeyValue, syncTimestamp } from '../translate/values';
+import { primaryKeyOf, primaryKeyText, primaryKeyValue, syncTimestamp } from '../translate/values';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import type { Instruction, PrimaryKey } from '../wire/instructions';
 import { DataAccessError } from '../../data/errors';
@@ -421,7 +421,8 @@ export class RealmSyncEngine {
   }
 
   private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], clientVersion: number): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[]; documents: ChangedDocuments } | { ok: false; error: EngineError }> {
-    const declared = await this.schemaAfter(instructions);
+    // Each object is checked against the user's rules below; a schema change needs development mode.
+    const declared = await this.schemaAfter(instructions, true);
     if (!declared.ok) return declared;
     const { schema } = declared;
     const touchedOrError = await this.touchObjects(schema, instructions);
@@ -608,13 +609,13 @@ export class RealmSyncEngine {
     const service = this.options.service;
     const settings = service.partitionSettings;
     if (!settings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
-    const declared = await this.schemaAfter(instructions);
-    if (!declared.ok) return declared;
-    const { schema } = declared;
     const objects = instructions.filter((i) => 'object' in i);
     if (objects.length > 0 && !uploader.canWrite) {
       return { ok: false, error: SYNC_ERRORS.permissionDenied('UPLOAD', `user ${uploader.userId} may not write partition ${partitionText(uploader.partition)}: the write expression is false`) };
     }
+    const declared = await this.schemaAfter(instructions, uploader.canWrite);
+    if (!declared.ok) return declared;
+    const { schema } = declared;
     const touchedOrError = await this.touchObjects(schema, objects);
     if (!touchedOrError.ok) return touchedOrError;
     const touched = touchedOrError.touched;
@@ -648,10 +649,10 @@ export class RealmSyncEngine {
   }
 
   /** The Realm schema once an upload's schema instructions are declared (or the error refusing them). */
-  private async schemaAfter(instructions: readonly Instruction[]): Promise<{ ok: true; schema: RealmSchema } | { ok: false; error: EngineError }> {
+  private async schemaAfter(instructions: readonly Instruction[], mayWrite: boolean): Promise<{ ok: true; schema: RealmSchema } | { ok: false; error: EngineError }> {
     const declared = instructions.filter(isSchemaInstruction);
     if (declared.length > 0) {
-      const problem = await this.declareSchema(await this.realmSchema(), declared);
+      const problem = await this.declareSchema(await this.realmSchema(), declared, mayWrite);
       if (problem) return { ok: false, error: problem };
     }
     return { ok: true, schema: await this.realmSchema() };
@@ -691,6 +692,13 @@ export class RealmSyncEngine {
         else if (!entry.after) throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, which does not exist`);
         else applyToDocument(entry.after, instruction, entry.table, schema);
       }
+      // The checks above and the write below address the object by the id the instructions named: the document must keep it.
+      for (const entry of touched.values()) {
+        const written = entry.after ? primaryKeyOf(entry.after._id) : entry.object;
+        if (!written || primaryKeyText(written) !== primaryKeyText(entry.object)) {
+          throw new InstructionError(`${entry.table.name} ${primaryKeyText(entry.object)}: the upload would write it under another primary key`);
+        }
+      }
     } catch (e) {
       if (e instanceof InstructionError) return { ok: false, error: SYNC_ERRORS.badChangeset(`Bad changeset (UPLOAD): ${e.message}`) };
       throw e;
@@ -714,55 +722,94 @@ export class RealmSyncEngine {
     return undefined;
   }
 
-  /** Takes a client's schema instructions: known tables are recorded as declared; new ones need development mode. */
-  private async declareSchema(schema: RealmSchema, instructions: Instruction[]): Promise<EngineError | undefined> {
+  /**
+   * Takes a client's schema instructions. What the server's schema already holds changes nothing (every new
+   * client declares its whole schema, read-only ones too; a column's nullability is not compared). Anything else is refused (225) outside development
+   * mode; in development mode a session that may write adds tables and columns, but never changes what a
+   * synced table is (its kind, primary key or a column): other clients sync that table as it is.
+   */
+  private async declareSchema(schema: RealmSchema, instructions: Instruction[], mayWrite: boolean): Promise<EngineError | undefined> {
     const service = this.options.service;
+    const devMode = service.runtimeState.running?.settings.developmentModeEnabled === true && this.options.applySchema !== undefined;
+    const declared = await this.declaredTables();
     const next: RealmSchema = new Map([...schema].map(([name, table]) => [name, { ...table, columns: new Map(table.columns) }]));
+    const changed = new Set<string>();
     for (const instruction of instructions) {
       if (instruction.type === 'EraseTable' || instruction.type === 'EraseColumn') {
-        return { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${instruction.type} ${instruction.table}: destructive schema changes are not allowed on a synced realm`, action: 'none', tryAgain: false };
+        return invalidSchemaChange(`${instruction.type} ${instruction.table}: destructive schema changes are not allowed on a synced realm`);
       }
+      const change = schemaChange(next, instruction);
+      if (!change) continue;
+      // Data ingest has no server setting yet: the first client to declare a synced table makes it asymmetric.
+      const firstIngestDeclaration = 'breaking' in change && change.ingest === true && service.flexible && !declared.has(instruction.table) && !changed.has(instruction.table);
+      if ('breaking' in change && !firstIngestDeclaration) return invalidSchemaChange(`breaking schema change: ${change.breaking}`);
+      if ('additive' in change && !devMode) return invalidSchemaChange(`${change.additive}: schema changes from clients need development mode`);
       applySchemaInstruction(next, instruction);
+      changed.add(instruction.table);
     }
-    // A client declaring what the schema already holds (every new client of an app) changes nothing.
-    const changed = new Set(instructions.map((i) => i.table).filter((name) => !sameTable(schema.get(name), next.get(name))));
     if (changed.size === 0) return undefined;
+    if (!mayWrite) return SYNC_ERRORS.permissionDenied('UPLOAD', 'a session that may not write cannot change the schema');
     const unknown = [...changed].filter((name) => {
       const table = next.get(name);
       return table && !table.embedded && !service.collectionOfType(name);
     });
     if (unknown.length > 0) {
-      const devMode = service.runtimeState.running?.settings.developmentModeEnabled === true;
-      if (!devMode || !this.options.applySchema) {
-        const needed = service.flexible ? 'a schema titled so' : `a schema titled so with the partition key "${service.partitionSettings?.key}"`;
-        return { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not synced: no collection of the synced database has ${needed} (turn on development mode to create ${unknown.length === 1 ? 'it' : 'them'} from the client's schema)`, action: 'none', tryAgain: false };
-      }
       try {
-        await this.options.applySchema(unknown.map((name) => objectTypeOf(next, next.get(name)!)));
+        await this.options.applySchema!(unknown.map((name) => objectTypeOf(next, next.get(name)!)));
       } catch (e) {
-        return { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): development mode could not write the schemas: ${(e as Error).message}`, action: 'none', tryAgain: false };
+        return invalidSchemaChange(`development mode could not write the schemas: ${(e as Error).message}`);
       }
       this.invalidateSchema();
     }
-    for (const name of changed) {
-      const table = next.get(name);
-      if (table) await this.declareTable(table);
-    }
+    for (const name of changed) await this.declareTable(next.get(name)!);
     this.invalidateSchema();
     return undefined;
   }
 }
 
-/** Whether two tables declare the same Realm schema (the JSON Schema's storage types aside). */
-function sameTable(a: RealmTable | undefined, b: RealmTable | undefined): boolean {
-  if (!a || !b) return a === b;
-  if (a.embedded !== b.embedded || a.asymmetric !== b.asymmetric || a.columns.size !== b.columns.size) return false;
-  if (a.primaryKey?.field !== b.primaryKey?.field || a.primaryKey?.type !== b.primaryKey?.type || a.primaryKey?.nullable !== b.primaryKey?.nullable) return false;
-  for (const [name, column] of a.columns) {
-    const other = b.columns.get(name);
-    if (!other || other.type !== column.type || other.nullable !== column.nullable || other.collection !== column.collection || other.linkTarget !== column.linkTarget) return false;
+function invalidSchemaChange(why: string): EngineError {
+  return { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${why}`, action: 'none', tryAgain: false };
+}
+
+/**
+ * How a client's AddTable or AddColumn differs from the schema: not at all (undefined), by adding a table or a
+ * column, or by changing an existing table's kind, primary key or column (breaking).
+ */
+function schemaChange(schema: RealmSchema, instruction: Instruction): { additive: string } | { breaking: string; ingest?: boolean } | undefined {
+  if (instruction.type === 'AddTable') {
+    const table = schema.get(instruction.table);
+    if (!table) return { additive: `adding table "${instruction.table}"` };
+    const spec = instruction.spec;
+    const declared = spec.kind === 'embedded' ? 'an embedded table'
+      : tableText(spec.asymmetric, spec.pkField, spec.pkType, spec.pkNullable);
+    const server = table.embedded || !table.primaryKey ? 'an embedded table'
+      : tableText(table.asymmetric, table.primaryKey.field, table.primaryKey.type, table.primaryKey.nullable);
+    if (declared === server) return undefined;
+    // The same table, only made asymmetric (data ingest).
+    const ingest = spec.kind === 'topLevel' && spec.asymmetric && !table.asymmetric && declared === server.replace('a top-level', 'an asymmetric');
+    return { breaking: `table "${instruction.table}" declared as ${declared}, the server's is ${server}`, ...(ingest ? { ingest } : {}) };
   }
-  return true;
+  if (instruction.type === 'AddColumn') {
+    const table = schema.get(instruction.table);
+    if (!table) return { breaking: `column "${instruction.field}" added to table "${instruction.table}", which is not declared` };
+    if (table.primaryKey?.field === instruction.field) return { breaking: `column "${instruction.field}" of table "${instruction.table}" is its primary key` };
+    const column = table.columns.get(instruction.field);
+    const declared = columnText(instruction.valueType, instruction.collectionType, instruction.linkTargetTable);
+    if (!column) return { additive: `adding column "${instruction.field}" (${declared}) to table "${instruction.table}"` };
+    // Nullability aside, as realm-core's own applier compares an existing column: clients whose models
+    // differ from the collection schema only there sync as they are, and the server keeps its own.
+    const server = columnText(column.type, column.collection, column.linkTarget);
+    return declared === server ? undefined : { breaking: `column "${instruction.field}" of table "${instruction.table}" declared as ${declared}, the server's is ${server}` };
+  }
+  return undefined;
+}
+
+function tableText(asymmetric: boolean, pkField: string, pkType: string, pkNullable: boolean): string {
+  return `${asymmetric ? 'an asymmetric' : 'a top-level'} table with primary key "${pkField}" ${pkType}${pkNullable ? ' (nullable)' : ''}`;
+}
+
+function columnText(type: string, collection: string, linkTarget: string | undefined): string {
+  return `${collection === 'single' ? '' : `${collection} of `}${type === 'null' ? 'mixed' : type}${linkTarget ? ` -> ${linkTarget}` : ''}`;
 }
 
 /** Parsed history entries, kept while the entry lives (transforms meet the same entries again). */

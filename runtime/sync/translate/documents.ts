@@ -57,6 +57,8 @@ export function applyToDocument(doc: Document, instruction: Instruction, table: 
   const { field, path } = instruction;
   if (path.length > MAX_PATH_DEPTH) throw new InstructionError(`${instruction.type} on ${instruction.table}.${field}: the path is deeper than ${MAX_PATH_DEPTH}`);
   const what = `${instruction.type} ${instruction.table}.${[field, ...path].join('.')}`;
+  // The primary key is the object's identity (the document's `_id`): changing it would make the write land on another document.
+  if (field === '_id' || field === table.primaryKey?.field) throw new InstructionError(`${what}: the primary key "${field}" of an object cannot be changed`);
   const column = columnAt(schema, table, field, path);
   // A collection column exists (empty) on every object; the document holds it from its first element on.
   const own = table.columns.get(field);
