@@ -2,7 +2,6 @@
 // --install-extension, or the built checkout copied into its extensions dir); Playwright drives the
 // workbench in headless Chromium and screenshots each step.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { artifactsDir, launchBrowser, log, startCodeServer, stopCodeServer, workbenchUrl } from './lib.mjs';
 
@@ -222,7 +221,7 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
       await shot('13-graphql-highlighting');
     }],
     ['the palette creates an app from a template (pick, name checked as typed, folder) and offers to open it', async () => {
-      const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-route-a-template-'));
+      const parent = fs.mkdtempSync(path.join(runDir, 'template-'));
       const input = page.locator('.quick-input-widget input');
       const row = (text) => page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
       await page.keyboard.press('F1');
@@ -247,6 +246,14 @@ export async function checkWhatUserSees({ runDir, workspace, problem, appCount }
       await input.click();
       await page.keyboard.press('Control+A');
       await page.keyboard.type(`${parent}/`, { delay: 10 });
+      // The dialog follows the typed path as it reads each folder: accepted while it still listed /tmp (seen
+      // here once: the app went to /tmp/RouteAApp), it chose that. Wait until it holds the whole path and
+      // lists the folder the typed one is in (the typed one among its rows).
+      await page.waitForFunction(({ typed, name }) => {
+        const widget = document.querySelector('.quick-input-widget');
+        const rows = [...(widget?.querySelectorAll('.quick-input-list .monaco-list-row') ?? [])];
+        return widget?.querySelector('input')?.value === typed && rows.some((row) => (row.textContent ?? '').includes(name));
+      }, { typed: `${parent}/`, name: path.basename(parent) }, { timeout: stepTimeoutMs });
       await page.locator('.quick-input-widget', { hasText: 'The path does not exist' }).waitFor({ state: 'hidden', timeout: stepTimeoutMs });
       await shot('15-folder');
       // The dialog can drop an accept that comes while it is still reading the typed folder (seen in CI: the

@@ -255,7 +255,8 @@ export async function runtimeChecks(check: Check, api: AppServicesLocalApi, figu
       await waitFor(`the client to upload (${clientOutput})`, () => /"event":"watch"/.test(clientOutput), 30_000);
       await vscode.commands.executeCommand(commands.showSyncSessions.id);
       const view = features.syncSessions;
-      const node = await waitFor('the session in the Sync Sessions view', () => view.getChildren().find((n): n is Extract<SyncSessionNode, { kind: 'session' }> => n.kind === 'session' && n.info.userId === adaId), 15_000);
+      // The view polls every 2 s: a listing taken between the client's BIND and IDENT shows it bound until the next.
+      const node = await waitFor('the identified session in the Sync Sessions view', () => view.getChildren().find((n): n is Extract<SyncSessionNode, { kind: 'session' }> => n.kind === 'session' && n.info.userId === adaId && n.info.state === 'identified'), 15_000);
       const item = view.getTreeItem(node);
       assert.equal(item.label, 'ada@example.com');
       assert.equal(item.description, `${JSON.stringify(adaId)} · protocol 14 · identified`);
