@@ -153,6 +153,8 @@ export async function securitySuite(ctx) {
     const hostedSite = await preflight(adminTarget, `http://${APP_ID}.localhost:${port}`);
     const appOrigin = await preflight(adminTarget, 'http://localhost:5173');
     const own = await preflight(adminTarget, `http://localhost:${port}`);
+    const logsSpelt = await Promise.all(['/logs/', '/%6Cogs'].map((spelling) => preflight(`${url}${spelling}`, 'http://localhost:5173')));
+    check('/logs CORS: the app\'s origin is not approved for /logs however spelt', logsSpelt.every((res) => !res.headers.get('access-control-allow-origin')));
     check('admin CORS: approved for the runtime\'s own origin only (not a foreign page, a hosted site or the app\'s origin)',
       !foreign.headers.get('access-control-allow-origin') && !hostedSite.headers.get('access-control-allow-origin') && !appOrigin.headers.get('access-control-allow-origin') && own.headers.get('access-control-allow-origin') === `http://localhost:${port}`);
 
@@ -187,6 +189,12 @@ export async function securitySuite(ctx) {
     check('privilege escalation: syncing her own user document with isAdmin true is rejected; she is not admin', escalation?.type === 'rejected' && afterEscalation.body?.isAdmin === false, `${JSON.stringify(escalation).slice(0, 200)} ${afterEscalation.text?.slice(0, 100)}`);
     const facet = await send(`${api}/functions/call`, { token: attacker.token, body: { service: 'mongodb-atlas', name: 'aggregate', arguments: [{ database: 'tracker', collection: 'Task', pipeline: [{ $facet: { users: [{ $lookup: { from: 'User', pipeline: [], as: 'all' } }] } }] }] } });
     check('aggregation: a $lookup hidden in $facet is refused where rules apply; no user document leaks', facet.status >= 400 && !facet.text.includes('victim@example.com'), `${facet.status} ${facet.text.slice(0, 160)}`);
+    // The runtime's own sync history holds every partition's changes: no client reads it, whatever the app's default rule.
+    const history = await send(`${api}/functions/call`, { token: attacker.token, body: { service: 'mongodb-atlas', name: 'find', arguments: [{ database: '__realm_sync', collection: 'history', query: {} }] } });
+    const partitions = await send(`${api}/functions/call`, { token: attacker.token, body: { service: 'mongodb-atlas', name: 'count', arguments: [{ database: '__realm_sync', collection: 'partitions', query: {} }] } });
+    check('the sync history is no client\'s to read: finds nothing, counts nothing, holds no victim task',
+      history.status < 500 && !history.text.includes('victim task') && (history.status >= 400 || JSON.stringify(history.body) === '[]') && partitions.status < 500 && (partitions.status >= 400 || Number(EJSON.parse(partitions.text)) === 0),
+      `${history.status} ${history.text.slice(0, 160)} / ${partitions.status} ${partitions.text.slice(0, 80)}`);
     feed.close();
 
     // Sync sessions obey the account: logout, then deletion, end live sessions; reconnecting fails.
