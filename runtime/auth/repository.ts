@@ -1,7 +1,7 @@
 // Users, identities, sessions, API keys and email/password accounts of one app, kept in memory and written
 // through to the data dir's journal (so an acknowledged change survives kill -9).
 import path from 'node:path';
-import type { DocumentStore } from '../store/types';
+import { AUTH_RECORDS_DATABASE, type DocumentStore } from '../store/types';
 import { AccountEvents } from './account-events';
 import { Journal, type JournalRecord, type JournalState } from './journal';
 
@@ -100,7 +100,7 @@ export class AuthRepository {
    * Keeps the records in collections of `database` of a DocumentStore. Use a store of its own (not the
    * app's data source), so that service calls and functions can never read password hashes or sessions.
    */
-  static async overStore(store: DocumentStore, database = '__asl_auth', now?: () => number): Promise<AuthRepository> {
+  static async overStore(store: DocumentStore, database = AUTH_RECORDS_DATABASE, now?: () => number): Promise<AuthRepository> {
     return new AuthRepository(await StoreRecords.open(store, database), now);
   }
 

@@ -23,7 +23,7 @@ import { evaluateExpression, expandExpressionToQuery, type EvaluationEnv } from 
 import type { AppModel, DataSource } from '../../core/model';
 import { cloneStored, fromComparable, toComparable, toStorable, valueKey } from '../store/bson-values';
 import {
-  StoreError, StoreErrorCode,
+  RUNTIME_DATABASES, StoreError, StoreErrorCode,
   type CountOptions, type DeleteResult, type Document, type DocumentStore, type Filter, type FindOneAndDeleteOptions,
   type FindOneAndModifyOptions, type FindOptions, type InsertManyResult, type InsertOneResult, type Projection,
   type SortSpec, type StoreCollection, type UpdateResult, type UpdateSpec, type UpsertOptions,
@@ -37,7 +37,6 @@ import { compileSchema, writeValidationSettings, type SchemaValidator, type Writ
 import type { FunctionUser } from '../functions';
 import { updateBetween } from '../store/changes';
 import { compiledQuery } from '../store/query-cache';
-import { SYNC_METADATA_DATABASE } from '../sync/history/history';
 
 /** `%%user` (rules-and-sync §1.2): the same user functions see as `context.user`. */
 export type DataAccessUser = FunctionUser;
@@ -114,7 +113,7 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
       throw new DataAccessError('ServiceNotFound', `data source '${dataSource}' is not defined in this app (defined: ${[...sources.keys()].join(', ') || 'none'})`);
     }
     // Not even a rule the app writes for it opens the runtime's own data to users.
-    if (INTERNAL_DATABASES.has(database)) return INTERNAL_POLICY;
+    if (RUNTIME_DATABASES.has(database)) return INTERNAL_POLICY;
     return policies.get(policyKey(dataSource, database, collection)) ?? defaultPolicies.get(dataSource)!;
   };
 
@@ -126,7 +125,7 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
             policyFor(dataSource, database, collection);
             // The platform offers app code no way into sync's private history either; only the runtime's
             // own code (sync, auth) reaches these databases, through the store itself.
-            if (INTERNAL_DATABASES.has(database)) {
+            if (RUNTIME_DATABASES.has(database)) {
               throw notPermitted('access', `database '${database}' holds the runtime's own records and is not reachable from app code`);
             }
             return withPipelineTargetsChecked(options.store.collection(database, collection));
@@ -152,19 +151,13 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
   };
 }
 
-/**
- * Databases the runtime keeps its own records in, in the app's store: sync's history, client files and
- * partition salts (`__realm_sync`), and auth records when they are kept over a store (`__asl_auth`, the
- * default of `AuthRepository.overStore`). Users get them as a namespace without rules (reads find
- * nothing, writes NoMatchingRuleFound); system code is refused.
- */
-const INTERNAL_DATABASES: ReadonlySet<string> = new Set([SYNC_METADATA_DATABASE, '__asl_auth']);
+/** The runtime's own databases (RUNTIME_DATABASES): users get them as a namespace without rules (reads find nothing, writes NoMatchingRuleFound); system code is refused. */
 const INTERNAL_POLICY: CollectionPolicy = { rules: NO_RULES };
 
 /** A system collection whose pipelines may not name an internal database as a `$lookup`/`$out`/`$merge`/… target. */
 function withPipelineTargetsChecked(collection: StoreCollection): StoreCollection {
   const aggregate = (pipeline: Document[]): Promise<Document[]> => {
-    const violation = findPipelineViolation(pipeline, { allowCrossCollection: true, refusedDatabases: INTERNAL_DATABASES });
+    const violation = findPipelineViolation(pipeline, { allowCrossCollection: true, refusedDatabases: RUNTIME_DATABASES });
     if (violation) return Promise.reject(notPermitted('aggregate', describeViolation(violation)));
     return collection.aggregate(pipeline);
   };

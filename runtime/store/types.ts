@@ -98,6 +98,15 @@ export interface DocumentStore {
 }
 
 /** MongoDB server error codes the store reports, so callers can map them to client error bodies. */
+/**
+ * Databases the runtime keeps its own records in, in an app's store: sync's history, client files and
+ * partition salts; auth records when they are kept over a store. App code never reaches them
+ * (data/access.ts); only the runtime's own code does, through the store.
+ */
+export const SYNC_METADATA_DATABASE = '__realm_sync';
+export const AUTH_RECORDS_DATABASE = '__asl_auth';
+export const RUNTIME_DATABASES: ReadonlySet<string> = new Set([SYNC_METADATA_DATABASE, AUTH_RECORDS_DATABASE]);
+
 export const StoreErrorCode = {
   BadValue: 2,
   FailedToParse: 9,

@@ -5,10 +5,9 @@
 // is on disk before its acknowledgement leaves.
 import { randomBytes } from 'node:crypto';
 import { Binary, Long } from 'bson';
-import type { CommitWrite, Document, DocumentStore, StoreCollection } from '../../store/types';
+import { SYNC_METADATA_DATABASE, type CommitWrite, type Document, type DocumentStore, type StoreCollection } from '../../store/types';
 import { ClientViews } from './views';
 
-export const SYNC_METADATA_DATABASE = '__realm_sync';
 /** The origin file ident of changesets the server made (writes from GraphQL, functions, the Data API, bootstraps). */
 export const SERVER_FILE_IDENT = 1;
 /** History entries kept per partition before the oldest are dropped (clients older than that reset). */

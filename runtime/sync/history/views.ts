@@ -6,8 +6,7 @@
 // names the query version it applied and the server version it reached: records beyond those it never
 // integrated are ignored. The held objects are opaque bytes here (the sessions encode them).
 import { Binary } from 'bson';
-import type { Document, DocumentStore, StoreCollection } from '../../store/types';
-import { SYNC_METADATA_DATABASE } from './history';
+import { SYNC_METADATA_DATABASE, type Document, type DocumentStore, type StoreCollection } from '../../store/types';
 
 /** Bytes of one stored part of a snapshot (documents stay well under the 16 MB BSON limit). */
 const SNAPSHOT_PART_BYTES = 8 * 1024 * 1024;

@@ -9,9 +9,9 @@ import { Binary, BSON, EJSON, Long } from 'bson';
 import { membershipOf, partitionId, partitionText, type PartitionSettings, type SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
 import type { ChangeEvent } from '../../store/changes';
-import { byId, StoreError, StoreErrorCode, type CommitWrite, type Document, type DocumentStore, type StoreCollection } from '../../store/types';
+import { byId, StoreError, SYNC_METADATA_DATABASE, StoreErrorCode, type CommitWrite, type Document, type DocumentStore, type StoreCollection } from '../../store/types';
 import type { EvaluationUser } from '../../../core/rules';
-import { SYNC_METADATA_DATABASE, SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
+import { SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
 import { mergeChangesets, type TimedChangeset } from '../merge/transform';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService } from '../service';
 import { applyToDocument, changeInstructions, documentInstructions, InstructionError } from '../translate/documents';
@@ -786,7 +786,8 @@ function schemaChange(schema: RealmSchema, instruction: Instruction): { additive
       : tableText(table.asymmetric, table.primaryKey.field, table.primaryKey.type, table.primaryKey.nullable);
     if (declared === server) return undefined;
     // The same table, only made asymmetric (data ingest).
-    const ingest = spec.kind === 'topLevel' && spec.asymmetric && !table.asymmetric && declared === server.replace('a top-level', 'an asymmetric');
+    const ingest = spec.kind === 'topLevel' && spec.asymmetric && !table.asymmetric && !table.embedded && table.primaryKey !== undefined
+      && declared === tableText(true, table.primaryKey.field, table.primaryKey.type, table.primaryKey.nullable);
     return { breaking: `table "${instruction.table}" declared as ${declared}, the server's is ${server}`, ...(ingest ? { ingest } : {}) };
   }
   if (instruction.type === 'AddColumn') {
