@@ -243,7 +243,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
     if (!(e instanceof ApiError)) options.log.error(`${method} ${pathname} failed (co_id ${requestId}): ${describe(e)}`);
     const error = e instanceof ApiError ? e : new ApiError(500, 'InternalServerError', 'internal server error');
     if (res.headersSent) { res.destroy(); return; }
-    if (error.status === 413) res.setHeader('Connection', 'close');
+    if (error.status === 413) discardRestOfBody(req);
     writeError(res, error, baseUrl, requestId, bodyText !== undefined);
     return;
   }
@@ -300,6 +300,24 @@ function readBody(req: http.IncomingMessage, maxBody: number): Promise<string> {
     req.on('end', () => { if (!failed) resolve((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8')); });
     req.on('error', (e) => { if (!failed) { failed = true; reject(new ApiError(400, 'BadRequest', `could not read the request body: ${e.message}`)); } });
   });
+}
+
+/** How long the rest of a refused body is read and dropped before the connection is cut. */
+const REFUSED_BODY_LINGER_MS = 10_000;
+
+/**
+ * Reads and drops the rest of a body refused as too large, so its sender gets to read the 413: closing with
+ * its bytes still unread would reset the connection under a client that is still sending (EPIPE), and it
+ * would never see the answer. The connection is cut if the body has not ended within the linger time.
+ */
+function discardRestOfBody(req: http.IncomingMessage): void {
+  req.resume();
+  if (req.complete) return;
+  const cut = setTimeout(() => req.socket.destroy(), REFUSED_BODY_LINGER_MS);
+  cut.unref();
+  const settle = () => clearTimeout(cut);
+  req.once('end', settle);
+  req.socket.once('close', settle);
 }
 
 export function writeJson(res: http.ServerResponse, status: number, payload: string, headers?: Record<string, string>): void {

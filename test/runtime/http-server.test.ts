@@ -1,5 +1,6 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { Long, ObjectId } from 'bson';
 import { Router } from '../../runtime/http/router';
 import { createHttpServer, requestTarget, type Logger, type RunningHttpServer } from '../../runtime/http/server';
@@ -89,6 +90,35 @@ describe('HTTP server wire conventions', () => {
     const res = await call('/echo/x', { method: 'POST', body: chunks, duplex: 'half' } as RequestInit);
     assert.equal(res.status, 413);
     assert.equal((await res.json() as Record<string, string>).error_code, 'BadRequest');
+  });
+
+  test('a body over the limit gets its 413 while the client is still sending, and the rest of the body is read, not reset', async () => {
+    // Closing with the body's bytes unread would reset the connection under a client still sending (EPIPE),
+    // which then never reads the answer. The sender here gets the 413 first, then sends the rest.
+    const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1');
+    const errors: string[] = [];
+    socket.on('error', (e: NodeJS.ErrnoException) => errors.push(e.code ?? e.message));
+    let received = '';
+    socket.setEncoding('latin1');
+    const answered = new Promise<void>((resolve) => socket.on('data', (chunk: string) => { received += chunk; if (received.includes('"error_code"')) resolve(); }));
+    const declared = 4 * 1024 * 1024;
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    socket.write(`POST /echo/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n`);
+    socket.write(chunk);
+    await answered;
+    assert.match(received, /^HTTP\/1\.1 413 /);
+    for (let sent = chunk.length; sent < declared; sent += chunk.length) {
+      await new Promise<void>((resolve) => socket.write(chunk, () => resolve()));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // The connection survives the refused body: the next request on it is answered.
+    received = '';
+    const next = new Promise<void>((resolve) => socket.on('data', () => { if (/\r\n\r\n/.test(received)) resolve(); }));
+    socket.write('GET /empty HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await Promise.race([next, new Promise((resolve) => setTimeout(resolve, 5000))]);
+    socket.destroy();
+    assert.deepEqual(errors, [], 'no reset while sending');
+    assert.match(received, /^HTTP\/1\.1 204 /);
   });
 
   test('CORS: allowed origins and localhost get the header; preflight never allows credential headers', async () => {
