@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ObjectId } from 'bson';
 import { encodeChangeset } from '../../runtime/sync/wire/changeset';
-import type { Instruction } from '../../runtime/sync/wire/instructions';
+import type { Instruction, Payload } from '../../runtime/sync/wire/instructions';
 import type { ServerMessage } from '../../runtime/sync/wire/messages';
 import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
 import { connectRawSync, type RawSyncClient } from '../helpers/realm-raw-client';
@@ -241,6 +241,40 @@ describe('flexible sync: asymmetric (data ingest) objects and bad subscription i
     }
     const data = await graphqlData(served, token, 'query { reading(query: {sensor: "kitchen"}) { value } }');
     assert.deepEqual(data.reading, { value: 21.5 });
+  });
+
+  test('a changeset that sets an object\'s primary key is a bad changeset (212); the other user\'s note keeps its owner and text', async () => {
+    const adaLogin = await login(served, ada.email, ada.password);
+    const bobLogin = await login(served, bob.email, bob.password);
+    const victimNote = oid(30).$oid;
+    await graphqlData(served, adaLogin.token, 'mutation($data: NoteInsertInput!) { insertOneNote(data: $data) { _id } }', { data: { _id: victimNote, owner_id: adaId, text: 'ada\'s own' } });
+    const attackerNote = { type: 'objectId' as const, value: new ObjectId(oid(31).$oid) };
+    const set = (field: string, value: Payload): Instruction =>
+      ({ type: 'Update', table: 'Note', object: attackerNote, field, path: [], value, isDefault: false, priorSize: 0 });
+    const client = await connect(served, bobLogin.token);
+    await identify(client, 1);
+    assert.equal(await subscribe(client, 1, 1, `{"Note":"owner_id == \\"${bobId}\\""}`), undefined);
+    const upload = async (version: bigint, instructions: Instruction[]) => {
+      client.send({ type: 'upload', session: 1, progressClientVersion: version, progressServerVersion: 0n, lockedServerVersion: 0n, changesets: [
+        { version, lastIntegratedRemoteVersion: 0n, originTimestamp: 1000n, originFileIdent: 0n, instructions: [], bytes: encodeChangeset(instructions) },
+      ] });
+      return client.next((m) => m.type === 'error' || m.type === 'json_error' || (m.type === 'download' && m.uploadClientVersion >= version));
+    };
+    const created = await upload(2n, [
+      { type: 'CreateObject', table: 'Note', object: attackerNote },
+      set('owner_id', { type: 'string', value: bobId }), set('text', { type: 'string', value: 'bob\'s note' }),
+    ]);
+    assert.equal(created.type, 'download', json(created));
+    const refused = await upload(3n, [set('_id', { type: 'objectId', value: new ObjectId(victimNote) }), set('text', { type: 'string', value: 'overwritten' })]);
+    assert.equal(refused.type === 'json_error' && refused.errorCode, 212, json(refused));
+    client.close();
+    const note = (token: string, id: string) => graphqlData(served, token, 'query($id: ObjectId!) { note(query: { _id: $id }) { owner_id text } }', { id });
+    assert.deepEqual((await note(adaLogin.token, victimNote)).note, { owner_id: adaId, text: 'ada\'s own' });
+    assert.deepEqual((await note(bobLogin.token, attackerNote.value.toHexString())).note, { owner_id: bobId, text: 'bob\'s note' });
+    // Later tests count ada's notes.
+    for (const [token, id] of [[adaLogin.token, victimNote], [bobLogin.token, attackerNote.value.toHexString()]] as const) {
+      await graphqlData(served, token, 'mutation($id: ObjectId!) { deleteOneNote(query: { _id: $id }) { _id } }', { id });
+    }
   });
 
   test('bad subscription input is a QUERY_ERROR for that version; the session keeps its set and others keep syncing', async () => {
