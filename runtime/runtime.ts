@@ -38,7 +38,7 @@ import { removeRuntimeRecord, writeRuntimeRecord } from './record';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
-import { addQueryableFields, createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
+import { addAsymmetricTables, addQueryableFields, createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
 import { createRealmSyncEndpoint, REALM_SYNC_ENDPOINT } from './sync/sessions/endpoint';
 import { RealmSyncEngine } from './sync/sessions/engine';
 import { registerAdminRoutes } from './admin/routes';
@@ -337,6 +337,12 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       const added = addQueryableFields(appDir, running.settings, queried);
       if (added.length > 0) await reload();
       return { added };
+    },
+    addAsymmetricTables: async (tables) => {
+      const running = sync.runtimeState.running;
+      if (!running) throw new Error('sync is not enabled');
+      addAsymmetricTables(appDir, running.settings, tables);
+      await reload();
     },
   });
   const opened: OpenedAuth = await openAuth({

@@ -29,6 +29,12 @@ export interface SyncSettings {
   lastDisabled?: number;
   /** Flexible sync: the queryable fields as the file names them (what `compileSubscription` checks against). */
   queryable?: QueryableFields;
+  /**
+   * Flexible sync: the object types clients only insert into (data ingest), `asymmetric_tables`. The
+   * server's schema holds them as asymmetric; a client cannot make another table asymmetric outside
+   * development mode, where its declaration is written here.
+   */
+  asymmetricTables?: string[];
 }
 
 /** Flexible sync's queryable fields, in the file form's names. */
@@ -81,6 +87,10 @@ function parse(value: unknown, where: string, fileForm: boolean): ParsedSettings
     }
     queryable.collection_queryable_fields_names = byCollection as Record<string, string[]>;
   }
+  const asymmetric = value.asymmetric_tables;
+  if (asymmetric !== undefined && (!Array.isArray(asymmetric) || !asymmetric.every((n) => typeof n === 'string'))) {
+    return { ok: false, message: `${where}.asymmetric_tables must be an array of object type names` };
+  }
   let partition: PartitionSettings | undefined;
   if (value.partition !== undefined) {
     const p = value.partition;
@@ -105,6 +115,7 @@ function parse(value: unknown, where: string, fileForm: boolean): ParsedSettings
     isRecoveryModeDisabled: (value.is_recovery_mode_disabled as boolean | undefined) ?? false,
     ...(fileForm && typeof value.last_disabled === 'number' ? { lastDisabled: value.last_disabled } : {}),
     ...(type === 'flexible' ? { queryable } : {}),
+    ...(type === 'flexible' && asymmetric !== undefined ? { asymmetricTables: asymmetric as string[] } : {}),
   };
   return { ok: true, settings };
 }
@@ -133,6 +144,7 @@ export function syncSettingsToFile(settings: SyncSettings): Record<string, unkno
     ...(settings.clientMaxOfflineDays !== undefined ? { client_max_offline_days: settings.clientMaxOfflineDays } : {}),
     is_recovery_mode_disabled: settings.isRecoveryModeDisabled,
     ...settings.queryable,
+    ...(settings.asymmetricTables !== undefined ? { asymmetric_tables: settings.asymmetricTables } : {}),
   };
 }
 

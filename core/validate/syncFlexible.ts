@@ -2,9 +2,11 @@
 // synced schema has cannot select anything (usually a misspelling), and the indexed queryable field must
 // be a global queryable field present in every synced schema.
 //
+// An asymmetric (data ingest) table no synced schema defines makes nothing asymmetric.
+//
 // Codes: sync/queryable-field-not-in-schema, sync/queryable-collection-unknown,
 // sync/collection-queryable-field-not-in-schema, sync/indexed-field-not-queryable,
-// sync/indexed-field-not-in-schema.
+// sync/indexed-field-not-in-schema, sync/asymmetric-table-unknown.
 import type { DiagnosticSink } from '../diagnostics';
 import { isObject, type JsonFile } from '../json';
 import type { AppModel, Collection } from '../model';
@@ -75,6 +77,15 @@ export function validateFlexibleSync(app: AppModel, sink: DiagnosticSink): void 
         sink.at(file, ['collection_queryable_fields_names', key, index], 'warning', 'sync/collection-queryable-field-not-in-schema',
           `The schema of ${target.collection.database}.${target.collection.collection} has no "${name}" property, so subscriptions on it match nothing${suggestion(name, target.properties)}`, { data: { field: name, collection: key } });
       }
+    }
+  }
+
+  if (schemas.length > 0 && !app.sync!.developmentModeEnabled) {
+    const names = schemas.map((s) => s.table);
+    for (const { name, index } of stringEntries(config.asymmetric_tables)) {
+      if (names.includes(name)) continue;
+      sink.at(file, ['asymmetric_tables', index], 'warning', 'sync/asymmetric-table-unknown',
+        `No synced collection schema is titled "${name}" (synced: ${tables}), so no object type is made asymmetric by this entry${suggestion(name, names)}`, { data: { table: name } });
     }
   }
 

@@ -2,7 +2,8 @@
 // `database_name` of the synced cluster, written into the app's files (`data_sources/<svc>/<db>/<Type>/
 // schema.json`) so the language server and `asl check` see them. New types create a schema; known types
 // gain the properties they lack; existing properties are never changed (schema changes only add). Flexible
-// sync: the fields clients query become collection queryable fields of `sync/config.json`.
+// sync: the fields clients query become collection queryable fields of `sync/config.json`, and the types
+// they declare asymmetric join its `asymmetric_tables`.
 import fs from 'node:fs';
 import path from 'node:path';
 import { applyEdits, modify, parse } from 'jsonc-parser';
@@ -99,6 +100,23 @@ export function addQueryableFields(appDir: string, settings: SyncSettings, queri
   for (const [collection, fields] of additions) text = applyEdits(text, modify(text, ['collection_queryable_fields_names', collection], fields, formatting));
   fs.writeFileSync(file, text);
   return added;
+}
+
+/**
+ * Development mode, flexible sync: object types a client declared asymmetric (data ingest) join
+ * `asymmetric_tables` of `sync/config.json`, edited in place, which is what makes a type asymmetric.
+ */
+export function addAsymmetricTables(appDir: string, settings: SyncSettings, tables: readonly string[]): void {
+  if (!settings.developmentModeEnabled) throw new Error('development mode is off: list data ingest types in "asymmetric_tables" of sync/config.json');
+  const file = syncConfigPath(appDir);
+  const text = fs.readFileSync(file, 'utf8');
+  const config = parse(text, [], { allowTrailingComma: true }) as unknown;
+  if (!isPlainObject(config)) throw new Error('sync/config.json is not a JSON object');
+  const listed = Array.isArray(config.asymmetric_tables) ? config.asymmetric_tables.filter((t): t is string => typeof t === 'string') : [];
+  const added = tables.filter((table) => NAME.test(table) && !listed.includes(table));
+  if (added.length === 0) return;
+  const formatting = { formattingOptions: { insertSpaces: true, tabSize: 2 } };
+  fs.writeFileSync(file, applyEdits(text, modify(text, ['asymmetric_tables'], [...listed, ...added], formatting)));
 }
 
 /** A scalar property, or a list of scalars (embedded objects and lists of them are not queryable). */

@@ -2,7 +2,7 @@
 export { SyncService, SYNC_ERRORS, syncedCollections, type PermissionVerdict, type SyncAppContext, type SyncStatusReport, type SyncedCollection } from './service';
 export { createPartitionFeed, FEED_ENDPOINT, type PartitionFeed } from './feed';
 export { applyClientWrite } from './writes';
-export { addQueryableFields, mirrorObjectTypes } from './devmode';
+export { addAsymmetricTables, addQueryableFields, mirrorObjectTypes } from './devmode';
 export { formatReport, reportToJson, simulatePartition, type SimulationReport, type SimulatedUser } from './simulate';
 export {
   getServiceFlexibleSyncConfig, getServiceSyncConfig, patchServiceSyncConfig, syncData, SyncAdminError, type SyncAdminHost,

@@ -436,6 +436,7 @@ describe('editor: flexible sync queryable fields against the synced schemas', ()
       queryable_fields_names: ['_id', 'name', 'nmae', 'owner_id'],
       indexed_queryable_fields_names: ['assignee'],
       collection_queryable_fields_names: { Task: ['assignee', 'bogus'], Tsk: ['x'] },
+      asymmetric_tables: ['User', 'Usr'],
     };
     const diagnostics = checkApp(await loadApp(appFs(files), APP_ROOT)).filter((d) => d.code.startsWith('sync/'));
     const text = JSON.stringify(files['sync/config.json'], null, 2);
@@ -451,8 +452,9 @@ describe('editor: flexible sync queryable fields against the synced schemas', ()
       ['sync/queryable-collection-unknown', 'warning', '"Tsk"', 'No synced collection is named "Tsk" (synced: Task, User); did you mean "Task"?'],
       ['sync/indexed-field-not-queryable', 'error', '"assignee"', 'The indexed queryable field "assignee" must also be listed in "queryable_fields_names"'],
       ['sync/indexed-field-not-in-schema', 'warning', '"assignee"', 'The indexed queryable field "assignee" must be in every synced collection; todo.User has no "assignee" property'],
+      ['sync/asymmetric-table-unknown', 'warning', '"Usr"', 'No synced collection schema is titled "Usr" (synced: Task, User), so no object type is made asymmetric by this entry; did you mean "User"?'],
     ].sort((a, b) => diagnostics.findIndex((d) => d.message === a[3]) - diagnostics.findIndex((d) => d.message === b[3])));
-    assert.equal(diagnostics.length, 6);
+    assert.equal(diagnostics.length, 7);
   });
 
   test('a consistent flexible configuration has no sync diagnostics', async () => {

@@ -47,13 +47,13 @@ const ownerRules = (collection: string) => ({
   }],
 });
 
-/** A flexible app with a `Note` collection clients subscribe to and a `Reading` collection they only insert into. */
+/** A flexible app with a `Note` collection clients subscribe to and a `Reading` collection they only insert into (listed in `asymmetric_tables`). */
 function ingestApp(): string {
   const appDir = copyApp();
   writeFiles(appDir, {
     'sync/config.json': {
       type: 'flexible', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: 'ingestdb',
-      is_recovery_mode_disabled: false, queryable_fields_names: ['owner_id'],
+      is_recovery_mode_disabled: false, queryable_fields_names: ['owner_id'], asymmetric_tables: ['Reading'],
     },
     'data_sources/mongodb-atlas/ingestdb/Note/schema.json': {
       title: 'Note', bsonType: 'object', required: ['_id', 'owner_id', 'text'],
@@ -277,6 +277,36 @@ describe('flexible sync: asymmetric (data ingest) objects and bad subscription i
     }
   });
 
+  test('outside development mode a client cannot change which types are asymmetric (225); others keep subscribing to Note and Task', async () => {
+    const { token } = await login(served, bob.email, bob.password);
+    const declarations: [string, Instruction][] = [
+      // Task: synced (the example app's collection) and declared by no client yet.
+      ['Task', { type: 'AddTable', table: 'Task', spec: { kind: 'topLevel', pkField: '_id', pkType: 'objectId', pkNullable: false, asymmetric: true } }],
+      ['Note', { type: 'AddTable', table: 'Note', spec: { kind: 'topLevel', pkField: '_id', pkType: 'objectId', pkNullable: false, asymmetric: true } }],
+      ['Reading', { type: 'AddTable', table: 'Reading', spec: { kind: 'topLevel', pkField: '_id', pkType: 'objectId', pkNullable: false, asymmetric: false } }],
+    ];
+    for (const [table, declaration] of declarations) {
+      const client = await connect(served, token);
+      await identify(client, 1);
+      // Based on the latest server version, so the server's own schema check answers (not the merge).
+      const first = await client.next((m) => m.type === 'download');
+      const latest = first.type === 'download' ? first.downloadServerVersion : 0n;
+      client.send({ type: 'upload', session: 1, progressClientVersion: 1n, progressServerVersion: latest, lockedServerVersion: latest, changesets: [
+        { version: 1n, lastIntegratedRemoteVersion: latest, originTimestamp: 1000n, originFileIdent: 0n, instructions: [], bytes: encodeChangeset([declaration]) },
+      ] });
+      const refused = await client.next((m) => m.type === 'error' || m.type === 'json_error');
+      assert.equal(refused.type === 'json_error' && refused.errorCode, 225, json(refused));
+      assert.match(refused.type === 'json_error' ? String(refused.body.message) : '', new RegExp(`table "${table}" declared as .*"asymmetric_tables" of sync/config.json`));
+      client.close();
+    }
+    const { token: adaToken } = await login(served, ada.email, ada.password);
+    const reader = await connect(served, adaToken);
+    await identify(reader, 1);
+    assert.equal(await subscribe(reader, 1, 1, `{"Note":"owner_id == \\"${adaId}\\"","Task":"TRUEPREDICATE"}`), undefined, 'Note and Task are still tables clients subscribe to');
+    assert.match(String(await subscribe(reader, 1, 2, '{"Reading":"TRUEPREDICATE"}')), /asymmetric/, 'Reading is still asymmetric');
+    reader.close();
+  });
+
   test('bad subscription input is a QUERY_ERROR for that version; the session keeps its set and others keep syncing', async () => {
     const { token } = await login(served, ada.email, ada.password);
     const client = await connect(served, token);
@@ -385,5 +415,22 @@ describe('flexible sync in development mode', { skip, timeout: 240_000 }, () => 
     assertOk(second, 'the second client');
     assert.deepEqual(second.objects('Postcard').map((p) => p.city), ['Lisbon']);
     assert.deepEqual(config().collection_queryable_fields_names, { Postcard: ['owner', 'stamps', 'tags'] });
+  });
+
+  test('a type a client declares asymmetric joins asymmetric_tables; its objects are stored and never downloaded', async () => {
+    const ping = { name: 'Ping', asymmetric: true, primaryKey: '_id', properties: { _id: 'objectId', source: 'string' } };
+    const sender = await runProbe(script({
+      credentials: ada, schema: [POSTCARD, ping], subscriptions: ['Postcard=owner == "ada"'],
+      steps: [{ write: [{ op: 'create', type: 'Ping', value: { _id: oid(7), source: 'ada' } }] }, { waitUpload: true }],
+    }));
+    assertOk(sender, 'the sending client');
+    const config = JSON.parse(fs.readFileSync(path.join(served.appDir, 'sync/config.json'), 'utf8')) as Record<string, unknown>;
+    assert.deepEqual(config.asymmetric_tables, ['Ping']);
+    assert.ok(fs.existsSync(path.join(served.appDir, 'data_sources/mongodb-atlas/devdb/Ping/schema.json')));
+    const { token } = await login(served, ada.email, ada.password);
+    assert.deepEqual((await graphqlData(served, token, 'query { pings { source } }')).pings, [{ source: 'ada' }]);
+    // Another client's declaration of Ping as a plain table is refused now.
+    const other = await runProbe(script({ credentials: bob, schema: [POSTCARD, { ...ping, asymmetric: false }], subscriptions: ['Postcard=owner == "bob"'], steps: [{ waitDownload: true }], cancelWaitsOnError: true }));
+    assert.ok(other.lines.some((l) => /Ping/.test(JSON.stringify(l)) && /asymmetric/.test(JSON.stringify(l))), json(other.lines.filter((l) => /error/.test(l.event))));
   });
 });

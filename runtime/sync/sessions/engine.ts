@@ -53,6 +53,8 @@ export interface RealmSyncEngineOptions {
   applySchema?(types: unknown[]): Promise<{ written: string[] }>;
   /** Development mode, flexible sync: queried fields become collection queryable fields (then the app reloads). */
   addQueryableFields?(queried: QueriedFields[]): Promise<{ added: { collection: string; field: string }[] }>;
+  /** Development mode, flexible sync: object types a client declared asymmetric join `asymmetric_tables` (then the app reloads). */
+  addAsymmetricTables?(tables: string[]): Promise<void>;
   /** Flexible sync: a data source's collections as the user may use them (the runtime's rule-checked data access). */
   dataFor?(user: EvaluationUser): { collection(dataSource: string, database: string, collection: string): StoreCollection };
 }
@@ -275,6 +277,9 @@ export class RealmSyncEngine {
       tablesFromJsonSchema(c.type, c.schema, relationships, schema);
     }
     for (const instructions of (await this.declaredTables()).values()) for (const i of instructions) applySchemaInstruction(schema, i);
+    // Which types are asymmetric is the app's setting, whatever was declared before it.
+    const asymmetric = new Set(service.flexible ? service.runtimeState.running?.settings.asymmetricTables ?? [] : []);
+    for (const table of schema.values()) table.asymmetric = !table.embedded && table.primaryKey !== undefined && asymmetric.has(table.name);
     this.schema = schema;
     return schema;
   }
@@ -738,17 +743,35 @@ export class RealmSyncEngine {
       if (instruction.type === 'EraseTable' || instruction.type === 'EraseColumn') {
         return invalidSchemaChange(`${instruction.type} ${instruction.table}: destructive schema changes are not allowed on a synced realm`);
       }
+      if (instruction.type === 'AddTable' && instruction.spec.kind === 'topLevel' && instruction.spec.asymmetric && !service.flexible) {
+        return invalidSchemaChange(`table "${instruction.table}" declared asymmetric: data ingest needs flexible sync`);
+      }
       const change = schemaChange(next, instruction);
       if (!change) continue;
-      // Data ingest has no server setting yet: the first client to declare a synced table makes it asymmetric.
+      // In development mode the first client to declare a synced table asymmetric makes it so (and the
+      // app's asymmetric_tables records it); outside it, only the setting does.
       const firstIngestDeclaration = 'breaking' in change && change.ingest === true && service.flexible && !declared.has(instruction.table) && !changed.has(instruction.table);
-      if ('breaking' in change && !firstIngestDeclaration) return invalidSchemaChange(`breaking schema change: ${change.breaking}`);
+      if ('breaking' in change && !(firstIngestDeclaration && devMode)) {
+        const asymmetricInvolved = instruction.type === 'AddTable' && instruction.spec.kind === 'topLevel' && (instruction.spec.asymmetric || next.get(instruction.table)?.asymmetric === true);
+        const hint = asymmetricInvolved ? ' (the data ingest types are those listed in "asymmetric_tables" of sync/config.json)' : '';
+        return invalidSchemaChange(`breaking schema change: ${change.breaking}${hint}`);
+      }
       if ('additive' in change && !devMode) return invalidSchemaChange(`${change.additive}: schema changes from clients need development mode`);
       applySchemaInstruction(next, instruction);
       changed.add(instruction.table);
     }
     if (changed.size === 0) return undefined;
     if (!mayWrite) return SYNC_ERRORS.permissionDenied('UPLOAD', 'a session that may not write cannot change the schema');
+    const newlyAsymmetric = [...changed].filter((name) => next.get(name)?.asymmetric === true && schema.get(name)?.asymmetric !== true);
+    if (newlyAsymmetric.length > 0) {
+      if (!this.options.addAsymmetricTables) return invalidSchemaChange('asymmetric tables need development mode');
+      try {
+        await this.options.addAsymmetricTables(newlyAsymmetric);
+      } catch (e) {
+        return invalidSchemaChange(`development mode could not record the asymmetric tables: ${(e as Error).message}`);
+      }
+      this.invalidateSchema();
+    }
     const unknown = [...changed].filter((name) => {
       const table = next.get(name);
       return table && !table.embedded && !service.collectionOfType(name);
