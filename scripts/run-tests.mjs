@@ -2,6 +2,7 @@
 // Node 20's --test takes no glob patterns, so the file list is collected here.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '..');
@@ -22,8 +23,19 @@ if (selected.length === 0) {
   process.exit(1);
 }
 selected.sort();
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...selected], {
-  cwd: root,
-  stdio: 'inherit',
-});
-process.exit(result.status ?? 1);
+// Every temporary folder the tests and what they start make (apps, data folders, sockets, browser
+// profiles) goes under one folder of this run, removed at its end: a test that fails before its own
+// clean-up, or a runtime killed on purpose, leaves nothing behind in the system's temporary folder.
+const runTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-tests-'));
+let status;
+try {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...selected], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, TMPDIR: runTmp, TMP: runTmp, TEMP: runTmp },
+  });
+  status = result.status ?? 1;
+} finally {
+  fs.rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
+}
+process.exit(status);
