@@ -92,8 +92,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
     const requestId = newRequestId();
     logWhenAnswered(req, res, requestId, options);
     if (!isOwnHost(req.headers.host, own)) {
-      req.resume();
-      res.setHeader('Connection', 'close');
+      // Every request on the connection is checked again, so it may stay open for the sender to read this.
+      discardRestOfBody(req);
       writeError(res, misdirected(req.headers.host), baseUrl, requestId);
       return;
     }
@@ -302,7 +302,7 @@ function readBody(req: http.IncomingMessage, maxBody: number): Promise<string> {
   });
 }
 
-/** How long the rest of a refused body is read and dropped before the connection is cut. */
+/** How long the rest of a refused body (413, 421) is read and dropped before the connection is cut. */
 const REFUSED_BODY_LINGER_MS = 10_000;
 
 /**
