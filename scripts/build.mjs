@@ -79,6 +79,8 @@ const entries = [
   // bundle), on worker threads it starts from the file next to it.
   { entryPoints: ['runtime/functions/process.ts'], outfile: 'dist/function-process.js' },
   { entryPoints: ['runtime/functions/worker.ts'], outfile: 'dist/function-worker.js' },
+  // Aggregations that outrun the serving thread's brief budget finish on this worker thread.
+  { entryPoints: ['runtime/store/evaluator-worker.ts'], outfile: 'dist/store-evaluator.js' },
 ];
 
 /** Path segments that name a build flavour rather than a module: `lib/esm/x.js` and `lib/umd/x.js` are one module. */

@@ -16,6 +16,7 @@ export const MAX_VSIX_BYTES = 10 * 1024 * 1024;
 export const REQUIRED_FILES = [
   'package.json', 'readme.md', 'changelog.md', 'LICENSE.txt', 'media/icon.png',
   'dist/extension.js', 'dist/language-client.js', 'dist/features.js', 'dist/server.js', 'dist/cli.js', 'dist/function-process.js', 'dist/function-worker.js',
+  'dist/store-evaluator.js',
   'schemas/root-config.schema.json', 'syntaxes/graphql.tmLanguage.json',
   // The web templates' clients, built by scripts/build-templates.mjs, are served by the runtime's hosting.
   'templates/web-js/hosting/files/app.js', 'templates/web-js-data-api/hosting/files/app.js',

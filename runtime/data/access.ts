@@ -17,11 +17,11 @@
 // - A query (read or write) sees each document as the caller may read it: when its filter or sort names
 //   a field some role may hide, it runs in memory on the readable views, not in the store.
 import { ObjectId } from 'bson';
-import { ProcessingMode } from 'mingo';
-import { Aggregator, Query } from '../store/regex';
+import { Query } from '../store/regex';
+import { aggregateDocuments } from '../store/evaluator';
 import { evaluateExpression, expandExpressionToQuery, type EvaluationEnv } from '../../core/rules';
 import type { AppModel, DataSource } from '../../core/model';
-import { cloneStored, fromComparable, toComparable, toStorable, valueKey } from '../store/bson-values';
+import { cloneStored, toComparable, toStorable, valueKey } from '../store/bson-values';
 import {
   RUNTIME_DATABASES, StoreError, StoreErrorCode,
   type CountOptions, type DeleteResult, type Document, type DocumentStore, type Filter, type FindOneAndDeleteOptions,
@@ -645,14 +645,7 @@ class RuledCollection implements StoreCollection {
     const wholeDocuments = prepared.exactRead && known(single.role.read, prepared.userValues) === true && prepared.projections.length === 0;
     if (wholeDocuments) return this.inner.aggregate([...(isEmptyQuery(scope) ? [] : [{ $match: scope }]), ...pipeline]);
     const readable = await this.views(prepared, await this.inner.find(scope), true);
-    try {
-      const aggregator = new Aggregator(toComparable(toStorable(pipeline, 'pipeline')) as Document[], {
-        scriptEnabled: false, processingMode: ProcessingMode.CLONE_INPUT,
-      });
-      return (aggregator.run(readable.map((doc) => toComparable(doc))) as Document[]).map((doc) => fromComparable(doc) as Document);
-    } catch (error) {
-      throw StoreError.badValue(`Invalid pipeline: ${(error as Error).message}`);
-    }
+    return aggregateDocuments(pipeline, readable);
   }
 
   async insertOne(doc: Document): Promise<InsertOneResult> {

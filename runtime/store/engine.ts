@@ -3,10 +3,11 @@
 // Stored documents are never mutated in place (updates replace them), so a compaction snapshot can
 // hold references while writes continue. Every mutation happens synchronously before the first
 // `await`, which makes each operation atomic; only the journal acknowledgement is awaited.
-import { EJSON, ObjectId } from 'bson';
-import { ProcessingMode } from 'mingo';
+import { BSON, EJSON, ObjectId } from 'bson';
 // Projections and sorts too run with the linear, bounded operators (regex.ts, evaluation-limits.ts).
-import { Aggregator, Query } from './regex';
+import { Query } from './regex';
+import { collectionsRead, runAggregation, selectsOnly } from './aggregation';
+import { evaluateAggregation } from './evaluator';
 import { bsonType, cloneStored, fromComparable, toComparable, toStorable, typedValueKey, valueKey } from './bson-values';
 import { applyUpdate, prepareReplacement, prepareUpdate, seedFromFilter, type PreparedUpdate } from './update';
 import { compiledQuery } from './query-cache';
@@ -148,9 +149,6 @@ class CollectionState {
     return true;
   }
 }
-
-/** Aggregation stages that pass on some of the documents they are given, unchanged and in some order. */
-const SELECTING_STAGES = new Set(['$match', '$sort', '$skip', '$limit']);
 
 /** How a filter is answered: by `_id`, by a declared field index, or by scanning the collection. */
 export type QueryPlan = { kind: 'id' } | { kind: 'index'; field: string } | { kind: 'scan' };
@@ -800,32 +798,39 @@ export class EmbeddedCollection implements StoreCollection {
       const [name] = Object.keys(stage);
       if (name === '$out' || name === '$merge') throw StoreError.badValue(`${name} is not supported by the embedded store`);
     }
-    const stages = toComparable(toStorable(pipeline, 'pipeline')) as Document[];
-    const views = (database: string, name: string): Document[] => {
+    const storable = toStorable(pipeline, 'pipeline') as Document[];
+    const stages = toComparable(storable) as Document[];
+    const entriesOf = (database: string, name: string): StoredDoc[] => {
       const state = this.engine.state(database, name);
-      return state ? [...state.docs.values()].map((e) => e.view) : [];
+      return state ? [...state.docs.values()] : [];
     };
     // Views hold numbers where documents hold Long, Double or Decimal128 (see toComparable), so documents a
     // pipeline computes come out with plain numbers; a pipeline that only selects and orders documents hands
     // on the views themselves, which lead back to the stored documents with every type as written.
-    const selectsOnly = pipeline.every((stage) => {
-      const names = Object.keys(stage);
-      return names.length === 1 && SELECTING_STAGES.has(names[0]!);
-    });
-    const state = selectsOnly ? this.engine.state(this.database, this.name) : undefined;
-    try {
-      const aggregator = new Aggregator(stages, {
-        scriptEnabled: false,
-        processingMode: selectsOnly ? ProcessingMode.CLONE_OFF : ProcessingMode.CLONE_INPUT,
-        collectionResolver: (name: string) => views(this.database, name),
-      });
-      return (aggregator.run(views(this.database, this.name)) as Document[]).map((d) => {
-        const owner = state?.owners.get(d);
-        return owner ? cloneStored(owner.doc) : fromComparable(d) as Document;
-      });
-    } catch (error) {
-      throw mingoError('Invalid pipeline', error);
-    }
+    const selecting = selectsOnly(pipeline);
+    const entries = entriesOf(this.database, this.name);
+    // Stored documents are replaced, never changed in place: these are the documents as they are now,
+    // whenever the evaluation worker gets them.
+    const docs = entries.map((e) => e.doc);
+    return evaluateAggregation(
+      () => {
+        const output = runAggregation(stages, entries.map((e) => e.view), (name) => entriesOf(this.database, name).map((e) => e.view), selecting);
+        const state = selecting ? this.engine.state(this.database, this.name) : undefined;
+        return output.map((d) => {
+          const owner = state?.owners.get(d);
+          return owner ? cloneStored(owner.doc) : fromComparable(d) as Document;
+        });
+      },
+      () => {
+        const collections: Record<string, Uint8Array[]> = {};
+        for (const name of collectionsRead(storable)) collections[name] = entriesOf(this.database, name).map((e) => BSON.serialize(e.doc));
+        return { pipeline: BSON.serialize({ p: storable }), input: docs.map((doc) => BSON.serialize(doc)), collections, selecting };
+      },
+      (outcome) => ('indices' in outcome
+        ? outcome.indices.flatMap((i) => (docs[i] ? [cloneStored(docs[i]!)] : []))
+        : outcome.docs.map((bytes) => BSON.deserialize(bytes) as Document)),
+      (error) => mingoError('Invalid pipeline', error),
+    );
   }
 
   async createIndex(field: string): Promise<string> {

@@ -24,22 +24,44 @@ const STEPS_BETWEEN_CLOCK_READS = 256;
 type ExpressionOperator = (obj: unknown, expr: unknown, options: Options) => unknown;
 type PipelineOperator = (collection: Iterator, expr: unknown, options: Options) => Iterator;
 
-interface Stretch { startedAt: number; steps: number; elements: number }
+interface Stretch { startedAt: number; steps: number; elements: number; limitMs: number; brief: boolean }
 let stretch: Stretch | undefined;
 
 /** The budget of the synchronous stretch now running: a microtask ends it as soon as control returns to the event loop. */
 function current(): Stretch {
   if (!stretch) {
-    stretch = { startedAt: performance.now(), steps: 0, elements: 0 };
+    stretch = { startedAt: performance.now(), steps: 0, elements: 0, limitMs: MAX_EVALUATION_MS, brief: false };
     queueMicrotask(() => { stretch = undefined; });
   }
   return stretch;
 }
 
+/** Thrown out of `evaluateBriefly` when the evaluation outran its brief budget: it is to be run elsewhere. */
+export class EvaluationTooLong extends Error {
+  constructor() {
+    super('the evaluation outran the serving thread\'s budget');
+  }
+}
+
+/**
+ * Runs `evaluate` (synchronous) with a budget of `limitMs` instead of the full limit; past it,
+ * `EvaluationTooLong` is thrown instead of the limit's error. The array bounds stay as they are.
+ */
+export function evaluateBriefly<T>(limitMs: number, evaluate: () => T): T {
+  const outer = stretch;
+  stretch = { startedAt: performance.now(), steps: 0, elements: 0, limitMs, brief: true };
+  try {
+    return evaluate();
+  } finally {
+    stretch = outer;
+  }
+}
+
 function step(): void {
   const now = current();
-  if (++now.steps % STEPS_BETWEEN_CLOCK_READS === 0 && performance.now() - now.startedAt > MAX_EVALUATION_MS) {
-    throw StoreError.badValue(`the aggregation or query expression ran for more than ${MAX_EVALUATION_MS} ms and was stopped (the local runtime's limit: it runs on the thread that serves every request); narrow its input with $match first`);
+  if (++now.steps % STEPS_BETWEEN_CLOCK_READS === 0 && performance.now() - now.startedAt > now.limitMs) {
+    if (now.brief) throw new EvaluationTooLong();
+    throw StoreError.badValue(`the aggregation or query expression ran for more than ${MAX_EVALUATION_MS} ms and was stopped (the local runtime's limit); narrow its input with $match first`);
   }
 }
 

@@ -441,13 +441,13 @@ async function hostileFunctions(server) {
       }
     }
   })();
-  const hostile = ['loop', 'throws', 'leaveInterval', 'typedArrays', 'heap', 'hugeString', 'manyObjects'];
+  const hostile = ['loop', 'throws', 'leaveInterval', 'typedArrays', 'heap', 'hugeString', 'manyObjects', 'aggregationBomb'];
   let clean = 0;
   let total = 0;
   const problems = [];
   for (const round of [0, 1]) {
     const calls = hostile.map(async (name) => {
-      // Seven hostile calls share a pool of four workers: a call may wait for one before its own time starts.
+      // Eight hostile calls share a pool of four workers: a call may wait for one before its own time starts.
       const res = await send(`${server.api}/functions/call`, { token: attacker.token, body: { name, arguments: [] }, hangMs: 3 * limitMs + 10_000 });
       total++;
       const expected = name === 'leaveInterval' ? res.status === 200 : res.status === 400 && typeof res.body?.error === 'string';
@@ -463,7 +463,7 @@ async function hostileFunctions(server) {
   clearInterval(sampler);
   for (const problem of [...problems, ...innocentFailures.slice(0, 10)]) console.log(`  ${problem}`);
   const peakMb = Math.round(peak / 1048576);
-  figure(`hostile functions (loops, throws, memory, huge results, leftover timers) x 2 rounds beside an innocent user: ${clean}/${total} runaway calls answered cleanly within 3 s + 3 x the ${FUNCTION_TIMEOUT_S} s limit (queueing for a worker included), ${innocentFailures.length} of ${innocentRequests} innocent requests failed, peak RSS ${peakMb} MiB (from ${Math.round(baseline / 1048576)} MiB) (goal all / 0 / bounded under 2048 MiB)`,
+  figure(`hostile functions (loops, throws, memory, huge results, leftover timers, aggregations at the evaluation limit) x 2 rounds beside an innocent user: ${clean}/${total} runaway calls answered cleanly within 3 s + 3 x the ${FUNCTION_TIMEOUT_S} s limit (queueing for a worker included), ${innocentFailures.length} of ${innocentRequests} innocent requests failed, peak RSS ${peakMb} MiB (from ${Math.round(baseline / 1048576)} MiB) (goal all / 0 / bounded under 2048 MiB)`,
     clean === total && innocentFailures.length === 0 && peakMb < 2048);
   const slowest = [...innocentMs].sort((a, b) => b.ms - a.ms).slice(0, 5);
   console.log(`  slowest innocent requests: ${slowest.map((r) => `${r.name} ${r.ms} ms (sent at +${Math.round(r.at / 1000)} s)`).join(', ')}`);

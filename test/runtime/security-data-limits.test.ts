@@ -7,6 +7,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { Binary, Decimal128, Long, ObjectId } from 'bson';
 import { generateSchema } from '../../core/graphql';
 import { loadApp } from '../../core/load';
 import { startRuntime, type RunningRuntime } from '../../runtime';
@@ -45,6 +46,57 @@ describe('the compiled query cache is bounded by size', () => {
     assert.notEqual(compiledQuery(first), kept, 'the oldest entry left');
     const recent = compiledQuery(last);
     assert.equal(compiledQuery(last), recent, 'the newest entries stay');
+  });
+});
+
+describe('an aggregation that outruns the serving thread\'s budget finishes on the evaluation worker', () => {
+  /** Runs `work` while timing the event loop: the result and the longest the loop went without a turn. */
+  async function withLoopWatch<T>(work: () => Promise<T>): Promise<{ result: T; longestStallMs: number }> {
+    let last = performance.now();
+    let longestStallMs = 0;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longestStallMs = Math.max(longestStallMs, now - last);
+      last = now;
+    }, 5);
+    try {
+      const result = await work();
+      return { result, longestStallMs: Math.max(longestStallMs, performance.now() - last) };
+    } finally {
+      clearInterval(ticker);
+    }
+  }
+  /** An expression worth ~10^5 additions (well past the budget, well within the limit) whose value is 0. */
+  const slowZero = { $subtract: [{ $reduce: { input: { $range: [0, 150_000] }, initialValue: 0, in: { $add: ['$$value', 1] } } }, 150_000] };
+
+  test('a selecting pipeline hands back the stored documents with their types; a computing one its values, other collections included', async () => {
+    const store = await openEmbeddedStore();
+    const items = store.collection('db', 'items');
+    const owners = store.collection('db', 'owners');
+    await owners.insertMany([{ _id: 'ada', name: 'Ada' }, { _id: 'bob', name: 'Bob' }]);
+    await items.insertMany([
+      { _id: new ObjectId('65f000000000000000000001'), owner: 'ada', n: Long.fromString('9007199254740993'), price: Decimal128.fromString('1.10'), blob: new Binary(Buffer.from('hi')), at: new Date(5) },
+      { _id: new ObjectId('65f000000000000000000002'), owner: 'bob', n: Long.fromNumber(2), price: Decimal128.fromString('2.20'), blob: new Binary(Buffer.from('yo')), at: new Date(6) },
+      { _id: new ObjectId('65f000000000000000000003'), owner: 'ada', n: Long.fromNumber(3), price: Decimal128.fromString('3.30'), blob: new Binary(Buffer.from('ok')), at: new Date(7) },
+    ]);
+    const selected = await withLoopWatch(() => items.aggregate([{ $match: { owner: 'ada', $expr: { $eq: [slowZero, 0] } } }, { $sort: { _id: -1 } }]));
+    assert.ok(selected.longestStallMs < 250, `the event loop stalled ${Math.round(selected.longestStallMs)} ms`);
+    assert.deepEqual(selected.result.map((d) => (d._id as ObjectId).toHexString()), ['65f000000000000000000003', '65f000000000000000000001']);
+    const first = selected.result[1]!;
+    assert.ok(first.n instanceof Long && first.n.toString() === '9007199254740993', 'a Long stays a Long, exactly');
+    assert.ok(first.price instanceof Decimal128 && first.price.toString() === '1.10');
+    assert.ok(first.blob instanceof Binary && Buffer.from(first.blob.buffer).toString() === 'hi');
+    assert.deepEqual(first.at, new Date(5));
+
+    const computed = await withLoopWatch(() => items.aggregate([
+      { $lookup: { from: 'owners', localField: 'owner', foreignField: '_id', as: 'who' } },
+      { $group: { _id: { $arrayElemAt: ['$who.name', 0] }, count: { $sum: 1 }, zero: { $max: slowZero } } },
+      { $sort: { _id: 1 } },
+    ]));
+    assert.ok(computed.longestStallMs < 250, `the event loop stalled ${Math.round(computed.longestStallMs)} ms`);
+    assert.deepEqual(computed.result, [{ _id: 'Ada', count: 2, zero: 0 }, { _id: 'Bob', count: 1, zero: 0 }]);
+
+    await assert.rejects(items.aggregate([{ $project: { x: { $add: [slowZero, { $literal: 'not a number' }] } } }]), /\$add/);
   });
 });
 
@@ -154,7 +206,8 @@ describe('an aggregation cannot hold the runtime; /logs keeps its CORS', () => {
     assert.ok(took < MAX_EVALUATION_MS + 4000, `stopped after ${Math.round(took)} ms`);
     const answered = await other;
     assert.equal(answered.status, 200);
-    assert.ok(answered.ms < MAX_EVALUATION_MS + 4000);
+    // The aggregation finishes on the evaluation worker, not on the thread that answers this.
+    assert.ok(answered.ms < 1000, `another request waited ${Math.round(answered.ms)} ms`);
   });
 
   test('documents a pipeline multiplies without computing anything stop at the time limit too', async () => {
