@@ -330,26 +330,26 @@ function returnedHandle(doc: Record<string, unknown>, callId: number): number | 
   return (templates.matches(lent.key, doc) ?? encodesAs(doc, lent.bson)) ? lent.handle : undefined;
 }
 
-/** Calls the runner gave up on (time limit); whatever they still ask for is refused. */
+/**
+ * Calls the runner gave up on (time limit). What they wait for from the runtime, or still ask for, never
+ * settles: their code parks at its next await of the runtime. Refusing instead would let code that retries
+ * in a loop (`for (;;) try { await … } catch {}`) spin in microtasks and hold this worker and its other
+ * calls until the pool stopped it. Their documents and timers go at once.
+ */
 const abandoned = new Set<number>();
-const ABANDONED = 'the call was stopped: execution time limit exceeded';
 
 function abandon(callId: number): void {
   abandoned.add(callId);
   clearTimersOf(callId);
+  lentToCalls.delete(callId);
   for (const [rid, pending] of pendingHostRequests) {
-    if (pending.callId !== callId) continue;
-    pendingHostRequests.delete(rid);
-    pending.reject(ABANDONED);
+    if (pending.callId === callId) pendingHostRequests.delete(rid);
   }
 }
 
 function hostRequestFor(callId: number, RealmError: ErrorConstructor): HostRequest {
   return (request) => new Promise((resolve, reject) => {
-    if (abandoned.has(callId)) {
-      reject(new RealmError(ABANDONED));
-      return;
-    }
+    if (abandoned.has(callId)) return;
     const rid = nextRequestId++;
     pendingHostRequests.set(rid, { callId, resolve, reject: (message) => reject(new RealmError(message)) });
     post(request.kind === 'service'

@@ -545,6 +545,32 @@ describe('functions sharing a worker', () => {
   });
 });
 
+describe('code of a call that ran out of time', () => {
+  test('retrying the runtime in a loop parks it: the next call on its worker is answered at once, and the worker is kept', { timeout: 60_000 }, async () => {
+    const timeoutMs = 1000;
+    const sources = new Map<string, string>([
+      ['retryForever', 'exports = async () => { const c = context.services.get("mongodb-atlas").db("d").collection("c"); for (;;) { try { await c.find({}).toArray(); } catch (e) { /* again */ } } };'],
+      ['ok', 'exports = (x) => x + 1;'],
+    ]);
+    const fake = fakeHost();
+    // The runtime takes longer to answer than the call's time limit: the call is stopped while it waits.
+    const host: FunctionHost = { ...fake.host, serviceAction: () => new Promise((resolve) => setTimeout(() => resolve([]), 3 * timeoutMs)) };
+    const { runner, logs } = startRunner(sources, { host, poolSize: 1, timeoutMs });
+    try {
+      await assert.rejects(runner.run('retryForever', []), ExecutionTimeLimitExceeded);
+      const started = performance.now();
+      assert.equal(await runner.run('ok', [1]), 2);
+      const answeredAfter = performance.now() - started;
+      assert.ok(answeredAfter < timeoutMs / 2, `answered after ${Math.round(answeredAfter)} ms`);
+      await new Promise((r) => setTimeout(r, timeoutMs));
+      assert.deepEqual(logs.filter((l) => /busy past the time limit|stopped/.test(l.text)).map((l) => l.text), [], 'no worker was stopped');
+      assert.equal(await runner.run('ok', [41]), 42);
+    } finally {
+      await runner.close();
+    }
+  });
+});
+
 describe('outcomes a loop would hold back', () => {
   const sources = new Map<string, string>([
     ['readThenAnswer', 'exports = async () => { await context.services.get("mongodb-atlas").db("d").collection("first").findOne({}); return "answered"; };'],
