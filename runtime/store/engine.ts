@@ -7,6 +7,7 @@ import { BSON, EJSON, ObjectId } from 'bson';
 // Projections and sorts too run with the linear, bounded operators (regex.ts, evaluation-limits.ts).
 import { Query } from './regex';
 import { collectionsRead, runAggregation, selectsOnly } from './aggregation';
+import { EvaluationTooLong } from './evaluation-limits';
 import { evaluateAggregation } from './evaluator';
 import { bsonType, cloneStored, fromComparable, toComparable, toStorable, typedValueKey, valueKey } from './bson-values';
 import { applyUpdate, prepareReplacement, prepareUpdate, seedFromFilter, type PreparedUpdate } from './update';
@@ -165,8 +166,8 @@ interface CompiledFilter {
   readonly soleEqualityField?: string;
 }
 
-function mingoError(context: string, error: unknown): StoreError {
-  if (error instanceof StoreError) return error;
+function mingoError(context: string, error: unknown): Error {
+  if (error instanceof StoreError || error instanceof EvaluationTooLong) return error;
   return StoreError.badValue(`${context}: ${(error as Error)?.message ?? String(error)}`);
 }
 
@@ -586,9 +587,39 @@ export class EmbeddedCollection implements StoreCollection {
       return matched;
     }
     for (const entry of source) if (matches(entry)) matched.push(entry);
+    return this.ordered(state, matched, options);
+  }
+
+  /**
+   * `match` for a read: past the serving thread's budget the filter is tested on the evaluation worker, over
+   * the entries the plan gives (writes keep `match`: they must happen before their first await).
+   */
+  private async matchToRead(state: CollectionState | undefined, compiled: CompiledFilter, options: MatchOptions = {}): Promise<StoredDoc[]> {
+    if (!state) return [];
+    let candidates: StoredDoc[] = [];
+    return evaluateAggregation(
+      () => this.match(state, compiled, options),
+      () => {
+        candidates = [...(this.plan(state, compiled).entries ?? state.docs.values())];
+        return { pipeline: BSON.serialize({ p: [{ $match: compiled.filter }] }), input: candidates.map((e) => BSON.serialize(e.doc)), collections: {}, selecting: true };
+      },
+      (outcome) => {
+        const matched = 'indices' in outcome ? outcome.indices.flatMap((i) => (candidates[i] ? [candidates[i]!] : [])) : [];
+        if (options.sort) return this.ordered(state, matched, options);
+        const skip = options.skip ?? 0;
+        return matched.slice(skip, options.limit ? skip + options.limit : undefined);
+      },
+      (error) => mingoError('Invalid query', error),
+    );
+  }
+
+  /** Matched entries in sort order, after skip and limit. */
+  private ordered(state: CollectionState, matched: StoredDoc[], options: MatchOptions): StoredDoc[] {
+    const skip = options.skip ?? 0;
+    const limit = options.limit ?? 0;
     let cursor;
     try {
-      cursor = new Query({}).find(matched.map((e) => e.view)).sort(options.sort);
+      cursor = new Query({}).find(matched.map((e) => e.view)).sort(options.sort!);
       if (skip) cursor = cursor.skip(skip);
       if (limit) cursor = cursor.limit(limit);
       return (cursor.all() as Document[]).map((view) => state.owners.get(view)!);
@@ -604,7 +635,7 @@ export class EmbeddedCollection implements StoreCollection {
   async find(filter?: Filter, options: FindOptions = {}): Promise<Document[]> {
     const compiled = compileFilter(filter);
     const state = this.engine.state(this.database, this.name);
-    const entries = this.match(state, compiled, {
+    const entries = await this.matchToRead(state, compiled, {
       sort: validateSort(options.sort), skip: validateCount(options.skip, 'skip'), limit: validateCount(options.limit, 'limit'),
     });
     return projectsNothing(options.projection) ? this.engine.copiesOf(entries) : this.output(entries, options.projection);
@@ -613,7 +644,7 @@ export class EmbeddedCollection implements StoreCollection {
   async findOne(filter?: Filter, options: Omit<FindOptions, 'limit'> = {}): Promise<Document | null> {
     const compiled = compileFilter(filter);
     const state = this.engine.state(this.database, this.name);
-    const entries = this.match(state, compiled, {
+    const entries = await this.matchToRead(state, compiled, {
       sort: validateSort(options.sort), skip: validateCount(options.skip, 'skip'), limit: 1,
     });
     return this.output(entries, options.projection)[0] ?? null;
@@ -622,7 +653,7 @@ export class EmbeddedCollection implements StoreCollection {
   async countDocuments(filter?: Filter, options: CountOptions = {}): Promise<number> {
     const compiled = compileFilter(filter);
     const state = this.engine.state(this.database, this.name);
-    return this.match(state, compiled, { skip: validateCount(options.skip, 'skip'), limit: validateCount(options.limit, 'limit') }).length;
+    return (await this.matchToRead(state, compiled, { skip: validateCount(options.skip, 'skip'), limit: validateCount(options.limit, 'limit') })).length;
   }
 
   async insertOne(doc: Document): Promise<InsertOneResult> {

@@ -49,7 +49,7 @@ describe('the compiled query cache is bounded by size', () => {
   });
 });
 
-describe('an aggregation that outruns the serving thread\'s budget finishes on the evaluation worker', () => {
+describe('an aggregation or a read whose filter outruns the serving thread\'s budget finishes on the evaluation worker', () => {
   /** Runs `work` while timing the event loop: the result and the longest the loop went without a turn. */
   async function withLoopWatch<T>(work: () => Promise<T>): Promise<{ result: T; longestStallMs: number }> {
     let last = performance.now();
@@ -97,6 +97,23 @@ describe('an aggregation that outruns the serving thread\'s budget finishes on t
     assert.deepEqual(computed.result, [{ _id: 'Ada', count: 2, zero: 0 }, { _id: 'Bob', count: 1, zero: 0 }]);
 
     await assert.rejects(items.aggregate([{ $project: { x: { $add: [slowZero, { $literal: 'not a number' }] } } }]), /\$add/);
+  });
+
+  test('so does a find, findOne or count whose filter outruns it: the same documents, sorted, skipped and limited', async () => {
+    const store = await openEmbeddedStore();
+    const items = store.collection('db', 'items');
+    await items.insertMany(Array.from({ length: 6 }, (_, i) => ({ _id: i, n: Long.fromNumber(i), even: i % 2 === 0 })));
+    const slowFilter = { even: true, $expr: { $eq: [slowZero, 0] } };
+    const found = await withLoopWatch(() => items.find(slowFilter, { sort: { _id: -1 }, skip: 1, limit: 1 }));
+    assert.ok(found.longestStallMs < 250, `the event loop stalled ${Math.round(found.longestStallMs)} ms`);
+    assert.deepEqual(found.result, [{ _id: 2, n: Long.fromNumber(2), even: true }]);
+    assert.ok(found.result[0]!.n instanceof Long);
+    const unsorted = await withLoopWatch(() => items.find(slowFilter, { skip: 1 }));
+    assert.deepEqual(unsorted.result.map((d) => d._id), [2, 4]);
+    assert.deepEqual((await items.findOne(slowFilter, { sort: { _id: -1 } }))?._id, 4);
+    const counted = await withLoopWatch(() => items.countDocuments(slowFilter));
+    assert.equal(counted.result, 3);
+    assert.ok(counted.longestStallMs < 250, `the event loop stalled ${Math.round(counted.longestStallMs)} ms`);
   });
 });
 
