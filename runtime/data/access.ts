@@ -16,9 +16,10 @@
 //   to every result.
 // - A query (read or write) sees each document as the caller may read it: when its filter or sort names
 //   a field some role may hide, it runs in memory on the readable views, not in the store.
-import { ObjectId } from 'bson';
+import { BSON, ObjectId } from 'bson';
 import { Query } from '../store/regex';
-import { aggregateDocuments } from '../store/evaluator';
+import { aggregateDocuments, evaluateAggregation } from '../store/evaluator';
+import { EvaluationTooLong } from '../store/evaluation-limits';
 import { evaluateExpression, expandExpressionToQuery, type EvaluationEnv } from '../../core/rules';
 import type { AppModel, DataSource } from '../../core/model';
 import { cloneStored, toComparable, toStorable, valueKey } from '../store/bson-values';
@@ -922,26 +923,39 @@ function topLevelField(path: string): string {
   return dot < 0 ? path : path.slice(0, dot);
 }
 
-/** Matches and orders documents by their views in memory, with the store's semantics (views in comparable form, mingo). */
-function selectInMemory(docs: ReadableDocument[], filter: Filter, sort?: SortSpec): ReadableDocument[] {
+/**
+ * Matches and orders documents by their views in memory, with the store's semantics (views in comparable
+ * form, mingo): on this thread within the serving thread's budget, else on the evaluation worker.
+ */
+function selectInMemory(docs: ReadableDocument[], filter: Filter, sort?: SortSpec): Promise<ReadableDocument[]> {
   const violation = findPipelineViolation(filter, { allowCrossCollection: false }, 'filter');
   if (violation) throw notPermitted('find', describeViolation(violation));
   if (!isRecord(filter)) throw StoreError.badValue('A query filter must be a document');
-  const byComparable = new Map<Document, ReadableDocument>();
-  const comparable = docs.map((doc) => {
-    const view = toComparable(doc.view) as Document;
-    // toComparable returns the view itself when nothing maps; two documents never share a view.
-    byComparable.set(view, doc);
-    return view;
-  });
-  try {
-    let cursor = compiledQuery(toComparable(toStorable(filter, 'filter')) as Document).find(comparable);
-    if (sort !== undefined && Object.keys(sort).length > 0) cursor = cursor.sort(sort as Record<string, 1 | -1>);
-    return (cursor.all() as Document[]).map((view) => byComparable.get(view)!);
-  } catch (error) {
-    if (error instanceof StoreError) throw error;
-    throw StoreError.badValue(`Invalid query: ${(error as Error).message}`);
-  }
+  const stored = toStorable(filter, 'filter') as Document;
+  const sorted = sort !== undefined && Object.keys(sort).length > 0;
+  const failed = (error: unknown): Error => (error instanceof StoreError || error instanceof EvaluationTooLong
+    ? error : StoreError.badValue(`Invalid query: ${(error as Error)?.message ?? String(error)}`));
+  return evaluateAggregation(
+    () => {
+      const byComparable = new Map<Document, ReadableDocument>();
+      const comparable = docs.map((doc) => {
+        const view = toComparable(doc.view) as Document;
+        // toComparable returns the view itself when nothing maps; two documents never share a view.
+        byComparable.set(view, doc);
+        return view;
+      });
+      try {
+        let cursor = compiledQuery(toComparable(stored) as Document).find(comparable);
+        if (sorted) cursor = cursor.sort(sort as Record<string, 1 | -1>);
+        return (cursor.all() as Document[]).map((view) => byComparable.get(view)!);
+      } catch (error) {
+        throw failed(error);
+      }
+    },
+    () => ({ pipeline: BSON.serialize({ p: [{ $match: stored }, ...(sorted ? [{ $sort: sort }] : [])] }), input: docs.map((doc) => BSON.serialize(doc.view)), collections: {}, selecting: true }),
+    (outcome) => ('indices' in outcome ? outcome.indices.flatMap((i) => (docs[i] ? [docs[i]!] : [])) : []),
+    failed,
+  );
 }
 
 /** `skip` and `limit` applied to documents already matched and ordered. */
