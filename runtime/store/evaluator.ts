@@ -39,6 +39,8 @@ const SERVING_THREAD_EVALUATION_MS = 50;
 const OVERSTAY_MS = 2_000;
 /** The worker's heap: an aggregation that needs more ends the worker, not the runtime. */
 const WORKER_HEAP_MB = 1024;
+/** Tasks waiting for the worker at most (each holds a copy of the documents it reads); more are refused. */
+const MAX_WAITING = 32;
 
 function workerFile(): string | undefined {
   const bundled = path.join(__dirname, 'store-evaluator.js');
@@ -56,6 +58,11 @@ class Evaluator {
   private nextId = 1;
 
   constructor(private readonly file: string) {}
+
+  /** Whether another task would wait beyond the bound. */
+  full(): boolean {
+    return this.queue.length >= MAX_WAITING;
+  }
 
   run(task: Omit<EvaluationTask, 'id'>): Promise<EvaluationOutcome> {
     return new Promise((resolve, reject) => {
@@ -112,7 +119,7 @@ class Evaluator {
 let shared: Evaluator | null | undefined;
 
 /** The process's evaluation worker, or undefined when it is not built. */
-export function evaluator(): Pick<Evaluator, 'run'> | undefined {
+export function evaluator(): Pick<Evaluator, 'run' | 'full'> | undefined {
   if (shared === undefined) {
     const file = workerFile();
     shared = file ? new Evaluator(file) : null;
@@ -137,6 +144,7 @@ export async function evaluateAggregation<T>(
   } catch (error) {
     if (!(error instanceof EvaluationTooLong)) throw failed(error);
   }
+  if (worker!.full()) throw StoreError.badValue(`${MAX_WAITING} long evaluations are already waiting for the evaluation worker; try again later or narrow the input with $match first`);
   const outcome = await worker!.run(task());
   if ('error' in outcome) throw new StoreError(outcome.error.message, outcome.error.code, outcome.error.codeName);
   return fromWorker(outcome);

@@ -99,6 +99,18 @@ describe('an aggregation or a read whose filter outruns the serving thread\'s bu
     await assert.rejects(items.aggregate([{ $project: { x: { $add: [slowZero, { $literal: 'not a number' }] } } }]), /\$add/);
   });
 
+  test('one runs on the worker and at most 32 wait; more are refused at once, and the worker keeps serving', { timeout: 120_000 }, async () => {
+    const store = await openEmbeddedStore();
+    const items = store.collection('db', 'queue');
+    await items.insertOne({ _id: 1 });
+    const slow = () => items.aggregate([{ $project: { zero: slowZero } }]);
+    const settled = await Promise.allSettled(Array.from({ length: 40 }, slow));
+    const refused = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    assert.equal(settled.length - refused.length, 33, 'one running and 32 waiting');
+    assert.ok(refused.every((r) => /32 long evaluations are already waiting/.test(String(r.reason?.message))), String(refused[0]?.reason));
+    assert.deepEqual(await slow(), [{ _id: 1, zero: 0 }]);
+  });
+
   test('so does a find, findOne or count whose filter outruns it: the same documents, sorted, skipped and limited', async () => {
     const store = await openEmbeddedStore();
     const items = store.collection('db', 'items');
