@@ -5,7 +5,6 @@
 // Bundled as its own entry (dist/function-worker.js).
 import { isMainThread, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { builtinModules, createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import util from 'node:util';
 import vm from 'node:vm';
@@ -18,6 +17,7 @@ import { deposit, mailboxOf, reclaim } from './mailbox';
 import { connectLink, MAX_FRAME_BYTES, portLink, type BatchLink } from './channel';
 import { createHttpClient } from './http';
 import { lockDown } from './lockdown';
+import { yieldToRuntime } from '../priority';
 import { createServiceClient, type HostRequest } from './services';
 import { DocumentTemplates } from './templates';
 
@@ -535,24 +535,9 @@ function receive(message: ToWorker): void {
 process.on('uncaughtException', (error) => post({ t: 'log', name: lastFunctionName, level: 'error', text: `uncaught exception: ${messageOf(error)}` }));
 process.on('unhandledRejection', (reason) => post({ t: 'log', name: lastFunctionName, level: 'error', text: `unhandled promise rejection: ${messageOf(reason)}` }));
 
-/** How many nice steps function code runs below the runtime (19 is the lowest priority there is). */
-const NICE_STEPS_BELOW_RUNTIME = 10;
-const LOWEST_PRIORITY = 19;
-
-/**
- * Function code runs below the runtime's priority: the runtime keeps serving promptly while functions
- * compute, even one looping until its time limit. On Linux a priority is per thread, and this thread's
- * alone drops: the function process's main thread, which keeps the time limit and watches memory, keeps
- * the runtime's. Elsewhere the function process's whole priority drops, still below the runtime's.
- */
-function yieldToRuntime(): void {
-  try {
-    os.setPriority(Math.min(LOWEST_PRIORITY, os.getPriority() + NICE_STEPS_BELOW_RUNTIME));
-  } catch {
-    // Not permitted here: functions then run at the runtime's priority.
-  }
-}
-
+// Function code runs below the runtime's priority (../priority.ts): the runtime keeps serving promptly
+// while functions compute, even one looping until its time limit. On Linux only this thread drops: the
+// function process's main thread, which keeps the time limit and watches memory, keeps the runtime's.
 yieldToRuntime();
 lockDown();
 

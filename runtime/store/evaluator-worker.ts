@@ -1,8 +1,8 @@
 // Entry of the evaluation worker (bundled as dist/store-evaluator.js; see evaluator.ts): each task is one
 // aggregation, run to the full evaluation limit with the same stages and bounds as on the serving thread.
-import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { deserialize, serialize } from 'bson';
+import { yieldToRuntime } from '../priority';
 import { runAggregation } from './aggregation';
 import { fromComparable, toComparable, toStorable } from './bson-values';
 import type { EvaluationOutcome, EvaluationTask } from './evaluator';
@@ -35,13 +35,8 @@ function evaluate(task: EvaluationTask): EvaluationOutcome {
   }
 }
 
-// Heavy evaluation runs below the runtime's priority, as function code does: the thread that serves
-// requests keeps its share of the processor. On Linux a priority is per thread: this thread's alone drops.
-try {
-  os.setPriority(Math.min(19, os.getPriority() + 10));
-} catch {
-  // Not permitted here: evaluation runs at the runtime's priority.
-}
+// Heavy evaluation runs below the runtime's priority, as function code does.
+yieldToRuntime();
 
 parentPort!.on('message', (task: EvaluationTask) => {
   parentPort!.postMessage(evaluate(task));
