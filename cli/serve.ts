@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import type { Diagnostic } from '../core/diagnostics';
 import { RUNTIME_PROTOCOL_VERSION, type ParentChannel, type RuntimeProblem } from '../core/runtime-protocol';
 import { AppHasErrors, startRuntime } from '../runtime';
+import { checkAdminUserCredentials } from '../runtime/admin/admin-users';
 import { createLogger, formatLogLine, isLogLevel, LOG_LEVELS } from '../runtime/log';
 import { findAppRootUpwards, findAppRoots, rootFileOf } from '../core/load';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
@@ -22,6 +23,9 @@ Options:
   --data DIR               data folder: documents, users, token secret, admin key (default <dir>/.asl)
   --allow-no-apps          serve a folder holding no app yet (apps are then created with "asl apps create")
   --admin-remote           let the Admin API answer requests from other machines (default: loopback only)
+  --admin-user EMAIL       create or update an admin user (with --admin-password) who logs in to the Admin API with
+  --admin-password PASS    email and password, as the SDKs' test harnesses do; only a hash of the password is kept
+                           (also ASL_ADMIN_USER and ASL_ADMIN_PASSWORD in the environment)
   --app-id ID              client app id to serve under (default: the app's metadata, else derived from its name)
   --secret NAME=VALUE      a secret's value (repeatable); wins over secrets.json at the app root
   --function-timeout SEC   function execution time limit in seconds (default 300, as on the platform)
@@ -50,7 +54,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     options: {
       port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'app-id': { type: 'string' },
       secret: { type: 'string', multiple: true }, 'function-timeout': { type: 'string' }, 'mongodb-uri': { type: 'string' },
-      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'allow-no-apps': { type: 'boolean' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'admin-user': { type: 'string' }, 'admin-password': { type: 'string' }, 'allow-no-apps': { type: 'boolean' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
@@ -64,6 +68,12 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   const timeout = values['function-timeout'] === undefined ? undefined : Number(values['function-timeout']);
   if (timeout !== undefined && !(timeout > 0)) throw new UsageError(`--function-timeout must be a positive number of seconds, got "${values['function-timeout']}"`);
   for (const s of values.secret ?? []) if (s.indexOf('=') <= 0) throw new UsageError(`--secret expects NAME=VALUE, got "${s}"`);
+  const adminEmail = values['admin-user'] ?? io.env.ASL_ADMIN_USER;
+  const adminPassword = values['admin-password'] ?? io.env.ASL_ADMIN_PASSWORD;
+  if ((adminEmail === undefined) !== (adminPassword === undefined)) throw new UsageError('--admin-user and --admin-password go together');
+  const adminUser = adminEmail === undefined ? undefined : { email: adminEmail, password: adminPassword! };
+  const adminUserProblem = adminUser && checkAdminUserCredentials(adminUser);
+  if (adminUserProblem) throw new UsageError(adminUserProblem);
   const parent = hooks.parent;
   const fail = (reason: 'app-errors' | 'usage' | 'start', message: string, problems: RuntimeProblem[] = []) => {
     io.err(`asl serve: ${message}\n`);
@@ -84,7 +94,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   let runtime;
   try {
     runtime = await startRuntime({
-      ...target, dataDir: values.data, adminRemote: values['admin-remote'], host: values.host ?? '127.0.0.1', port, appId: values['app-id'],
+      ...target, dataDir: values.data, adminRemote: values['admin-remote'], adminUsers: adminUser ? [adminUser] : [], host: values.host ?? '127.0.0.1', port, appId: values['app-id'],
       functionTimeoutMs: timeout === undefined ? undefined : timeout * 1000, secrets: values.secret ?? [],
       mongodbUri: values['mongodb-uri'] ?? io.env.ASL_MONGODB_URI, watch: !values['no-watch'], log,
       onReloaded: (applied, diagnostics) => parent?.send({ type: 'reloaded', applied, errors: countOf(diagnostics, 'error') }),

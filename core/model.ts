@@ -196,7 +196,8 @@ export interface Endpoint {
 }
 
 /** The linked-cluster data source types; both spellings are accepted (spec README, "Decisions"). */
-export const CLUSTER_SOURCE_TYPES = ['mongodb-atlas', 'cluster-source'] as const;
+/** Linked clusters; `mongodb` is a self-managed deployment (`config.uri`), which the SDKs' test harnesses create. */
+export const CLUSTER_SOURCE_TYPES = ['mongodb-atlas', 'cluster-source', 'mongodb'] as const;
 
 export function isClusterSource(ds: DataSource): boolean {
   return (CLUSTER_SOURCE_TYPES as readonly string[]).includes(ds.type);

@@ -114,3 +114,28 @@ export class RequestLog {
     return ordered.reverse().slice(0, limit);
   }
 }
+
+/** One of an app's recent warnings and errors, in the shape of the Admin API's `logs` entries. */
+export interface AppLogEntry { _id: string; type: 'LOG'; started: string; completed: string; messages: string[]; error?: string }
+
+/**
+ * A logger that passes every record on and keeps the newest `kept` warnings and errors, so the Admin API's
+ * `GET …/logs` (`errors_only`) can answer what went wrong in one app.
+ */
+export function recordingLogger(inner: Logger, kept = 200): { logger: Logger; recent(): AppLogEntry[] } {
+  const entries: AppLogEntry[] = [];
+  let next = 0;
+  const keep = (message: string, isError: boolean) => {
+    const time = new Date().toISOString();
+    entries.push({ _id: (next++).toString(16).padStart(24, '0'), type: 'LOG', started: time, completed: time, messages: [message], ...(isError ? { error: message } : {}) });
+    if (entries.length > kept) entries.shift();
+  };
+  const logger: Logger = {
+    info: (message, fields) => inner.info(message, fields),
+    warn: (message, fields) => { keep(message, false); inner.warn(message, fields); },
+    error: (message, fields) => { keep(message, true); inner.error(message, fields); },
+    ...(inner.debug ? { debug: (message: string, fields?: LogFields) => inner.debug!(message, fields) } : {}),
+    ...(inner.enabled ? { enabled: (level: LogLevel) => inner.enabled!(level) } : {}),
+  };
+  return { logger, recent: () => [...entries].reverse() };
+}

@@ -32,9 +32,10 @@ import { createHostingHandler, hostingUrl } from './http/hosting';
 import { CLIENT_API_PREFIX, Router } from './http/router';
 import { answerUpgrade, createHttpServer, type RunningHttpServer } from './http/server';
 import { homePage } from './http/home';
-import { RequestLog, type Logger } from './log';
+import { recordingLogger, RequestLog, type Logger } from './log';
 import { RUNTIME_PROTOCOL_VERSION } from '../core/runtime-protocol';
 import { removeRuntimeRecord, writeRuntimeRecord } from './record';
+import type { AdminUserCredentials } from './admin/admin-users';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
@@ -67,6 +68,8 @@ export interface RuntimeOptions {
   dataDir?: string;
   /** Answer Admin API requests from other machines too (default: loopback only). */
   adminRemote?: boolean;
+  /** Admin users to create or update (email and password logins to the Admin API); only their hashes are kept. */
+  adminUsers?: readonly AdminUserCredentials[];
   host?: string;
   /** 0 picks a free port. */
   port?: number;
@@ -172,7 +175,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     ? runtimeDataDir
     : options.dataDir !== undefined ? appDataDirUnder(runtimeDataDir, rootDir, path.relative(rootDir, appDir)) : path.join(appDir, '.asl');
   preparePrivateFolder(runtimeDataDir);
-  const admin = await AdminAuth.open({ adminDir: path.join(runtimeDataDir, 'admin'), clock: options.clock });
+  const admin = await AdminAuth.open({ adminDir: path.join(runtimeDataDir, 'admin'), clock: options.clock, users: options.adminUsers });
   const hosted: OpenedApp[] = [];
   const bindHost = options.host ?? '127.0.0.1';
   let http: RunningHttpServer | undefined;
@@ -289,7 +292,8 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   const groupId = admin.groupId;
   const fsys = options.fs ?? nodeFileSystem;
   const appDir = path.resolve(appDirIn);
-  const log = options.log;
+  const appLog = recordingLogger(options.log);
+  const log = appLog.logger;
   const first = await loadChecked(fsys, appDir);
   if (!first.app.rootFile || first.app.loadDiagnostics.some((d) => d.code === 'app/no-root-file')) {
     throw new Error(`no app in ${appDir}: expected root_config.json, realm_config.json, stitch.json or a legacy config.json`);
@@ -647,6 +651,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       return false;
     },
     reload,
+    recentLogs: appLog.recent,
     sync: {
       service: sync,
       admin: {
@@ -657,6 +662,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       simulate: (userRef, partitionText) => simulatePartition(sync, findUser(userRef), userRef, partitionText),
       sessions: () => realmEndpoint.sessions(),
       traffic: (connection, session) => realmEndpoint.traffic(connection, session),
+      forceClientReset: (fileIdent) => realmSync.history.forgetClientFile(fileIdent),
     },
     upgrades: new Map<string, UpgradeHandler>([
       [FEED_ENDPOINT, (req, socket, head) => feed.handleUpgrade(req, socket, head)],

@@ -15,6 +15,7 @@ import type { DataAccess } from '../data';
 import { ApiError } from '../http/errors';
 import { Router, type RouteMatch } from '../http/router';
 import type { Logger } from '../http/server';
+import type { AppLogEntry } from '../log';
 import type { DocumentStore } from '../store/types';
 import type { RuntimeSync } from '../sync';
 import type { LocalAppAccess } from './local';
@@ -34,6 +35,8 @@ export interface HostedAppHandle {
   reload(): Promise<{ applied: boolean; diagnostics: Diagnostic[] }>;
   /** Partition-based sync: what the service config's `sync` object and `sync/data` routes call. */
   readonly sync: RuntimeSync;
+  /** The app's newest warnings and errors (the Admin API's `logs`). */
+  recentLogs(): AppLogEntry[];
 }
 
 /** A served app with what the runtime itself needs of it. */

@@ -10,12 +10,16 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../http/errors';
 import { DEFAULT_REFRESH_TOKEN_SECONDS, TokenFailure, TokenService, loadOrCreateTokenSecret, systemClock, type Clock } from '../auth/tokens';
 import { adminKeyFile, checkAdminKey, loadOrCreateAdminKey, type AdminKeyPair } from './keys';
+import { LoginThrottle, findAdminUser, readAdminUsers, upsertAdminUser, type AdminUser, type AdminUserCredentials } from './admin-users';
 
 /** What a successful admin login answers (admin-api-wire.md §2). */
 export interface AdminSessionTokens { access_token: string; refresh_token: string; user_id: string; device_id: string }
 
 /** The authenticated admin behind a request. */
 export interface AdminCaller { userId: string; sessionId: string }
+
+/** Who opened an admin session: the key pair's holder (the project's admin) or an admin user. */
+type SessionOwner = { kind: 'key' } | { kind: 'user'; user: AdminUser };
 
 /** The runtime's project: the group its apps belong to and the one admin user, stable across restarts. */
 export interface AdminProject { group_id: string; user_id: string; domain_id: string }
@@ -42,6 +46,7 @@ export class AdminAuth {
     private readonly tokens: TokenService,
     private readonly clock: Clock,
     private readonly sessions: Map<string, number>,
+    private readonly users: AdminUser[],
   ) {
     this.keySeen = { changed: keyFileChanged(adminDir), publicKey };
   }
@@ -65,15 +70,20 @@ export class AdminAuth {
     this.keySeen = { changed, publicKey };
   }
 
-  static async open(options: { adminDir: string; clock?: Clock }): Promise<AdminAuth> {
+  /** `users`: admin users to create, or to give a new password (`asl serve --admin-user … --admin-password …`). */
+  static async open(options: { adminDir: string; clock?: Clock; users?: readonly AdminUserCredentials[] }): Promise<AdminAuth> {
     const { adminDir, clock = systemClock } = options;
     await fsp.mkdir(adminDir, { recursive: true, mode: 0o700 });
     const key = await loadOrCreateAdminKey(adminDir);
     const project = await loadOrCreateProject(adminDir);
     const secret = await loadOrCreateTokenSecret(adminDir, path.join(adminDir, 'token-secret'));
     const tokens = new TokenService(secret, clock, project.domain_id);
-    return new AdminAuth(adminDir, project, key.publicKey, key.created, tokens, clock, readSessions(adminDir));
+    for (const credentials of options.users ?? []) await upsertAdminUser(adminDir, credentials, objectIdHex);
+    const users = await readAdminUsers(adminDir);
+    return new AdminAuth(adminDir, project, key.publicKey, key.created, tokens, clock, readSessions(adminDir), users);
   }
+
+  private readonly throttle = new LoginThrottle();
 
   get groupId(): string { return this.project.group_id; }
 
@@ -83,7 +93,30 @@ export class AdminAuth {
     if (!(await checkAdminKey(this.adminDir, publicKey, privateKey))) {
       throw new ApiError(401, 'InvalidPassword', 'failed to authenticate with MongoDB Cloud API: invalid username/password');
     }
-    return this.openSession();
+    return this.openSession({ kind: 'key' });
+  }
+
+  /**
+   * `POST /auth/providers/local-userpass/login` `{username, password}`: an admin user's email and password,
+   * else (as before admin users existed) the key pair as username and password. Failures for one name or
+   * one address are slowed down (`LoginThrottle`); every failure answers the same 401.
+   */
+  async loginWithPassword(username: unknown, password: unknown, address: string | undefined): Promise<AdminSessionTokens> {
+    this.followKeyRotation();
+    const keys = [`address:${address ?? ''}`, `name:${typeof username === 'string' ? username.toLowerCase().slice(0, 320) : ''}`];
+    const delay = this.throttle.delayFor(keys);
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    const user = await findAdminUser(this.users, username, password);
+    if (user) {
+      this.throttle.succeeded(keys);
+      return this.openSession({ kind: 'user', user });
+    }
+    if (await checkAdminKey(this.adminDir, username, password)) {
+      this.throttle.succeeded(keys);
+      return this.openSession({ kind: 'key' });
+    }
+    this.throttle.failed(keys);
+    throw new ApiError(401, 'InvalidPassword', 'invalid username/password');
   }
 
   /**
@@ -92,20 +125,20 @@ export class AdminAuth {
    */
   async mintSession(): Promise<AdminSessionTokens> {
     this.followKeyRotation();
-    const tokens = await this.openSession();
+    const tokens = await this.openSession({ kind: 'key' });
     this.minted.add(this.tokens.check(tokens.access_token, 'access').iss);
     return tokens;
   }
 
   /** `POST /auth/session` with the refresh token: a new access token for the same session. */
   async refresh(headers: IncomingHttpHeaders): Promise<{ access_token: string }> {
-    const sessionId = this.refreshSessionOf(headers);
-    return { access_token: await this.tokens.issueAccess({ userId: this.project.user_id, sessionId, deviceId: this.project.domain_id }) };
+    const { sessionId, userId } = this.refreshSessionOf(headers);
+    return { access_token: await this.tokens.issueAccess({ userId, sessionId, deviceId: this.project.domain_id }) };
   }
 
   /** `DELETE /auth/session` with the refresh token. */
   async logout(headers: IncomingHttpHeaders): Promise<void> {
-    const sessionId = this.refreshSessionOf(headers);
+    const { sessionId } = this.refreshSessionOf(headers);
     this.sessions.delete(sessionId);
     await this.saveSessions();
   }
@@ -115,39 +148,44 @@ export class AdminAuth {
     this.followKeyRotation();
     const token = bearerOf(headers);
     if (token === undefined) throw invalidAdminSession();
-    let sessionId: string;
+    let claims: { iss: string; sub: string };
     try {
-      sessionId = this.tokens.check(token, 'access').iss;
+      claims = this.tokens.check(token, 'access');
     } catch (e) {
       if (e instanceof TokenFailure) throw invalidAdminSession();
       throw e;
     }
-    if (!this.sessionAlive(sessionId)) throw invalidAdminSession();
-    return { userId: this.project.user_id, sessionId };
+    if (!this.sessionAlive(claims.iss)) throw invalidAdminSession();
+    return { userId: claims.sub, sessionId: claims.iss };
   }
 
-  /** `GET /auth/profile`: the admin user with the runtime's group in `roles`. */
-  profile(): Record<string, unknown> {
+  /** `GET /auth/profile`: the caller (the project's admin, or an admin user) with the runtime's group in `roles`. */
+  profile(caller: AdminCaller): Record<string, unknown> {
+    const user = this.users.find((u) => u.user_id === caller.userId);
     return {
-      user_id: this.project.user_id,
+      user_id: caller.userId,
       domain_id: this.project.domain_id,
-      identities: [{ id: this.publicKey, provider_type: 'mongodb-cloud', provider_id: this.project.domain_id }],
-      data: { email: '', name: 'local admin' },
+      identities: [user
+        ? { id: user.user_id, provider_type: 'local-userpass', provider_id: this.project.domain_id }
+        : { id: this.publicKey, provider_type: 'mongodb-cloud', provider_id: this.project.domain_id }],
+      data: user ? { email: user.email } : { email: '', name: 'local admin' },
       type: 'normal',
       roles: [{ role_name: 'GROUP_OWNER', group_id: this.project.group_id }],
     };
   }
 
-  private async openSession(): Promise<AdminSessionTokens> {
+  private async openSession(owner: SessionOwner): Promise<AdminSessionTokens> {
     const sessionId = randomBytes(12).toString('hex');
     const now = this.tokens.nowSeconds();
     const expiresAt = now + DEFAULT_REFRESH_TOKEN_SECONDS;
     this.sessions.set(sessionId, expiresAt);
     for (const [id, until] of this.sessions) if (until <= now) this.sessions.delete(id);
     await this.saveSessions();
-    const userId = this.project.user_id;
+    const userId = owner.kind === 'user' ? owner.user.user_id : this.project.user_id;
     const deviceId = this.project.domain_id;
-    const identity = { id: this.publicKey, provider_type: 'mongodb-cloud', provider_id: this.project.domain_id };
+    const identity = owner.kind === 'user'
+      ? { id: owner.user.user_id, provider_type: 'local-userpass', provider_id: this.project.domain_id }
+      : { id: this.publicKey, provider_type: 'mongodb-cloud', provider_id: this.project.domain_id };
     return {
       access_token: await this.tokens.issueAccess({ userId, sessionId, deviceId }),
       refresh_token: await this.tokens.issueRefresh({ userId, sessionId, deviceId, identity, expiresAt }),
@@ -156,19 +194,19 @@ export class AdminAuth {
     };
   }
 
-  private refreshSessionOf(headers: IncomingHttpHeaders): string {
+  private refreshSessionOf(headers: IncomingHttpHeaders): { sessionId: string; userId: string } {
     this.followKeyRotation();
     const token = bearerOf(headers);
     if (token === undefined) throw missingRefreshSession();
-    let sessionId: string;
+    let claims: { baas_id: string; sub: string };
     try {
-      sessionId = this.tokens.check(token, 'refresh').baas_id;
+      claims = this.tokens.check(token, 'refresh');
     } catch (e) {
       if (!(e instanceof TokenFailure)) throw e;
       throw e.message === 'expected a refresh token' ? notARefreshToken() : missingRefreshSession();
     }
-    if (!this.sessionAlive(sessionId)) throw missingRefreshSession();
-    return sessionId;
+    if (!this.sessionAlive(claims.baas_id)) throw missingRefreshSession();
+    return { sessionId: claims.baas_id, userId: claims.sub };
   }
 
   private sessionAlive(sessionId: string): boolean {

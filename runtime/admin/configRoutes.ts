@@ -14,6 +14,8 @@ import type { HttpRequest } from '../http/server';
 import { getServiceFlexibleSyncConfig, getServiceSyncConfig, patchServiceSyncConfig, syncData, SyncAdminError } from '../sync';
 import type { OpenedApp } from './apps';
 import { editAppFiles } from './appRoutes';
+import { idOf } from './ids';
+import { thirdPartyServices } from './serviceRoutes';
 import type { AdminContext } from './routes';
 import { json, type AdminRouteTable } from './table';
 
@@ -22,10 +24,6 @@ const PROVIDER_TYPES = ['anon-user', 'local-userpass', 'api-key', 'oauth2-apple'
 const NAMED_BY_TYPE = new Set(['anon-user', 'local-userpass', 'api-key', 'oauth2-apple', 'oauth2-google', 'oauth2-facebook']);
 const PROVIDER_FIELDS = ['name', 'type', 'disabled', 'config', 'secret_config', 'metadata_fields', 'domain_restrictions', 'redirect_uris'];
 
-/** A stable 24-hex id for something an app names (a provider, a service): the platform's ids are ObjectIds. */
-function idOf(app: OpenedApp, kind: string, name: string): string {
-  return createHash('sha256').update(`${kind}\u0000${app.id}\u0000${name}`).digest('hex').slice(0, 24);
-}
 
 export function registerConfigRoutes(table: AdminRouteTable, ctx: AdminContext): void {
   const { apps } = ctx;
@@ -144,9 +142,13 @@ export function registerConfigRoutes(table: AdminRouteTable, ctx: AdminContext):
 
   table.get(`${base}/services`, async (req) => {
     const app = appOf(req);
-    return json(await Promise.all(app.current().app.dataSources.map(async (d) => ({
+    const sources = await Promise.all(app.current().app.dataSources.map(async (d) => ({
       _id: idOf(app, 'service', d.name), name: d.name, type: d.type, version: 1, last_modified: await lastModified(d.file.path),
-    }))));
+    })));
+    const others = await Promise.all((await thirdPartyServices(app)).map(async (s) => ({
+      _id: idOf(app, 'service', s.name), name: s.name, type: s.type, version: 1, last_modified: await lastModified(s.file),
+    })));
+    return json([...sources, ...others]);
   });
   table.get(`${base}/services/:serviceId`, (req) => {
     const { app, service } = serviceOf(req);
@@ -172,7 +174,6 @@ export function registerConfigRoutes(table: AdminRouteTable, ctx: AdminContext):
     try { body = text.trim() === '' ? {} : JSON.parse(text); } catch (e) { throw badRequest(`invalid JSON body: ${(e as Error).message}`); }
     if (!isObject(body)) throw badRequest('expected a JSON object: the service configuration fields to change');
     const { sync, flexible_sync: flexible, ...clusterFields } = body;
-    if (flexible !== undefined) throw badRequest('flexible sync cannot be deployed locally; this runtime runs partition-based sync (send "sync")');
     const fileRel = path.relative(app.dir, service.file.path).split(path.sep).join('/');
     if (Object.keys(clusterFields).length > 0) {
       await editAppFiles(ctx, app, (files) => {
@@ -181,7 +182,7 @@ export function registerConfigRoutes(table: AdminRouteTable, ctx: AdminContext):
         files.set(fileRel, formatJson({ ...record, config: { ...(isObject(record.config) ? record.config : {}), ...clusterFields } }));
       });
     }
-    if (sync !== undefined) await syncCall(() => patchServiceSyncConfig(app.sync.admin, service.name, { sync }));
+    if (sync !== undefined || flexible !== undefined) await syncCall(() => patchServiceSyncConfig(app.sync.admin, service.name, { sync, flexible_sync: flexible }));
   });
   table.get(`${base}/sync/data`, (req) => {
     const app = appOf(req);

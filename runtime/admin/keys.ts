@@ -3,17 +3,16 @@
 // a log lets anyone log in.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { hashSecret, secretMatches, type SecretHash } from './secret-hash';
 
 export interface AdminKeyPair { publicKey: string; privateKey: string }
 
 interface StoredKey {
   public_key: string;
-  private_key_hash: { algorithm: 'scrypt'; N: number; r: number; p: number; salt: string; hash: string };
+  private_key_hash: SecretHash;
   created_at: number;
 }
-
-const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 32 };
 
 export const adminKeyFile = (adminDir: string) => path.join(adminDir, 'api-key.json');
 
@@ -59,11 +58,9 @@ export async function checkAdminKey(adminDir: string, publicKey: unknown, privat
   if (typeof publicKey !== 'string' || typeof privateKey !== 'string' || privateKey.length > 200) return false;
   const stored = await readStoredKey(adminDir);
   if (!stored) return false;
-  const h = stored.private_key_hash;
-  const expected = Buffer.from(h.hash, 'base64');
-  const actual = await scryptAsync(privateKey, Buffer.from(h.salt, 'base64'), expected.length, { N: h.N, r: h.r, p: h.p });
+  const privateMatches = await secretMatches(privateKey, stored.private_key_hash);
   const samePublic = publicKey.length === stored.public_key.length && timingSafeEqual(Buffer.from(publicKey), Buffer.from(stored.public_key));
-  return timingSafeEqual(actual, expected) && samePublic;
+  return privateMatches && samePublic;
 }
 
 function newKeyPair(): AdminKeyPair {
@@ -88,11 +85,9 @@ async function readStoredKey(adminDir: string): Promise<StoredKey | undefined> {
 /** Writes through a temporary file; with flag `wx` it never replaces an existing pair and says whether it wrote. */
 async function writeStoredKey(adminDir: string, pair: AdminKeyPair, flag: 'w' | 'wx'): Promise<boolean> {
   await fsp.mkdir(adminDir, { recursive: true, mode: 0o700 });
-  const salt = randomBytes(16);
-  const hash = await scryptAsync(pair.privateKey, salt, SCRYPT.keyLength, SCRYPT);
   const stored: StoredKey = {
     public_key: pair.publicKey,
-    private_key_hash: { algorithm: 'scrypt', N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p, salt: salt.toString('base64'), hash: hash.toString('base64') },
+    private_key_hash: await hashSecret(pair.privateKey),
     created_at: Math.floor(Date.now() / 1000),
   };
   const file = adminKeyFile(adminDir);
@@ -111,8 +106,4 @@ async function writeStoredKey(adminDir: string, pair: AdminKeyPair, flag: 'w' | 
   } finally {
     await fsp.rm(tmp, { force: true });
   }
-}
-
-function scryptAsync(password: string, salt: Buffer, keyLength: number, options: { N: number; r: number; p: number }): Promise<Buffer> {
-  return new Promise((resolve, reject) => scrypt(password, salt, keyLength, { ...options, maxmem: 64 * 1024 * 1024 }, (e, key) => (e ? reject(e) : resolve(key))));
 }

@@ -8,6 +8,9 @@ import type { HostedApps } from './apps';
 import { json, type AdminRouteTable } from './table';
 import { registerAppRoutes } from './appRoutes';
 import { registerConfigRoutes } from './configRoutes';
+import { registerFunctionRoutes } from './functionRoutes';
+import { registerServiceRoutes } from './serviceRoutes';
+import { registerSyncAdminRoutes } from './syncRoutes';
 
 export interface AdminContext {
   auth: AdminAuth;
@@ -19,9 +22,12 @@ export function registerAdminRoutes(table: AdminRouteTable, ctx: AdminContext): 
   registerAdminAuthRoutes(table, ctx);
   registerAppRoutes(table, ctx);
   registerConfigRoutes(table, ctx);
+  registerFunctionRoutes(table, ctx);
+  registerServiceRoutes(table, ctx);
+  registerSyncAdminRoutes(table, ctx);
 }
 
-/** Login (`mongodb-cloud` with the key pair; `local-userpass` takes the same pair as username/password), refresh, logout, profile. */
+/** Login (`mongodb-cloud` with the key pair; `local-userpass` with an admin user's email and password, or the same pair), refresh, logout, profile. */
 function registerAdminAuthRoutes(table: AdminRouteTable, { auth }: AdminContext): void {
   table.open('POST', '/auth/providers/mongodb-cloud/login', async (req) => {
     const body = await req.json();
@@ -33,9 +39,9 @@ function registerAdminAuthRoutes(table: AdminRouteTable, { auth }: AdminContext)
   table.open('POST', '/auth/providers/local-userpass/login', async (req) => {
     const body = await req.json();
     if (!isObject(body) || typeof body.username !== 'string' || typeof body.password !== 'string') {
-      throw badRequest('expected a JSON body {"username": "<public API key>", "password": "<private API key>"}');
+      throw badRequest('expected a JSON body {"username": "<admin email or public API key>", "password": "<password or private API key>"}');
     }
-    return json(await auth.loginWithKey(body.username, body.password));
+    return json(await auth.loginWithPassword(body.username, body.password, req.raw.socket.remoteAddress));
   });
   table.open('GET', '/auth/providers', () => json([
     { type: 'mongodb-cloud', name: 'mongodb-cloud' },
@@ -43,7 +49,7 @@ function registerAdminAuthRoutes(table: AdminRouteTable, { auth }: AdminContext)
   ]));
   table.open('POST', '/auth/session', async (req) => json(await auth.refresh(req.headers), 201));
   table.open('DELETE', '/auth/session', async (req) => { await auth.logout(req.headers); });
-  table.get('/auth/profile', () => json(auth.profile()));
+  table.get('/auth/profile', (_req, caller) => json(auth.profile(caller)));
   table.open('GET', '/api/private/v1.0/version', () => json({ version: 'app-services-local' }));
 }
 

@@ -182,6 +182,19 @@ export class AuthService {
     return this.o.findCustomUserData ? this.o.findCustomUserData(toAuthUser(user)) : undefined;
   }
 
+  /**
+   * The Admin API's `users/verify_token`: the claims of an access token this app signed that has not
+   * expired; 401 otherwise. As on the platform, revoking a user's sessions ends its refresh tokens, not the
+   * access tokens already issued (they run out), so the session is not looked up here.
+   */
+  verifyAccessToken(token: unknown): AccessClaims {
+    if (typeof token !== 'string' || token === '') throw invalidAccessToken();
+    try { return this.o.tokens.check(token, 'access'); } catch (e) {
+      if (e instanceof TokenFailure) throw invalidAccessToken();
+      throw e;
+    }
+  }
+
   private checkAccess(token: string | undefined): { user: UserRecord; session: SessionRecord; claims: AccessClaims } {
     if (!token) throw invalidAccessToken();
     let claims: AccessClaims;

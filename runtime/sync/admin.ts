@@ -36,7 +36,7 @@ export function getServiceSyncConfig(host: SyncAdminHost, serviceName: string): 
   return syncSettingsToAdmin(settings);
 }
 
-/** The `flexible_sync` object for a flexible config of that service (returned, never run locally). */
+/** The `flexible_sync` object for a flexible config of that service. */
 export function getServiceFlexibleSyncConfig(host: SyncAdminHost, serviceName: string): Record<string, unknown> | undefined {
   const value = readSyncConfigFile(host.appDir);
   if (!isObject(value) || value.type !== 'flexible' || (value.service_name ?? defaultCluster(host.app())) !== serviceName) return undefined;
@@ -45,19 +45,30 @@ export function getServiceFlexibleSyncConfig(host: SyncAdminHost, serviceName: s
 }
 
 /**
- * PATCH of the service configuration with `{"sync": {…}}`: checked by the state machine first (a change of
- * key or rules while enabled is refused with 400 saying to terminate first), then written and reloaded.
- * Returns the transition that happened, if any.
+ * PATCH of the service configuration with `{"sync": {…}}` (partition-based) or `{"flexible_sync": {…}}`:
+ * checked by the state machine first (a change of key or rules while enabled is refused with 400 saying
+ * to terminate first), then written and reloaded. Returns the transition that happened, if any.
  */
 export async function patchServiceSyncConfig(host: SyncAdminHost, serviceName: string, body: unknown): Promise<{ transition?: string; notice?: string }> {
-  if (!isObject(body) || body.sync === undefined) return {};
+  if (!isObject(body) || (body.sync === undefined && body.flexible_sync === undefined)) return {};
+  if (body.sync !== undefined && body.flexible_sync !== undefined) throw new SyncAdminError(400, 'InvalidParameter', 'a service syncs in one mode: send "sync" or "flexible_sync", not both');
   const cluster = host.app().dataSources.find((d) => d.name === serviceName);
   if (!cluster || !isClusterSource(cluster)) throw new SyncAdminError(400, 'InvalidParameter', `service "${serviceName}" is not a linked cluster; only a cluster can be synced`);
-  const parsed = syncSettingsFromAdmin(body.sync, serviceName);
+  const requested = body.sync !== undefined ? body.sync : isObject(body.flexible_sync) ? { ...body.flexible_sync, type: 'flexible' } : body.flexible_sync;
+  if (isObject(requested) && body.sync !== undefined && requested.type === 'flexible') throw new SyncAdminError(400, 'InvalidParameter', 'flexible sync is configured as "flexible_sync"');
+  const parsed = syncSettingsFromAdmin(requested, serviceName);
   if (!parsed.ok) throw new SyncAdminError(400, 'InvalidParameter', parsed.message);
   const now = host.now();
   const previous = fileSettings(host);
   const settings: SyncSettings = { ...parsed.settings };
+  // A PATCH names what it changes: development mode and what clients added in it stay unless sent.
+  if (previous && isObject(requested)) {
+    if (requested.development_mode_enabled === undefined) settings.developmentModeEnabled = previous.developmentModeEnabled;
+    if (settings.type === 'flexible' && previous.type === 'flexible') {
+      settings.queryable = { ...previous.queryable, ...settings.queryable };
+      if (requested.asymmetric_tables === undefined && previous.asymmetricTables) settings.asymmetricTables = previous.asymmetricTables;
+    }
+  }
   if (settings.state === 'disabled' && previous?.state !== 'disabled') settings.lastDisabled = now;
   else if (settings.state === '' && previous?.state) settings.lastDisabled = now;
   else if (previous?.lastDisabled !== undefined) settings.lastDisabled = previous.lastDisabled;

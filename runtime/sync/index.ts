@@ -29,4 +29,6 @@ export interface RuntimeSync {
   sessions(): SessionInfo[];
   /** A session's recent traffic, decoded (messages, changesets per object, verdicts with traces). */
   traffic(connection: string, session: number): TrafficEntry[] | undefined;
+  /** The Admin API's `sync/force_reset`: the client file must reset at its next IDENT; whether it was known. */
+  forceClientReset(fileIdent: number): Promise<boolean>;
 }

@@ -199,8 +199,17 @@ export class SyncHistory {
     // Ident 1 is the server's own origin ident.
     const ident = Number(counter!.next) + SERVER_FILE_IDENT;
     const record: ClientFileRecord = { ident, salt: randomSalt(), partition, userId, uploadClientVersion: 0, uploadServerVersion: 0, lockedServerVersion: 0 };
-    await this.saveClientFile(record);
+    await this.writeClientFile(record, true);
     return record;
+  }
+
+  /**
+   * Forgets a client file (the Admin API's `sync/force_reset`): its next IDENT finds it unknown and the
+   * client resets. Later saves of a live session's progress do not bring it back. Whether it was known.
+   */
+  async forgetClientFile(ident: number): Promise<boolean> {
+    const result = await this.collection('clientFiles').deleteOne({ _id: `${this.options.epoch()}|${ident}` });
+    return result.deletedCount > 0;
   }
 
   async clientFile(ident: number): Promise<ClientFileRecord | undefined> {
@@ -212,11 +221,16 @@ export class SyncHistory {
     };
   }
 
-  async saveClientFile(record: ClientFileRecord): Promise<void> {
+  /** Saves a known client file's progress (a forgotten one stays forgotten). */
+  saveClientFile(record: ClientFileRecord): Promise<void> {
+    return this.writeClientFile(record, false);
+  }
+
+  private async writeClientFile(record: ClientFileRecord, create: boolean): Promise<void> {
     await this.collection('clientFiles').replaceOne({ _id: `${this.options.epoch()}|${record.ident}` }, {
       salt: Long.fromBigInt(record.salt), p: record.partition, u: record.userId,
       ucv: record.uploadClientVersion, usv: record.uploadServerVersion, lsv: record.lockedServerVersion,
-    }, { upsert: true });
+    }, { upsert: create });
   }
 }
 
