@@ -3,6 +3,7 @@
 // Authorization header), with one `com.mongodb.realm-sync#N` subprotocol chosen from those offered.
 // An invalid or expired token is answered 401, which makes a Realm SDK refresh its token and reconnect;
 // no common protocol version is answered without a subprotocol, which the SDK reports as a failed negotiation.
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
@@ -56,6 +57,9 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
     perMessageDeflate: false,
     handleProtocols: (_offered, req) => negotiated.get(req)?.protocol ?? false,
   });
+  // Each accepted connection gets a request id in the upgrade response, as the platform sent it: clients
+  // log it ("Connected to app services with request id") and prefix the connection's log lines with it.
+  wss.on('headers', (headers) => { headers.push(`X-Appservices-Request-Id: ${randomBytes(12).toString('hex')}`); });
   const connections = new Set<RealmSyncConnection>();
   return {
     handleUpgrade(req, socket, head) {

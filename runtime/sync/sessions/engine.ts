@@ -16,7 +16,7 @@ import { mergeChangesets, type TimedChangeset } from '../merge/transform';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService } from '../service';
 import { applyToDocument, changeInstructions, documentInstructions, InstructionError } from '../translate/documents';
 import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstructions, tablesFromJsonSchema, type RealmSchema, type RealmTable } from '../translate/schema';
-import { primaryKeyOf, primaryKeyText, primaryKeyValue, syncTimestamp } from '../translate/values';
+import { primaryKeyOf, primaryKeyText, primaryKeyValue, requiredDefaults, syncTimestamp } from '../translate/values';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import type { Instruction, PrimaryKey } from '../wire/instructions';
 import { DataAccessError } from '../../data/errors';
@@ -692,7 +692,7 @@ export class RealmSyncEngine {
         if (entry.table.asymmetric && (instruction.type === 'EraseObject' || (instruction.type !== 'CreateObject' && !entry.after))) {
           throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, an asymmetric (data ingest) object: a changeset may only create it, not change or erase it`);
         }
-        if (instruction.type === 'CreateObject') entry.after ??= { _id: entry.id };
+        if (instruction.type === 'CreateObject') entry.after ??= { ...requiredDefaults(entry.table), _id: entry.id };
         else if (instruction.type === 'EraseObject') entry.after = null;
         else if (!entry.after) throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, which does not exist`);
         else applyToDocument(entry.after, instruction, entry.table, schema);

@@ -46,6 +46,27 @@ function parentOf(doc: Document, field: string, path: readonly PathElement[]): {
   return { parent: containerAt(doc, field, path.slice(0, -1)), key: path[path.length - 1]! };
 }
 
+/**
+ * Collections exist (empty) on every object, embedded ones included: a client's first insert into a list or
+ * dictionary of a new embedded object comes with no instruction creating it, so the document gets it here.
+ */
+function materializeCollection(doc: Document, schema: RealmSchema, table: RealmTable, field: string, containerPath: readonly PathElement[]): void {
+  if (containerPath.length === 0) return;
+  const { parent, key } = parentOf(doc, field, containerPath);
+  if (parent === null || typeof parent !== 'object' || Array.isArray(parent) || typeof key !== 'string') return;
+  const holder = parent as Document;
+  if (holder[key] !== undefined && holder[key] !== null) return;
+  const column = columnAt(schema, table, field, containerPath);
+  if (column && column.collection !== 'single') holder[key] = column.collection === 'dictionary' ? {} : [];
+}
+
+/** Whether the path ends at a key of a dictionary (rather than at a field of an object). */
+function inDictionary(schema: RealmSchema, table: RealmTable, field: string, path: readonly PathElement[]): boolean {
+  if (path.length === 0) return false;
+  const holder = path.length === 1 ? table.columns.get(field) : columnAt(schema, table, field, path.slice(0, -1));
+  return holder?.collection === 'dictionary';
+}
+
 const needArray = (value: unknown, what: string): unknown[] => {
   if (!Array.isArray(value)) throw new InstructionError(`${what}: the path does not lead to a list`);
   return value;
@@ -63,6 +84,8 @@ export function applyToDocument(doc: Document, instruction: Instruction, table: 
   // A collection column exists (empty) on every object; the document holds it from its first element on.
   const own = table.columns.get(field);
   if (own && own.collection !== 'single' && (doc[field] === undefined || doc[field] === null)) doc[field] = own.collection === 'dictionary' ? {} : [];
+  if (instruction.type === 'Update' || instruction.type === 'ArrayInsert') materializeCollection(doc, schema, table, field, path.slice(0, -1));
+  else if (instruction.type === 'SetInsert') materializeCollection(doc, schema, table, field, path);
   switch (instruction.type) {
     case 'Update': {
       const { parent, key } = parentOf(doc, field, path);
@@ -73,7 +96,8 @@ export function applyToDocument(doc: Document, instruction: Instruction, table: 
       } else if (parent !== null && typeof parent === 'object' && typeof key === 'string') {
         const target = parent as Document;
         if (instruction.value.type === 'erased') delete target[key];
-        else if (instruction.value.type === 'objectValue' && target[key] !== null && typeof target[key] === 'object' && !Array.isArray(target[key])) return;
+        // An embedded object field keeps its object (creation is idempotent); a dictionary's value is a new object.
+        else if (instruction.value.type === 'objectValue' && !inDictionary(schema, table, field, path) && target[key] !== null && typeof target[key] === 'object' && !Array.isArray(target[key])) return;
         else target[key] = value;
       } else throw new InstructionError(`${what}: the path leads nowhere`);
       return;

@@ -37,10 +37,14 @@ export interface SchemaRelationship { field: string; targetType: string; many: b
 /** Derives the Realm tables of one collection schema (its embedded objects become embedded tables). */
 export function tablesFromJsonSchema(type: string, schema: unknown, relationships: readonly SchemaRelationship[], into: RealmSchema): void {
   if (!isObject(schema) || !isObject(schema.properties)) return;
+  // The SDKs' test harnesses also give each embedded type a collection schema of its own (no `_id`): the
+  // embedded table another schema defines stays embedded.
+  if (!isObject(schema.properties._id) && into.get(type)?.embedded) return;
   const table = tableFromObjectSchema(type, schema, false, relationships, into);
   const id = table.columns.get('_id');
   if (id && id.collection === 'single' && ['objectId', 'string', 'int', 'uuid'].includes(id.type)) {
-    table.primaryKey = { field: '_id', type: id.type, nullable: false, ...(id.bsonType ? { bsonType: id.bsonType } : {}) };
+    // Nullable when the schema lets `_id` be absent or null (the SDKs' ObjectId? / String? primary keys).
+    table.primaryKey = { field: '_id', type: id.type, nullable: id.nullable, ...(id.bsonType ? { bsonType: id.bsonType } : {}) };
     table.columns.delete('_id');
   }
   into.set(type, table);
@@ -84,13 +88,15 @@ function columnOf(embeddedName: string, field: string, property: unknown, requir
     return { ...element, collection: property.uniqueItems === true ? 'set' : 'list', nullable: element.type === 'link' ? false : element.nullable };
   }
   if (type === 'object') {
-    if (isObject(property.properties)) {
+    // A dictionary may also carry an empty `properties` (as the SDKs' test harnesses write it).
+    const isDictionary = isObject(property.additionalProperties) && !(isObject(property.properties) && Object.keys(property.properties).length > 0);
+    if (!isDictionary && isObject(property.properties)) {
       const tableName = typeof property.title === 'string' ? property.title : embeddedName;
       into.set(tableName, tableFromObjectSchema(tableName, property, true, [], into));
       return { name: field, type: 'link', nullable: true, collection: 'single', linkTarget: tableName };
     }
-    if (isObject(property.additionalProperties)) {
-      const value = columnOf(embeddedName, field, property.additionalProperties, false, into);
+    if (isDictionary) {
+      const value = columnOf(embeddedName, field, property.additionalProperties, true, into);
       if (!value || value.collection !== 'single') return undefined;
       return { ...value, collection: 'dictionary', nullable: value.type === 'link' ? true : value.nullable };
     }

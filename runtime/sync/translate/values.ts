@@ -142,3 +142,33 @@ export function valueToPayload(value: unknown, column: Pick<RealmColumn, 'type' 
 export function syncTimestamp(nowMs: number): bigint {
   return BigInt(Math.max(0, Math.floor(nowMs - SYNC_EPOCH_MS)));
 }
+
+/**
+ * What a Realm client's new object holds in each required scalar column it did not set: the column type's
+ * default (0, false, "", the zero ObjectId…). A client's CreateObject carries no Set for those, so the
+ * document written for it must hold them, or the collection schema's `required` would refuse it.
+ */
+export function requiredDefaults(table: { columns: ReadonlyMap<string, RealmColumn> }): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const column of table.columns.values()) {
+    if (column.nullable || column.collection !== 'single') continue;
+    const value = defaultOf(column);
+    if (value !== undefined) out[column.name] = value;
+  }
+  return out;
+}
+
+function defaultOf(column: RealmColumn): unknown {
+  switch (column.type) {
+    case 'int': return intValue(0n, column.bsonType);
+    case 'bool': return false;
+    case 'string': return '';
+    case 'binary': return new Binary(new Uint8Array(0));
+    case 'timestamp': return new Date(0);
+    case 'float': case 'double': return new Double(0);
+    case 'decimal': return Decimal128.fromString('0');
+    case 'objectId': return new ObjectId('000000000000000000000000');
+    case 'uuid': return new UUID('00000000-0000-0000-0000-000000000000');
+    default: return undefined;
+  }
+}
