@@ -6,20 +6,31 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { EvaluationUser } from '../../../core/rules';
 import type { SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
 import { negotiate, type NegotiatedProtocol } from '../wire/negotiate';
-import { CLIENT_MESSAGE_LIMITS, RealmSyncConnection, type SessionInfo } from './connection';
+import { RealmSyncConnection, type SessionInfo } from './connection';
 import type { RealmSyncEngine } from './engine';
 import type { TrafficEntry } from './traffic';
 
 export const REALM_SYNC_PATH = /^\/api\/client\/v2\.0\/app\/([^/]+)\/realm-sync$/;
 /** The endpoint's path below `/api/client/v2.0/app/<client app id>/` (see `OpenedApp.upgrades`). */
 export const REALM_SYNC_ENDPOINT = 'realm-sync';
-/** Frames larger than this close the connection: an UPLOAD's body is at most CLIENT_MESSAGE_LIMITS.maxBodySize (compressed or not), plus its head. */
-const MAX_FRAME_BYTES = CLIENT_MESSAGE_LIMITS.maxBodySize + 64 * 1024;
+/**
+ * Frames larger than this close the connection with 1009, as the platform's did (16 MiB; realm-core then
+ * asks its user for a client reset). An UPLOAD's body is at most CLIENT_MESSAGE_LIMITS.maxBodySize, less its head.
+ */
+const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+/** The close reason of an oversized frame, in the platform's words (realm-core shows it to the user). */
+const FRAME_TOO_LARGE = `read limited at ${MAX_FRAME_BYTES + 1} bytes`;
+
+/** `ws` closes an oversized frame's connection with 1009 and no reason: give it the platform's reason. */
+function explainOversizedFrames(ws: WebSocket): void {
+  const close = ws.close.bind(ws);
+  ws.close = (code?: number, reason?: string | Buffer) => close(code, code === 1009 && reason === undefined ? FRAME_TOO_LARGE : reason);
+}
 
 export interface RealmSyncEndpointOptions {
   appId: string;
@@ -81,6 +92,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
       options.authenticate(token).then(({ user, expiresAt, loginSessionId }) => {
         if (socket.destroyed) return;
         wss.handleUpgrade(req, socket, head, (ws) => {
+          explainOversizedFrames(ws);
           if (!protocol) {
             options.log.warn(`sync: user ${user.id} offered no protocol this server speaks (${String(req.headers['sec-websocket-protocol'] ?? 'none')})`);
             ws.close(1002, 'no common sync protocol version');

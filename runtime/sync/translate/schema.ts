@@ -56,13 +56,21 @@ function tableFromObjectSchema(name: string, schema: Record<string, unknown>, em
   for (const [field, property] of Object.entries(schema.properties as Record<string, unknown>)) {
     const relationship = relationships.find((r) => r.field === field);
     if (relationship) {
-      table.columns.set(field, { name: field, type: 'link', nullable: !relationship.many, collection: relationship.many ? 'list' : 'single', linkTarget: relationship.targetType });
+      const collection = linkCollectionOf(property, relationship.many);
+      table.columns.set(field, { name: field, type: 'link', nullable: collection === 'single' || collection === 'dictionary', collection, linkTarget: relationship.targetType });
       continue;
     }
     const column = columnOf(`${name}_${field}`, field, property, required.has(field), into);
     if (column) table.columns.set(field, column);
   }
   return table;
+}
+
+/** A relationship's collection: a set (`uniqueItems`) or list of links, a dictionary of links, or one link. */
+function linkCollectionOf(property: unknown, many: boolean): CollectionType {
+  if (isObject(property) && property.bsonType === 'object' && isObject(property.additionalProperties)) return 'dictionary';
+  if (!many) return 'single';
+  return isObject(property) && property.uniqueItems === true ? 'set' : 'list';
 }
 
 function bsonTypeOf(property: Record<string, unknown>): { type?: string; nullable: boolean } {

@@ -1,6 +1,6 @@
 // Values between a changeset's payloads and the documents' BSON values, typed by the Realm column and the
 // collection schema's bsonType (an `int` column is Int32 where the schema says "int", Long otherwise).
-import { Binary, Decimal128, Double, Int32, Long, ObjectId, UUID } from 'bson';
+import { Binary, DBRef, Decimal128, Double, Int32, Long, ObjectId, UUID } from 'bson';
 import type { Payload, PrimaryKey } from '../wire/instructions';
 import type { RealmColumn, RealmSchema } from './schema';
 
@@ -77,7 +77,9 @@ export function payloadToValue(payload: Payload, column: RealmColumn | undefined
     case 'link': {
       const target = schema.get(payload.table);
       const pkColumn = target?.primaryKey;
-      return primaryKeyValue(payload.target, pkColumn?.type === 'int' ? 'long' : undefined);
+      const key = primaryKeyValue(payload.target, pkColumn?.type === 'int' ? 'long' : undefined);
+      // A link in a mixed value names its table: stored as a DBRef, as the platform's translator stored it.
+      return column === undefined || column.type === 'null' ? new DBRef(payload.table, key as ObjectId) : key;
     }
     case 'globalKey': return `${payload.hi}:${payload.lo}`;
     case 'objectValue': return {};
@@ -96,6 +98,10 @@ export function valueToPayload(value: unknown, column: Pick<RealmColumn, 'type' 
     return key && column?.linkTarget ? { type: 'link', table: column.linkTarget, target: key } : undefined;
   }
   const tag = tagOf(value);
+  if (type === 'null') {
+    const ref = dbRefOf(value);
+    if (ref) return ref;
+  }
   switch (typeof value) {
     case 'string': return type === 'string' || type === 'null' ? { type: 'string', value } : undefined;
     case 'boolean': return type === 'bool' || type === 'null' ? { type: 'bool', value } : undefined;
@@ -136,6 +142,20 @@ export function valueToPayload(value: unknown, column: Pick<RealmColumn, 'type' 
     }
     default: return undefined;
   }
+}
+
+/** A mixed value's link (a DBRef, or the `{$ref, $id}` document it is stored as). */
+function dbRefOf(value: unknown): Payload | undefined {
+  if (value instanceof DBRef) {
+    const key = primaryKeyOf(value.oid);
+    return key ? { type: 'link', table: value.collection, target: key } : undefined;
+  }
+  if (value === null || typeof value !== 'object' || tagOf(value) !== undefined) return undefined;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  if (typeof record.$ref !== 'string' || !('$id' in record) || !keys.every((k) => k === '$ref' || k === '$id' || k === '$db')) return undefined;
+  const key = primaryKeyOf(record.$id);
+  return key ? { type: 'link', table: record.$ref, target: key } : undefined;
 }
 
 /** Milliseconds since realm's sync epoch, as changesets carry them. */
