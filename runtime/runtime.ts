@@ -20,6 +20,7 @@ import { evaluateExpression } from '../core/rules';
 import { openAuth, type OpenedAuth } from './auth';
 import { customUserDataLookup } from './auth/customUserData';
 import { registerAuthRoutes } from './auth/routes';
+import { registerPushRoutes, thirdPartyServicesIn } from './auth/push';
 import type { AuthenticatedRequest, AuthService, AuthUser } from './auth/service';
 import type { WatchedLogin } from './auth/account-events';
 import type { Clock } from './auth/tokens';
@@ -449,6 +450,9 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
           (s, d, c) => data.forUser(userOf(caller)).collection(s, d, c), service, action, args[0]),
       },
     });
+    // Read once per version of the app: a change to services/ reloads it.
+    let thirdPartyServices: Promise<Map<string, string>> | undefined;
+    registerPushRoutes(router, auth, { services: () => (thirdPartyServices ??= thirdPartyServicesIn(app.rootDir)) });
     registerEndpointRoutes(router, {
       app, appId, secrets, log, values,
       environment: environmentOf(app),

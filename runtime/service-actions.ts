@@ -41,11 +41,21 @@ const count = (v: unknown): number | undefined => {
   return n !== undefined && Number.isFinite(n) && n > 0 ? Math.floor(n) : undefined;
 };
 const sortSpec = (v: unknown) => optionalDoc(v) as Record<string, 1 | -1> | undefined;
+/**
+ * The update of updateOne, updateMany and findOneAndUpdate. As on the platform, a document of plain fields
+ * (no update operator: what the native SDKs' tests send) sets those fields, as `{$set: document}` would;
+ * a document with operators goes as it is (mixing both is refused by the store, as by MongoDB).
+ */
+const updateDoc = (v: unknown): Document => {
+  const update = doc(v);
+  const keys = Object.keys(update);
+  return keys.length > 0 && keys.every((k) => !k.startsWith('$')) ? { $set: update } : update;
+};
 
 const ACTIONS: Record<string, Action> = {
   find: (c, a) => c.find(doc(a.query), { projection: optionalDoc(a.project), sort: sortSpec(a.sort), limit: count(a.limit), skip: count(a.skip) }),
   findOne: (c, a) => c.findOne(doc(a.query), { projection: optionalDoc(a.project), sort: sortSpec(a.sort) }),
-  findOneAndUpdate: (c, a) => c.findOneAndUpdate(doc(a.filter), doc(a.update), {
+  findOneAndUpdate: (c, a) => c.findOneAndUpdate(doc(a.filter), updateDoc(a.update), {
     sort: sortSpec(a.sort), projection: optionalDoc(a.projection), upsert: a.upsert === true, returnNewDocument: a.returnNewDocument === true,
   }),
   // The Web SDK sends findOneAndDelete as findOneAndReplace without a replacement (client-api.md §8).
@@ -65,8 +75,8 @@ const ACTIONS: Record<string, Action> = {
     if (!Array.isArray(a.documents)) throw new ServiceActionError('InvalidParameter', 'insertMany needs a "documents" array');
     return c.insertMany(a.documents.map(doc));
   },
-  updateOne: (c, a) => c.updateOne(doc(a.query), doc(a.update), { upsert: a.upsert === true }),
-  updateMany: (c, a) => c.updateMany(doc(a.query), doc(a.update), { upsert: a.upsert === true }),
+  updateOne: (c, a) => c.updateOne(doc(a.query), updateDoc(a.update), { upsert: a.upsert === true }),
+  updateMany: (c, a) => c.updateMany(doc(a.query), updateDoc(a.update), { upsert: a.upsert === true }),
   deleteOne: (c, a) => c.deleteOne(doc(a.query)),
   deleteMany: (c, a) => c.deleteMany(doc(a.query)),
 };

@@ -69,14 +69,70 @@ const DECOY: SecretHash = { algorithm: 'scrypt', N: 16384, r: 8, p: 1, salt: ran
 /**
  * Slows down repeated failed logins: after three failures for one name or one address, each further
  * attempt waits twice as long as the last (up to 8 s); a success, or 15 quiet minutes, forgets them.
+ * Attempts that share a name or an address are checked one after another, so that sending many at once
+ * gains no guesses: each waits for the ones before it and then for the delay their failures earned.
  */
 export class LoginThrottle {
   private readonly failures = new Map<string, { count: number; last: number }>();
+  /** Per name or address: the attempt last in line (settled when it is done) and how many are in line. */
+  private readonly lines = new Map<string, { last: Promise<void>; waiting: number }>();
 
-  constructor(private readonly now: () => number = Date.now, private readonly maxKeys = 10_000) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxKeys = 10_000,
+    /** Attempts allowed in line for one name or address; past it, `crowded` tells the caller to refuse. */
+    private readonly maxWaiting = 32,
+  ) {}
+
+  /** Whether one of these keys already has as many attempts in line as allowed. */
+  crowded(keys: readonly string[]): boolean {
+    return keys.some((key) => (this.lines.get(key)?.waiting ?? 0) >= this.maxWaiting);
+  }
+
+  /**
+   * Runs `check` (whether the credentials are right) once the attempts ahead are done and the delay is over,
+   * and records the outcome. An attempt whose client leaves (`gone`) meanwhile is dropped unchecked: false,
+   * nothing recorded, and the line moves on at once (a flood of abandoned attempts holds nothing up).
+   */
+  async attempt(keys: readonly string[], check: () => Promise<boolean>, gone: AbortSignal): Promise<boolean> {
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => { done = resolve; });
+    const lines = keys.map((key) => {
+      const line = this.lines.get(key) ?? { last: Promise.resolve(), waiting: 0 };
+      this.lines.set(key, line);
+      return line;
+    });
+    const ahead = Promise.all(lines.map((line) => line.last)).then(() => undefined);
+    for (const line of lines) { line.last = mine; line.waiting++; }
+    let timer: NodeJS.Timeout | undefined;
+    let onGone: (() => void) | undefined;
+    const left = new Promise<'gone'>((resolve) => {
+      onGone = () => resolve('gone');
+      if (gone.aborted) onGone(); else gone.addEventListener('abort', onGone, { once: true });
+    });
+    try {
+      if (await Promise.race([ahead, left]) === 'gone') return false;
+      const delay = this.delayFor(keys);
+      if (delay > 0 && await Promise.race([new Promise<void>((resolve) => { timer = setTimeout(resolve, delay); }), left]) === 'gone') return false;
+      const ok = await check();
+      if (ok) this.succeeded(keys);
+      else this.failed(keys);
+      return ok;
+    } finally {
+      clearTimeout(timer);
+      gone.removeEventListener('abort', onGone!);
+      keys.forEach((key, i) => {
+        const line = lines[i]!;
+        line.waiting--;
+        if (line.waiting === 0 && this.lines.get(key) === line) this.lines.delete(key);
+      });
+      // Whoever is behind still waits for everyone ahead of this attempt, even when it left early.
+      void ahead.then(done);
+    }
+  }
 
   /** How long to hold the next attempt for these keys, in ms. */
-  delayFor(keys: readonly string[]): number {
+  private delayFor(keys: readonly string[]): number {
     this.forgetOld();
     let delay = 0;
     for (const key of keys) {
@@ -86,7 +142,7 @@ export class LoginThrottle {
     return delay;
   }
 
-  failed(keys: readonly string[]): void {
+  private failed(keys: readonly string[]): void {
     for (const key of keys) {
       const f = this.failures.get(key) ?? { count: 0, last: 0 };
       this.failures.delete(key);
@@ -95,7 +151,7 @@ export class LoginThrottle {
     }
   }
 
-  succeeded(keys: readonly string[]): void {
+  private succeeded(keys: readonly string[]): void {
     for (const key of keys) this.failures.delete(key);
   }
 

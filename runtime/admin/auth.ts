@@ -99,24 +99,23 @@ export class AdminAuth {
   /**
    * `POST /auth/providers/local-userpass/login` `{username, password}`: an admin user's email and password,
    * else (as before admin users existed) the key pair as username and password. Failures for one name or
-   * one address are slowed down (`LoginThrottle`); every failure answers the same 401.
+   * one address are slowed down, and attempts sharing either are checked one at a time (`LoginThrottle`);
+   * every failure answers the same 401, and an attempt past the throttle's line 429. `gone` aborts when the
+   * client leaves: its attempt is then dropped unchecked.
    */
-  async loginWithPassword(username: unknown, password: unknown, address: string | undefined): Promise<AdminSessionTokens> {
+  async loginWithPassword(username: unknown, password: unknown, address: string | undefined, gone: AbortSignal): Promise<AdminSessionTokens> {
     this.followKeyRotation();
     const keys = [`address:${address ?? ''}`, `name:${typeof username === 'string' ? username.toLowerCase().slice(0, 320) : ''}`];
-    const delay = this.throttle.delayFor(keys);
-    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
-    const user = await findAdminUser(this.users, username, password);
-    if (user) {
-      this.throttle.succeeded(keys);
-      return this.openSession({ kind: 'user', user });
-    }
-    if (await checkAdminKey(this.adminDir, username, password)) {
-      this.throttle.succeeded(keys);
-      return this.openSession({ kind: 'key' });
-    }
-    this.throttle.failed(keys);
-    throw new ApiError(401, 'InvalidPassword', 'invalid username/password');
+    if (this.throttle.crowded(keys)) throw new ApiError(429, 'TooManyRequests', 'too many login attempts at once for this user or address; try again later');
+    let owner: SessionOwner | undefined;
+    await this.throttle.attempt(keys, async () => {
+      const user = await findAdminUser(this.users, username, password);
+      if (user) owner = { kind: 'user', user };
+      else if (await checkAdminKey(this.adminDir, username, password)) owner = { kind: 'key' };
+      return owner !== undefined;
+    }, gone);
+    if (!owner) throw new ApiError(401, 'InvalidPassword', 'invalid username/password');
+    return this.openSession(owner);
   }
 
   /**

@@ -14,6 +14,7 @@ import type { HttpRequest } from '../http/server';
 import { getServiceFlexibleSyncConfig, getServiceSyncConfig, patchServiceSyncConfig, syncData, SyncAdminError } from '../sync';
 import type { OpenedApp } from './apps';
 import { editAppFiles } from './appRoutes';
+import { parseBody } from './bodies';
 import { idOf } from './ids';
 import { thirdPartyServices } from './serviceRoutes';
 import type { AdminContext } from './routes';
@@ -168,10 +169,7 @@ export function registerConfigRoutes(table: AdminRouteTable, ctx: AdminContext):
   });
   table.patch(`${base}/services/:serviceId/config`, async (req) => {
     const { app, service } = serviceOf(req);
-    // Parsed whatever the Content-Type says: the docs' curl examples send JSON as a form body.
-    const text = await req.text();
-    let body: unknown;
-    try { body = text.trim() === '' ? {} : JSON.parse(text); } catch (e) { throw badRequest(`invalid JSON body: ${(e as Error).message}`); }
+    const body = await parseBody(req);
     if (!isObject(body)) throw badRequest('expected a JSON object: the service configuration fields to change');
     const { sync, flexible_sync: flexible, ...clusterFields } = body;
     const fileRel = path.relative(app.dir, service.file.path).split(path.sep).join('/');

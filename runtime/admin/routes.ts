@@ -41,7 +41,10 @@ function registerAdminAuthRoutes(table: AdminRouteTable, { auth }: AdminContext)
     if (!isObject(body) || typeof body.username !== 'string' || typeof body.password !== 'string') {
       throw badRequest('expected a JSON body {"username": "<admin email or public API key>", "password": "<password or private API key>"}');
     }
-    return json(await auth.loginWithPassword(body.username, body.password, req.raw.socket.remoteAddress));
+    // The response closes early only when the client leaves: a login waiting in the throttle's line is then dropped.
+    const gone = new AbortController();
+    req.response.once('close', () => gone.abort());
+    return json(await auth.loginWithPassword(body.username, body.password, req.raw.socket.remoteAddress, gone.signal));
   });
   table.open('GET', '/auth/providers', () => json([
     { type: 'mongodb-cloud', name: 'mongodb-cloud' },

@@ -12,7 +12,7 @@ import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
 import { patchServiceSyncConfig, SyncAdminError } from '../sync';
 import type { OpenedApp } from './apps';
-import { editAppFiles } from './appRoutes';
+import { editAppFiles, workOf } from './appRoutes';
 import { parseBody, requiredString } from './bodies';
 import { idOf } from './ids';
 import type { AdminContext } from './routes';
@@ -65,8 +65,24 @@ export function registerServiceRoutes(table: AdminRouteTable, ctx: AdminContext)
       throw badRequest('"secret_config" must map config fields to secret names');
     }
     const record = { name, type, config, ...(secretConfig ? { secret_config: secretConfig } : {}), version: 1 };
-    await editAppFiles(ctx, app, (files) => { files.set(`services/${name}/config.json`, formatJson(record)); });
+    await changeThirdPartyService(app, path.join(app.dir, 'services', name), async (dir) => {
+      if (await exists(dir)) throw new ApiError(409, 'DuplicateServiceName', `a service named "${name}" already exists`);
+      await fsp.mkdir(dir, { recursive: true });
+      const file = path.join(dir, 'config.json');
+      const tmp = `${file}.${process.pid}.tmp`;
+      await fsp.writeFile(tmp, formatJson(record));
+      await fsp.rename(tmp, file);
+    });
     return json({ _id: idOf(app, 'service', name), name, type, config, version: 1 }, 201);
+  });
+  /**
+   * services/<name>/ is not among the files an import carries (editAppFiles writes only those), so a
+   * third-party service's folder is written here, serialised with the app's other edits, and the app reloads.
+   */
+  const changeThirdPartyService = (app: OpenedApp, dir: string, change: (dir: string) => Promise<void>) => workOf(app).serial(async () => {
+    await change(dir);
+    const result = await app.reload();
+    if (!result.applied) ctx.log.warn(`${app.clientAppId}: services/${path.basename(dir)} was written but the app did not load; still serving the last good version`);
   });
 
   table.delete(`${base}/services/:serviceId`, async (req) => {
@@ -74,7 +90,11 @@ export function registerServiceRoutes(table: AdminRouteTable, ctx: AdminContext)
     const source = app.current().app.dataSources.find((d) => idOf(app, 'service', d.name) === req.params.serviceId);
     const third = source ? undefined : (await thirdPartyServices(app)).find((s) => idOf(app, 'service', s.name) === req.params.serviceId);
     if (!source && !third) throw new ApiError(404, 'ServiceNotFound', `service not found: '${req.params.serviceId}'`);
-    const prefix = source ? `data_sources/${path.basename(source.dir)}/` : `services/${third!.name}/`;
+    if (third) {
+      await changeThirdPartyService(app, path.dirname(third.file), (dir) => fsp.rm(dir, { recursive: true, force: true }));
+      return;
+    }
+    const prefix = `data_sources/${path.basename(source!.dir)}/`;
     await editAppFiles(ctx, app, (files) => {
       for (const key of [...files.keys()]) if (key.startsWith(prefix)) files.delete(key);
     });

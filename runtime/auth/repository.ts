@@ -70,12 +70,27 @@ export interface UserpassTokenRecord {
   expiresAt: number;
 }
 
+/**
+ * A device's push registration (client-api `push/providers/<service>/registration`): the token the
+ * platform would send the service's notifications to. Kept, never used to send anything.
+ */
+export interface PushRegistrationRecord {
+  /** Derived from user, device and service: one registration per device of a user per service. */
+  _id: string;
+  userId: string;
+  deviceId: string;
+  service: string;
+  registrationToken: string;
+  updatedAt: number;
+}
+
 const USERS = 'users';
 const SESSIONS = 'sessions';
 const API_KEYS = 'api_keys';
 const USERPASS = 'userpass';
 const TOKENS = 'userpass_tokens';
-const TABLES = [USERS, SESSIONS, API_KEYS, USERPASS, TOKENS];
+const PUSH = 'push_registrations';
+const TABLES = [USERS, SESSIONS, API_KEYS, USERPASS, TOKENS, PUSH];
 
 export class AuthRepository {
   private readonly byIdentity = new Map<string, string>();
@@ -130,6 +145,7 @@ export class AuthRepository {
     // Sessions go without their own events: the one event, user-deleted, says why they end.
     for (const s of this.all<SessionRecord>(SESSIONS)) if (s.userId === userId) work.push(this.journal.delete(SESSIONS, s._id));
     for (const k of this.apiKeys(userId)) work.push(this.deleteApiKey(k._id));
+    for (const r of this.pushRegistrations(userId)) work.push(this.journal.delete(PUSH, r._id));
     for (const i of user.identities) {
       this.byIdentity.delete(identityKey(i.provider_id, i.id));
       if (i.provider_type === 'local-userpass') work.push(this.deleteAccount(i.id));
@@ -185,6 +201,13 @@ export class AuthRepository {
   token(id: string): UserpassTokenRecord | undefined { return this.get<UserpassTokenRecord>(TOKENS, id); }
   putToken(t: UserpassTokenRecord): Promise<void> { return this.journal.put(TOKENS, t as unknown as JournalRecord); }
   deleteToken(id: string): Promise<void> { return this.journal.delete(TOKENS, id); }
+
+  pushRegistration(id: string): PushRegistrationRecord | undefined { return this.get<PushRegistrationRecord>(PUSH, id); }
+  pushRegistrations(userId: string): PushRegistrationRecord[] {
+    return this.all<PushRegistrationRecord>(PUSH).filter((r) => r.userId === userId).sort((a, b) => a.updatedAt - b.updatedAt || (a._id < b._id ? -1 : 1));
+  }
+  putPushRegistration(r: PushRegistrationRecord): Promise<void> { return this.journal.put(PUSH, r as unknown as JournalRecord); }
+  deletePushRegistration(id: string): Promise<void> { return this.journal.delete(PUSH, id); }
 
   private indexUser(u: UserRecord): void {
     for (const i of u.identities) this.byIdentity.set(identityKey(i.provider_id, i.id), u._id);

@@ -151,8 +151,13 @@ function toApiError(e: unknown): unknown {
   return e;
 }
 
+/**
+ * The token of `Authorization: Bearer <token>`; undefined when there is none (no header, or `Bearer` alone:
+ * "must authenticate first"); any other header value as it is, which no token check accepts (InvalidSession).
+ */
 function bearer(headers: IncomingHttpHeaders): string | undefined {
   const value = headers.authorization;
-  const match = typeof value === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(value) : null;
-  return match ? match[1] : undefined;
+  if (typeof value !== 'string' || /^\s*(?:Bearer\s*)?$/i.test(value)) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(value);
+  return match ? match[1] : value;
 }

@@ -2,9 +2,9 @@
 // the email/password flows and request authentication for GraphQL (client-api.md §4–§7, §9).
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { EJSON } from 'bson';
+import { EJSON, ObjectId } from 'bson';
 import type { AuthProvider } from '../../core/model';
-import { ApiError, authError, badRequest, invalidAccessToken, invalidRefreshToken } from '../http/errors';
+import { ApiError, authError, badRequest, invalidAccessToken, invalidRefreshToken, mustAuthenticate } from '../http/errors';
 import type { Logger } from '../http/server';
 import type { SecretStore } from '../secrets';
 import { CustomJwtVerifier, type KeySetOptions } from './customJwt';
@@ -107,12 +107,12 @@ export class AuthService {
     const deviceId = deviceIdOf(payload);
     if (linkingAccessToken !== undefined) return this.link(provider, payload, linkingAccessToken, deviceId);
     const { user, identity } = await this.authenticateIdentity(provider, payload);
-    const response = await this.startSession(user, identity, deviceId);
+    const response = await this.startSession(user, identity, deviceId ?? newDeviceId());
     void this.o.onAuthEvent?.({ operationType: 'LOGIN', providers: [identity.provider_type], user: toAuthUser(user) });
     return response;
   }
 
-  private async link(provider: AuthProvider, payload: Record<string, unknown>, accessToken: string, deviceId: string): Promise<LoginResponse> {
+  private async link(provider: AuthProvider, payload: Record<string, unknown>, accessToken: string, deviceId: string | undefined): Promise<LoginResponse> {
     const current = this.checkAccess(accessToken);
     if (provider.type === 'anon-user') throw badRequest('an anonymous identity cannot be linked to a user');
     const resolved = await this.resolveIdentity(provider, payload);
@@ -128,7 +128,7 @@ export class AuthService {
       access_token: await this.accessTokenFor(user, session),
       refresh_token: await this.o.tokens.issueRefresh({ userId: user._id, sessionId: session._id, deviceId: session.deviceId, identity: session.identity, expiresAt: session.expiresAt }),
       user_id: user._id,
-      device_id: deviceId === NO_DEVICE_ID ? session.deviceId : deviceId,
+      device_id: deviceId ?? session.deviceId,
     };
   }
 
@@ -157,7 +157,7 @@ export class AuthService {
     if (user.disabled) throw new ApiError(403, 'UserDisabled', `user '${userId}' is disabled`);
     const identity = user.identities[0];
     if (!identity) throw new ApiError(400, 'BadRequest', `user '${userId}' has no identity to start a session with`);
-    return this.startSession(user, identity, deviceIdOf({}));
+    return this.startSession(user, identity, newDeviceId());
   }
 
   async refresh(refreshToken: string | undefined): Promise<{ access_token: string }> {
@@ -196,7 +196,7 @@ export class AuthService {
   }
 
   private checkAccess(token: string | undefined): { user: UserRecord; session: SessionRecord; claims: AccessClaims } {
-    if (!token) throw invalidAccessToken();
+    if (!token) throw mustAuthenticate();
     let claims: AccessClaims;
     try { claims = this.o.tokens.check(token, 'access'); } catch (e) {
       if (e instanceof TokenFailure) throw invalidAccessToken();
@@ -210,7 +210,7 @@ export class AuthService {
   }
 
   private async verifyRefresh(token: string | undefined): Promise<{ user: UserRecord; session: SessionRecord }> {
-    if (!token) throw invalidRefreshToken();
+    if (!token) throw mustAuthenticate();
     let claims;
     try { claims = await this.o.tokens.verify(token, 'refresh'); } catch (e) {
       if (e instanceof TokenFailure) throw invalidRefreshToken();
@@ -218,8 +218,8 @@ export class AuthService {
     }
     const session = this.repo.session(claims.baas_id);
     const user = this.repo.user(claims.sub);
-    if (!session || session.userId !== claims.sub || !user || session.expiresAt < this.o.tokens.nowSeconds()) throw invalidRefreshToken();
-    if (user.disabled) throw userDisabled();
+    // A disabled user's refresh tokens stop working (the platform revokes them), so the SDK logs the user out.
+    if (!session || session.userId !== claims.sub || !user || user.disabled || session.expiresAt < this.o.tokens.nowSeconds()) throw invalidRefreshToken();
     return { user, session };
   }
 
@@ -339,7 +339,9 @@ export class AuthService {
 
   private bearerCaller(headers: IncomingHttpHeaders): AuthenticatedRequest {
     const auth = headerValue(headers.authorization);
-    const match = auth === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    // No header, or `Bearer` with no token (what the native SDKs send for a logged-out user).
+    if (auth === undefined || /^\s*(?:Bearer\s*)?$/i.test(auth)) throw mustAuthenticate();
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (!match) throw invalidAccessToken();
     const token = match[1];
     const { user, session, claims } = this.checkAccess(token);
@@ -452,6 +454,40 @@ export class AuthService {
   async revokeSessions(userId: string): Promise<void> {
     if (!this.repo.user(userId)) throw new ApiError(404, 'UserNotFound', `user not found: '${userId}'`);
     await Promise.all(this.repo.sessionsOf(userId).map((s) => this.repo.deleteSession(s._id)));
+  }
+
+  // ---- push registrations (access token; see push.ts) ----
+
+  /**
+   * Registers the caller's device (the device of its session) for notifications of `service`, replacing
+   * that device's earlier token. Only the caller's own registrations are ever touched. A user keeps at most
+   * MAX_PUSH_REGISTRATIONS_PER_USER (a new login is a new device): the oldest go first.
+   */
+  async registerPushDevice(caller: AuthenticatedRequest, service: string, registrationToken: string): Promise<void> {
+    const { userId, deviceId } = this.deviceOf(caller);
+    const id = pushRegistrationId(userId, deviceId, service);
+    await this.repo.putPushRegistration({ _id: id, userId, deviceId, service, registrationToken, updatedAt: this.o.clock.now() });
+    const all = this.repo.pushRegistrations(userId);
+    const excess = all.filter((r) => r._id !== id).slice(0, Math.max(0, all.length - MAX_PUSH_REGISTRATIONS_PER_USER));
+    await Promise.all(excess.map((r) => this.repo.deletePushRegistration(r._id)));
+  }
+
+  /** Removes the caller's device's registration for `service`; nothing to remove is not an error. */
+  async deregisterPushDevice(caller: AuthenticatedRequest, service: string): Promise<void> {
+    const { userId, deviceId } = this.deviceOf(caller);
+    const id = pushRegistrationId(userId, deviceId, service);
+    if (this.repo.pushRegistration(id)) await this.repo.deletePushRegistration(id);
+  }
+
+  /** A user's push registrations (service, device, token), oldest first. */
+  pushRegistrations(userId: string): Array<{ service: string; deviceId: string; registrationToken: string }> {
+    return this.repo.pushRegistrations(userId).map((r) => ({ service: r.service, deviceId: r.deviceId, registrationToken: r.registrationToken }));
+  }
+
+  private deviceOf(caller: AuthenticatedRequest): { userId: string; deviceId: string } {
+    const session = caller.sessionId === undefined ? undefined : this.repo.session(caller.sessionId);
+    if (!session || session.userId !== caller.user.id) throw invalidAccessToken();
+    return { userId: session.userId, deviceId: session.deviceId };
   }
 
   // ---- user API keys (refresh token) ----
@@ -670,11 +706,20 @@ function stripData(i: IdentityRecord): IdentityRecord {
   return { id: i.id, provider_type: i.provider_type, provider_id: i.provider_id };
 }
 
-function deviceIdOf(payload: Record<string, unknown>): string {
+/** The device id the client sent in `options.device.deviceId` (24 hex digits, not all zeros); undefined when none. */
+function deviceIdOf(payload: Record<string, unknown>): string | undefined {
   const options = payload.options;
   const device = options && typeof options === 'object' ? (options as Record<string, unknown>).device : undefined;
   const id = device && typeof device === 'object' ? (device as Record<string, unknown>).deviceId : undefined;
-  return typeof id === 'string' && HEX24.test(id) ? id : NO_DEVICE_ID;
+  return typeof id === 'string' && HEX24.test(id) && id !== NO_DEVICE_ID ? id : undefined;
+}
+
+/**
+ * A new device for a login that named none: as on the platform, an ObjectId the client keeps and sends
+ * again (the native core reads `has_device_id()` as "not the all-zero id"; the Web SDK stores it).
+ */
+function newDeviceId(): string {
+  return new ObjectId().toHexString();
 }
 
 function asObject(body: unknown): Record<string, unknown> {
@@ -706,6 +751,13 @@ const tokenInvalid = () => new ApiError(400, 'UserpassTokenInvalid', 'invalid to
 
 function newId(): string {
   return randomBytes(12).toString('hex');
+}
+
+/** How many push registrations one user keeps. */
+export const MAX_PUSH_REGISTRATIONS_PER_USER = 50;
+
+function pushRegistrationId(userId: string, deviceId: string, service: string): string {
+  return sha256(`push\u0000${userId}\u0000${deviceId}\u0000${service}`).slice(0, 24);
 }
 
 function sha256(text: string): string {

@@ -529,7 +529,13 @@ function typeOf(value: unknown): string {
 const SEARCH_STAGES = new Set(['$search', '$searchMeta']);
 
 /** How a write turns each matched document into its new version, and what an upsert inserts. */
-interface WritePlan { kind: 'update' | 'replace'; change: (prev: Document) => Document; seed: () => Document }
+interface WritePlan {
+  kind: 'update' | 'replace';
+  change: (prev: Document) => Document;
+  seed: () => Document;
+  /** Why the update is invalid: refused without an upsert, and for each document it matches. */
+  invalid?: unknown;
+}
 
 interface Change { prev: Document; next: Document }
 
@@ -736,8 +742,24 @@ class RuledCollection implements StoreCollection {
     return checked;
   }
 
+  /**
+   * An update as a plan. An invalid update (an empty field path, an unknown operator) fails as the
+   * database fails it, except for an upsert that matches nothing: the document it would insert cannot be
+   * made, so there is nothing the rules could allow to be inserted, and the platform answered "insert not
+   * permitted" (realm-core's `app: remote mongo client`, findOneAndUpdate with `{"": null}` and upsert).
+   */
   private updated(filter: Filter, update: UpdateSpec): WritePlan {
-    const prepared = prepareUpdate(update);
+    let prepared: ReturnType<typeof prepareUpdate>;
+    try {
+      prepared = prepareUpdate(update);
+    } catch (invalid) {
+      if (!(invalid instanceof StoreError)) throw invalid;
+      return {
+        kind: 'update', invalid,
+        change: () => { throw invalid; },
+        seed: () => { throw notPermitted('insert'); },
+      };
+    }
     const now = (this.scope.options.now ?? (() => new Date()))();
     return {
       kind: 'update',
@@ -777,6 +799,7 @@ class RuledCollection implements StoreCollection {
   private async modify(
     filter: Filter, plan: WritePlan, many: boolean, upsert: boolean | undefined,
   ): Promise<UpdateResult> {
+    if (plan.invalid !== undefined && !upsert) throw plan.invalid;
     const changes = await this.planChanges(filter, plan.change, many);
     if (changes.length === 0 && upsert) {
       const inserted = await this.upsert(plan.seed());
@@ -800,6 +823,7 @@ class RuledCollection implements StoreCollection {
   private async findOneAndModify(
     filter: Filter, plan: WritePlan, options: FindOneAndModifyOptions,
   ): Promise<Document | null> {
+    if (plan.invalid !== undefined && !options.upsert) throw plan.invalid;
     const [change] = await this.planChanges(filter, plan.change, false, options.sort);
     let result: Document | undefined;
     if (change) {

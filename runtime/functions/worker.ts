@@ -17,6 +17,7 @@ import { deposit, mailboxOf, reclaim } from './mailbox';
 import { connectLink, MAX_FRAME_BYTES, portLink, type BatchLink } from './channel';
 import { createHttpClient } from './http';
 import { lockDown } from './lockdown';
+import { endCall, installLongArithmetic, resultOfCall, startCall } from './long-numbers';
 import { yieldToRuntime } from '../priority';
 import { createServiceClient, type HostRequest } from './services';
 import { DocumentTemplates } from './templates';
@@ -340,6 +341,7 @@ const abandoned = new Set<number>();
 
 function abandon(callId: number): void {
   abandoned.add(callId);
+  endCall(callId);
   clearTimersOf(callId);
   lentToCalls.delete(callId);
   for (const [rid, pending] of pendingHostRequests) {
@@ -432,7 +434,7 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
     fn.evaluate(createCallContext(id, call, fn), moduleObject);
     const exported = fn.sandbox.exports !== initialExports ? fn.sandbox.exports : moduleObject.exports;
     if (typeof exported !== 'function') throw new Error(`function '${name}' does not assign a function to exports`);
-    const value: unknown = await (exported as (...args: unknown[]) => unknown)(...call.args);
+    const value: unknown = resultOfCall(id, await (exported as (...args: unknown[]) => unknown)(...call.args));
     let encoded: ReturnType<typeof encodeReturned>;
     try {
       encoded = encodeReturned(value, (doc) => returnedHandle(doc, id));
@@ -498,9 +500,11 @@ function receive(message: ToWorker): void {
         post({ t: 'skipped', id: message.id });
         break;
       }
+      startCall(message.id);
       runCall(message)
         .catch((error: unknown) => post({ t: 'failed', id: message.id, message: messageOf(error) }))
         .finally(() => {
+          endCall(message.id);
           abandoned.delete(message.id);
           lentToCalls.delete(message.id);
           const left = clearTimersOf(message.id);
@@ -539,6 +543,7 @@ process.on('unhandledRejection', (reason) => post({ t: 'log', name: lastFunction
 // while functions compute, even one looping until its time limit. On Linux only this thread drops: the
 // function process's main thread, which keeps the time limit and watches memory, keeps the runtime's.
 yieldToRuntime();
+installLongArithmetic(() => Atomics.load(init.runningCall, 0));
 lockDown();
 
 /** Connects to the runtime's pool; the worker has nothing to do without it, so it ends when the channel does. */

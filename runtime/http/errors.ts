@@ -11,5 +11,11 @@ export class ApiError extends Error {
 export const invalidAccessToken = () => new ApiError(401, 'InvalidSession', 'invalid session: access token expired');
 export const invalidRefreshToken = () => new ApiError(401, 'InvalidSession', 'invalid session: failed to find refresh token');
 
+/**
+ * The platform's answer to a client route that needs a user when the request carries no token (no
+ * Authorization header, or `Bearer` with nothing after it): as the platform answered the native SDKs.
+ */
+export const mustAuthenticate = () => new ApiError(401, 'MissingAuthReq', 'must authenticate first');
+
 export const badRequest = (message: string) => new ApiError(400, 'BadRequest', message);
 export const authError = (message: string) => new ApiError(401, 'AuthError', message);

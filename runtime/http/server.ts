@@ -23,7 +23,11 @@ export interface HttpRequest {
   readonly params: Record<string, string>;
   /** 24-hex id of this request; error bodies link to it and the log names it. */
   readonly requestId: string;
-  /** What clients should use to reach this server, e.g. `http://localhost:8080`. */
+  /**
+   * What clients should use to reach this server, e.g. `http://localhost:8080`: the `publicUrl` when one is
+   * announced, otherwise the address this request called (its Host, already checked to be the runtime's
+   * own), so a client that called `http://127.0.0.1:8080` is told that again (location, error links).
+   */
   readonly baseUrl: string;
   /** The body parsed as EJSON; undefined when empty. Malformed JSON throws a 400. */
   json(): Promise<unknown>;
@@ -97,9 +101,10 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
       writeError(res, misdirected(req.headers.host), baseUrl, requestId);
       return;
     }
-    handle(req, res, options, baseUrl, maxBody, requestId).catch((e) => {
+    const called = options.publicUrl ? baseUrl : calledBaseUrl(req.headers.host) ?? baseUrl;
+    handle(req, res, options, called, maxBody, requestId).catch((e) => {
       options.log.error(`unhandled failure while answering ${req.method} ${req.url}: ${describe(e)}`);
-      if (!res.headersSent) writeError(res, new ApiError(500, 'InternalServerError', 'internal server error'), baseUrl, requestId);
+      if (!res.headersSent) writeError(res, new ApiError(500, 'InternalServerError', 'internal server error'), called, requestId);
       else res.destroy();
     });
   });
@@ -174,6 +179,15 @@ function logWhenAnswered(req: http.IncomingMessage, res: http.ServerResponse, re
  * log texts carry no request-body value.
  */
 const answeredErrors = new WeakMap<http.ServerResponse, { error: ApiError; bodyRead: boolean }>();
+
+/** A host name or IP literal with an optional port, nothing else: what may be echoed into URLs. */
+const PLAIN_AUTHORITY = /^(?:[a-z0-9](?:[a-z0-9.-]{0,252}[a-z0-9])?|\[[0-9a-f:.]{2,45}\])(?::\d{1,5})?$/i;
+
+/** `http://<Host>` of a request whose Host is the runtime's own and plain; undefined otherwise. */
+export function calledBaseUrl(host: string | undefined): string | undefined {
+  if (typeof host !== 'string' || !PLAIN_AUTHORITY.test(host)) return undefined;
+  return `http://${host.toLowerCase()}`;
+}
 
 const STATUS_TEXT: Record<number, string> = { 404: 'Not Found', 421: 'Misdirected Request' };
 

@@ -98,7 +98,7 @@ describe('request log over HTTP', () => {
     assert.match(csp, /^default-src 'none'; style-src 'nonce-[^']+'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'$/);
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
     const html = await res.text();
-    const base = `http://localhost:${runtime.port}`;
+    const base = runtime.url; // the address the page was asked at
     for (const text of ['todo-tracker', runtime.appId, base, `${base}/api/client/v2.0/app/${runtime.appId}/graphql`, `href="${base}/logs"`]) {
       assert.ok(html.includes(text), `the page shows ${text}`);
     }
