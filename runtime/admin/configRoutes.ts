@@ -13,7 +13,7 @@ import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
 import { getServiceFlexibleSyncConfig, getServiceSyncConfig, patchServiceSyncConfig, syncData, SyncAdminError } from '../sync';
 import type { OpenedApp } from './apps';
-import { editAppFiles } from './appRoutes';
+import { editAppFiles, workOf } from './appRoutes';
 import { parseBody } from './bodies';
 import { idOf } from './ids';
 import { thirdPartyServices } from './serviceRoutes';
@@ -65,6 +65,8 @@ export function registerConfigRoutes(table: AdminRouteTable, ctx: AdminContext):
     if (typeof type !== 'string' || !PROVIDER_TYPES.includes(type)) throw badRequest(`invalid auth provider type ${JSON.stringify(type)}: expected one of ${PROVIDER_TYPES.join(', ')}`);
     const name = body.name === undefined ? type : body.name;
     if (typeof name !== 'string' || name === '') throw badRequest('"name" must be a non-empty string');
+    // auth/providers.json is keyed by name, and that key would set the object's prototype rather than hold the provider.
+    if (name === '__proto__') throw badRequest('"name" cannot be "__proto__"');
     if (NAMED_BY_TYPE.has(type) && name !== type) throw badRequest(`the name of a ${type} provider must be "${type}"`);
     if (body.disabled !== undefined && typeof body.disabled !== 'boolean') throw badRequest('"disabled" must be a boolean');
     if (others.some((o) => o.name === name)) throw new ApiError(409, 'DuplicateAuthProviderName', `an auth provider named "${name}" already exists`);
@@ -180,7 +182,8 @@ export function registerConfigRoutes(table: AdminRouteTable, ctx: AdminContext):
         files.set(fileRel, formatJson({ ...record, config: { ...(isObject(record.config) ? record.config : {}), ...clusterFields } }));
       });
     }
-    if (sync !== undefined || flexible !== undefined) await syncCall(() => patchServiceSyncConfig(app.sync.admin, service.name, { sync, flexible_sync: flexible }));
+    // Serialised with the app's other edits: sync/config.json is also what `PUT sync/config` edits.
+    if (sync !== undefined || flexible !== undefined) await syncCall(() => workOf(app).serial(() => patchServiceSyncConfig(app.sync.admin, service.name, { sync, flexible_sync: flexible })));
   });
   table.get(`${base}/sync/data`, (req) => {
     const app = appOf(req);

@@ -46,17 +46,30 @@ export function registerServiceRoutes(table: AdminRouteTable, ctx: AdminContext)
     const type = requiredString(body, 'type');
     const config = body.config === undefined ? {} : body.config;
     if (!isObject(config)) throw badRequest('"config" must be an object');
-    const taken = app.current().app.dataSources.some((d) => d.name === name) || await exists(path.join(app.dir, 'services', name));
-    if (taken) throw new ApiError(409, 'DuplicateServiceName', `a service named "${name}" already exists`);
+    // Checked where the write is serialised, so that requests at once for one name make one service.
+    const refuseTaken = async (files?: FileMap) => {
+      const taken = app.current().app.dataSources.some((d) => d.name === name) || files?.has(`data_sources/${name}/config.json`)
+        || await exists(path.join(app.dir, 'services', name));
+      if (taken) throw new ApiError(409, 'DuplicateServiceName', `a service named "${name}" already exists`);
+    };
     if ((CLUSTER_SOURCE_TYPES as readonly string[]).includes(type)) {
       const { sync, flexible_sync: flexible, ...connection } = config;
       if (sync !== undefined && flexible !== undefined) throw badRequest('a service syncs in one mode: send "sync" or "flexible_sync", not both');
       if (type === 'mongodb' && connection.uri !== undefined && typeof connection.uri !== 'string') throw badRequest('"config.uri" must be a string');
-      await editAppFiles(ctx, app, (files) => {
-        files.set(`data_sources/${name}/config.json`, formatJson({ name, type, config: connection, version: 1 }));
+      const serviceFile = `data_sources/${name}/config.json`;
+      await editAppFiles(ctx, app, async (files) => {
+        await refuseTaken(files);
+        files.set(serviceFile, formatJson({ name, type, config: connection, version: 1 }));
       });
-      if (sync !== undefined) await syncCall(() => patchServiceSyncConfig(app.sync.admin, name, { sync }));
-      if (flexible !== undefined) await syncCall(() => patchServiceSyncConfig(app.sync.admin, name, { flexible_sync: flexible }));
+      if (sync !== undefined || flexible !== undefined) {
+        try {
+          await syncCall(() => workOf(app).serial(() => patchServiceSyncConfig(app.sync.admin, name, sync !== undefined ? { sync } : { flexible_sync: flexible })));
+        } catch (e) {
+          // The service was created for these sync settings: refused, they leave no service behind.
+          await editAppFiles(ctx, app, (files) => { files.delete(serviceFile); });
+          throw e;
+        }
+      }
       return json({ _id: idOf(app, 'service', name), name, type, config: connection, version: 1 }, 201);
     }
     if (!THIRD_PARTY_TYPES.includes(type)) throw badRequest(`invalid service type "${type}": expected one of ${[...CLUSTER_SOURCE_TYPES, ...THIRD_PARTY_TYPES].join(', ')}`);
@@ -66,7 +79,7 @@ export function registerServiceRoutes(table: AdminRouteTable, ctx: AdminContext)
     }
     const record = { name, type, config, ...(secretConfig ? { secret_config: secretConfig } : {}), version: 1 };
     await changeThirdPartyService(app, path.join(app.dir, 'services', name), async (dir) => {
-      if (await exists(dir)) throw new ApiError(409, 'DuplicateServiceName', `a service named "${name}" already exists`);
+      await refuseTaken();
       await fsp.mkdir(dir, { recursive: true });
       const file = path.join(dir, 'config.json');
       const tmp = `${file}.${process.pid}.tmp`;

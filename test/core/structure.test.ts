@@ -472,9 +472,9 @@ describe('violations are reported with the right code at the right place', () =>
   });
 
   test('data source: type enum and readPreference', () => {
-    const r = check('data_sources/mongodb-atlas/config.json', '{"name": "mongodb-atlas", "type": "mongodb", "config": {"readPreference": "fastest"}}');
+    const r = check('data_sources/mongodb-atlas/config.json', '{"name": "mongodb-atlas", "type": "mongodb-serverless", "config": {"readPreference": "fastest"}}');
     const enums = r.diags.filter((d) => d.code === 'schema/enum').map((d) => textAt(r.file, d.range));
-    assert.deepEqual(enums, ['"mongodb"', '"fastest"']);
+    assert.deepEqual(enums, ['"mongodb-serverless"', '"fastest"']);
   });
 
   test('graphql config and validation settings: wrong types', () => {
