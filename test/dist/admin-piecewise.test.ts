@@ -611,6 +611,28 @@ describe('the harness\'s create_app sequence, then attacks on the same routes', 
     assert.deepEqual(snapshot(appDir), before);
   });
 
+  test('a refused create leaves nothing behind, and creates sent at once make one thing', async () => {
+    const refused = await admin('POST', '/services', { name: 'halfMade', type: 'mongodb', config: { uri: 'mongodb://localhost:26000', sync: 'enabled' } });
+    assertRefused(refused, 400, 'a service with sync settings that are not an object', 'sync');
+    assert.ok(!fs.existsSync(path.join(appDir, 'data_sources', 'halfMade')), 'the refused service left its folder');
+    assert.ok(!(await admin('GET', '/services')).body.some((s: any) => s.name === 'halfMade'), 'the refused service is listed');
+
+    const services = await Promise.all(Array.from({ length: 5 }, () => admin('POST', '/services', { name: 'twice', type: 'mongodb', config: {} })));
+    assert.deepEqual(services.map((r) => r.status).sort(), [201, 409, 409, 409, 409]);
+    const gcm = await Promise.all(Array.from({ length: 3 }, () => admin('POST', '/services', { name: 'twiceGcm', type: 'gcm', config: {} })));
+    assert.deepEqual(gcm.map((r) => r.status).sort(), [201, 409, 409]);
+    const functions = await Promise.all(Array.from({ length: 5 }, () => admin('POST', '/functions', { name: 'twice', source: 'exports = () => 1;' })));
+    assert.deepEqual(functions.map((r) => r.status).sort(), [201, 409, 409, 409, 409]);
+    for (const id of [services, gcm].map((replies) => replies.find((r) => r.status === 201)!.body._id)) {
+      assert.equal((await admin('DELETE', `/services/${id}`)).status, 204);
+    }
+    assert.ok(!fs.existsSync(path.join(appDir, 'services', 'twiceGcm')), 'a deleted gcm service leaves no folder');
+    assert.equal((await admin('DELETE', `/functions/${functions.find((r) => r.status === 201)!.body._id}`)).status, 204);
+
+    // auth/providers.json is keyed by name; this one would vanish into the object's prototype.
+    assertRefused(await admin('POST', '/auth_providers', { type: 'custom-function', name: '__proto__', config: { authFunctionName: 'authFunc' } }), 400, 'a provider named __proto__', 'name');
+  });
+
   test('a body nested 100 levels deep gets 400, a 17 MB body 413', async () => {
     const deep = `{"name":"f","source":"x","can_evaluate":${'['.repeat(100)}${']'.repeat(100)}}`;
     for (const route of ['/functions', '/services', '/schemas', '/values', `/services/${ids.service}/default_rule`, `/services/${ids.service}/config`]) {
@@ -683,6 +705,8 @@ describe('the harness\'s create_app sequence, then attacks on the same routes', 
   });
 
   test('the secret value is in no answer: secrets, app, service configs, logs, export, nor any other of this file', async () => {
+    // The JSON parser's message quotes the text around an error: a malformed secret must not come back.
+    assertRefused(await call(base, 'POST', `${appPath}/secrets`, { token, raw: `{"name":"leak","value":${SECRET_VALUE}}` }), 400, 'a malformed secret');
     await admin('GET', '/secrets');
     await admin('GET', '');
     await admin('GET', '/services');
