@@ -21,6 +21,8 @@ import { encodeBase64PrimaryKey, encodeChangeset } from '../wire/changeset';
 import { syncTimestamp } from '../translate/values';
 import { SERVER_FILE_IDENT } from '../history/history';
 import { TrafficLog, type TrafficEntry } from './traffic';
+import { logs } from '../../log';
+import { parseTestCommand, SESSION_KEEPING_ERRORS } from './test-commands';
 
 export const MAX_SESSIONS_PER_CONNECTION = 256;
 
@@ -102,6 +104,10 @@ interface Session {
   traffic: TrafficLog;
   /** Flexible sync: the active subscription set and the objects the client holds through it. */
   view?: FlexibleView;
+  /** TEST_COMMAND PAUSE_ROUTER_SESSION: no history reaches the session until its next subscription change. */
+  routerPaused?: boolean;
+  /** TEST_COMMAND PAUSE_DOWNLOAD_BUILDER: no DOWNLOAD is built for the session until RESUME_DOWNLOAD_BUILDER. */
+  downloadsPaused?: { resumed: Promise<void>; resume: () => void };
 }
 
 export interface ConnectionOptions {
@@ -140,6 +146,17 @@ function outgoing(message: ServerMessage): Parameters<TrafficLog['add']>[0] {
     case 'error': return { at, direction: 'out', type: 'error', fields: { errorCode: message.errorCode, tryAgain: message.tryAgain }, detail: message.message };
     default: return { at, direction: 'out', type: message.type, fields: {} };
   }
+}
+
+/** One line for the debug log: the message's scalar fields, the number of its changesets. */
+function describeMessage(message: ClientMessage | ServerMessage): string {
+  const fields = Object.entries(message).map(([key, value]) => {
+    if (key === 'type' || key === 'signedUserToken') return undefined;
+    if (Array.isArray(value)) return `${key}=[${value.length}]`;
+    if (typeof value === 'object' && value !== null) return `${key}=${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).slice(0, 300)}`;
+    return `${key}=${typeof value === 'string' ? JSON.stringify(value.slice(0, 300)) : String(value)}`;
+  }).filter((f) => f !== undefined);
+  return `${message.type.toUpperCase()} ${fields.join(' ')}`;
 }
 
 /** The session ident in a message head (`upload 3 …`), for a session-level error in its body. */
@@ -282,6 +299,7 @@ export class RealmSyncConnection {
       }
       return this.fail(101, `message not understood: ${(e as Error).message}`);
     }
+    if (logs(this.log, 'debug') && message.type !== 'ping') this.log.debug?.(`${this.describe()}: received ${describeMessage(message)}`);
     switch (message.type) {
       case 'ping': return this.send({ type: 'pong', timestamp: message.timestamp });
       case 'bind': return this.bind(message);
@@ -305,6 +323,13 @@ export class RealmSyncConnection {
           }
         });
       }
+      case 'test_command': {
+        const session = this.sessions.get(message.session);
+        if (!session) return this.fail(106, `Bad session identifier in input message: no session ${message.session} is bound`);
+        if (session.state === 'ended') return;
+        // Not queued behind the session's work: a RESUME_DOWNLOAD_BUILDER must reach a bootstrap that waits for it.
+        return this.testCommand(session, message.requestIdent, message.body);
+      }
       case 'query': {
         const session = this.sessions.get(message.session);
         if (!session) return this.fail(106, `Bad session identifier in input message: no session ${message.session} is bound`);
@@ -313,6 +338,46 @@ export class RealmSyncConnection {
       }
       default:
         return this.fail(102, `Unknown type of input message: ${message.type} is not part of partition-based sync`);
+    }
+  }
+
+  /** A TEST_COMMAND: it acts on the sending session only; the answer follows what was done. */
+  private testCommand(session: Session, requestIdent: bigint, body: string): void {
+    const command = parseTestCommand(body);
+    this.log.info(`${this.describe(session)}: test command ${command.kind}`);
+    const answer = (reply: Record<string, unknown>) => this.send({ type: 'test_command', session: session.ident, requestIdent, body: JSON.stringify(reply) });
+    switch (command.kind) {
+      case 'refused': return answer({ error: command.reason });
+      case 'pauseRouter':
+        session.routerPaused = true;
+        return answer({});
+      case 'pauseDownloads': {
+        if (!session.downloadsPaused) {
+          let resume!: () => void;
+          const resumed = new Promise<void>((resolve) => { resume = resolve; });
+          session.downloadsPaused = { resumed, resume };
+        }
+        return answer({});
+      }
+      case 'resumeDownloads': {
+        const paused = session.downloadsPaused;
+        session.downloadsPaused = undefined;
+        paused?.resume();
+        answer({});
+        return this.schedulePump(session);
+      }
+      case 'echoError': {
+        answer({});
+        // As the platform's server filled them in: realm-core's client requires both.
+        const body = { action: 'ApplicationBug', logURL: '', ...command.body };
+        if (command.errorCode < 200) {
+          // A connection-level code: the connection ends with it, as with any connection error.
+          this.send({ type: 'json_error', errorCode: command.errorCode, session: 0, body });
+          return this.closeAfter(1000);
+        }
+        if (!SESSION_KEEPING_ERRORS.has(command.errorCode)) this.endSession(session);
+        return this.send({ type: 'json_error', errorCode: command.errorCode, session: session.ident, body });
+      }
     }
   }
 
@@ -465,6 +530,10 @@ export class RealmSyncConnection {
   private async bootstrapView(session: Session, next?: { version: number; tables: Parameters<FlexibleView['setQueries']>[1]; body: string }): Promise<void> {
     const engine = this.options.engine;
     const view = session.view!;
+    if (session.downloadsPaused) await session.downloadsPaused.resumed;
+    if (!this.isLive(session)) return;
+    // A subscription change's bootstrap brings the session's router back (TEST_COMMAND PAUSE_ROUTER_SESSION).
+    session.routerPaused = false;
     await engine.run(FLEXIBLE_HISTORY, async () => {
       // A client with no subscription yet (a new client file, or a first QUERY) gets what any client with the
       // same queries and rule outcome gets: such a bootstrap is built once and shared.
@@ -636,9 +705,11 @@ export class RealmSyncConnection {
         session.initialQueryBody = query!.body;
       }
     }
-    if (session.downloadServerVersion === 0 && view.queryVersion > 0) {
+    if (session.downloadServerVersion === 0) {
       // As for partition sync: the client's first UPLOAD (its schema, offline writes) is integrated before
       // the bootstrap, which then says so, and the client need not transform it against every object.
+      // Query version 0 (no subscription yet) is bootstrapped too, empty: its lastInBatch DOWNLOAD is what
+      // moves the client's subscription set 0 to complete once the MARK comes back.
       session.bootstrapPending = true;
       setImmediate(() => this.enqueue(session, async () => {
         if (session.bootstrapPending) await this.bootstrapView(session);
@@ -746,7 +817,7 @@ export class RealmSyncConnection {
 
   /** Sends DOWNLOADs until the client has every server version (a bootstrap first for a new client file). */
   private async pump(session: Session): Promise<void> {
-    if (session.state !== 'identified' || this.closed || session.bootstrapPending) return;
+    if (session.state !== 'identified' || this.closed || session.bootstrapPending || session.routerPaused || session.downloadsPaused) return;
     const history = session.history!;
     const file = session.clientFile!;
     if (session.downloadServerVersion === 0 && !session.view) {
@@ -844,6 +915,7 @@ export class RealmSyncConnection {
     session.state = 'ended';
     session.unlisten?.();
     session.unlisten = undefined;
+    session.downloadsPaused?.resume();
   }
 
   /** A session-level error: JSON_ERROR (the client answers with UNBIND), the session ends. */
@@ -873,6 +945,7 @@ export class RealmSyncConnection {
   private send(message: ServerMessage): void {
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
     if ('session' in message && message.session !== 0) this.sessions.get(message.session)?.traffic.add(outgoing(message));
+    if (logs(this.log, 'debug')) this.log.debug?.(`${this.describe()}: sent ${describeMessage(message)}`);
     this.ws.send(encodeServerMessage(message, this.info.protocolVersion));
   }
 
