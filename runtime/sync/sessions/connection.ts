@@ -104,6 +104,8 @@ interface Session {
   traffic: TrafficLog;
   /** Flexible sync: the active subscription set and the objects the client holds through it. */
   view?: FlexibleView;
+  /** Flexible sync: objects of this session's compensating writes, until the client uploads on top of the revert. */
+  reverted: Map<string, number>;
   /** TEST_COMMAND PAUSE_ROUTER_SESSION: no history reaches the session until its next subscription change. */
   routerPaused?: boolean;
   /** TEST_COMMAND PAUSE_DOWNLOAD_BUILDER: no DOWNLOAD is built for the session until RESUME_DOWNLOAD_BUILDER. */
@@ -336,8 +338,6 @@ export class RealmSyncConnection {
         if (session.state === 'ended') return;
         return this.enqueue(session, () => this.query(session, Number(message.queryVersion), message.body));
       }
-      default:
-        return this.fail(102, `Unknown type of input message: ${message.type} is not part of partition-based sync`);
     }
   }
 
@@ -395,7 +395,7 @@ export class RealmSyncConnection {
     const session: Session = {
       ident: message.session, state: 'binding', chain: Promise.resolve(), canWrite: false,
       downloadServerVersion: 0, downloadClientVersion: 0, reportedUploadVersion: -1, sentFirstDownload: false, pumpQueued: false,
-      traffic: existing?.traffic ?? new TrafficLog(),
+      traffic: existing?.traffic ?? new TrafficLog(), reverted: new Map(),
     };
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'bind', fields: { session: message.session, path: message.serverPath, needClientFileIdent: message.needClientFileIdent } });
     this.sessions.set(message.session, session);
@@ -764,7 +764,7 @@ export class RealmSyncConnection {
     const engine = this.options.engine;
     const view = session.view!;
     const result = await engine.integrateFlexible(
-      { clientFile: session.clientFile!, userId: this.info.user.id, collections: view.collections, selects: (table, doc) => view.selects(table, doc) },
+      { clientFile: session.clientFile!, userId: this.info.user.id, collections: view.collections, selects: (table, doc) => view.selects(table, doc), reverted: session.reverted },
       uploadedChangesets(message),
     );
     if (!this.isLive(session)) return;

@@ -16,7 +16,7 @@ import { mergeChangesets, type TimedChangeset } from '../merge/transform';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService } from '../service';
 import { applyToDocument, changeInstructions, documentInstructions, InstructionError } from '../translate/documents';
 import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstructions, tablesFromJsonSchema, type RealmSchema, type RealmTable } from '../translate/schema';
-import { primaryKeyOf, primaryKeyText, primaryKeyValue, requiredDefaults, syncTimestamp } from '../translate/values';
+import { primaryKeyForClients, primaryKeyOf, primaryKeyText, primaryKeyValue, requiredDefaults, syncTimestamp } from '../translate/values';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import type { Instruction, PrimaryKey } from '../wire/instructions';
 import { DataAccessError } from '../../data/errors';
@@ -74,6 +74,12 @@ export interface FlexibleUploader {
   collections: UserCollections;
   /** Whether the session's active queries select the document. */
   selects(table: string, doc: Document): boolean;
+  /**
+   * Objects of compensating writes (by `heldKey`) and the server version after the upload that was refused:
+   * a later changeset based on an earlier version was written before the client had the revert, so its
+   * writes to the object are left out too (the revert undoes them on the client).
+   */
+  reverted: Map<string, number>;
 }
 
 /** An object an upload touches: its collection and table, and its document before and after the upload's instructions. */
@@ -402,7 +408,7 @@ export class RealmSyncEngine {
           await finish();
           return { ok: false as const, error: transformed.error };
         }
-        const applied = await this.applyFlexible(uploader, transformed.instructions, changeset.clientVersion);
+        const applied = await this.applyFlexible(uploader, transformed.instructions, changeset);
         if (!applied.ok) {
           await finish();
           return { ok: false as const, error: applied.error };
@@ -421,11 +427,12 @@ export class RealmSyncEngine {
         this.notify(FLEXIBLE_HISTORY);
       }
       await finish();
+      for (const r of rejected) uploader.reverted.set(heldKey(r.table, r.object), history.latest);
       return { ok: true as const, rejected };
     });
   }
 
-  private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], clientVersion: number): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[]; documents: ChangedDocuments } | { ok: false; error: EngineError }> {
+  private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], changeset: UploadedChangeset): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[]; documents: ChangedDocuments } | { ok: false; error: EngineError }> {
     // Each object is checked against the user's rules below; a schema change needs development mode.
     const declared = await this.schemaAfter(instructions, true);
     if (!declared.ok) return declared;
@@ -436,17 +443,30 @@ export class RealmSyncEngine {
     // Left out of the history: asymmetric objects (never downloaded) and rejected ones.
     const omitted = new Set<TouchedObject>();
     const rejected: RejectedObject[] = [];
-    const reject = (entry: TouchedObject, reason: string) => {
+    // The reasons a client gets say what the platform's did and nothing more: not which rule refused, nor
+    // whether a document it may not read exists. The runtime's log keeps the detail.
+    const notAllowed = (entry: TouchedObject) => `write to ${primaryKeyForClients(entry.object)} in table ${JSON.stringify(entry.table.name)} not allowed`;
+    const clientVersion = changeset.clientVersion;
+    const reject = (entry: TouchedObject, reason: string, detail?: string) => {
       omitted.add(entry);
+      uploader.reverted.set(heldKey(entry.table.name, entry.object), Number.MAX_SAFE_INTEGER);
       rejected.push({ table: entry.table.name, object: entry.object, reason, clientVersion });
+      if (detail) this.options.log.warn(`flexible sync upload of user ${uploader.userId}: ${reason} (${detail})`);
     };
     await uploadWrites.run(FLEXIBLE_HISTORY, async () => {
       for (const entry of touched.values()) {
         const type = entry.table.name;
         if (entry.table.asymmetric) omitted.add(entry);
+        const revertedAt = uploader.reverted.get(heldKey(type, entry.object));
+        if (revertedAt !== undefined && changeset.baseVersion < revertedAt) {
+          // Written on top of a refused write the client had not seen reverted: refused with it, reported once.
+          omitted.add(entry);
+          continue;
+        }
+        if (revertedAt !== undefined) uploader.reverted.delete(heldKey(type, entry.object));
         const outside = entry.after ? !entry.table.asymmetric && !uploader.selects(type, entry.after) : entry.before !== null && !uploader.selects(type, entry.before);
         if (outside) {
-          reject(entry, `write to ${type} ${EJSON.stringify(entry.id as never)} was denied: the object is outside the session's subscriptions (write to object outside query view)`);
+          reject(entry, `${notAllowed(entry)}; object is outside of the current query view`);
           continue;
         }
         const store = uploader.collections(entry.collection);
@@ -457,14 +477,14 @@ export class RealmSyncEngine {
             if (entry.before) matched = (await store.deleteOne({ _id: entry.id as never })).deletedCount === 1;
           } else if (!entry.before) await store.insertOne(entry.after);
           else matched = (await store.replaceOne({ _id: entry.id as never }, entry.after)).matchedCount === 1;
-          if (!matched) reject(entry, `write to ${type} ${EJSON.stringify(entry.id as never)} was denied: no role of the collection's rules lets user ${uploader.userId} ${entry.after ? 'update' : 'delete'} it`);
+          if (!matched) reject(entry, `${notAllowed(entry)}; permission denied`, `no role lets the user ${entry.after ? 'update' : 'delete'} it`);
         } catch (e) {
           if (e instanceof StoreError && e.code === StoreErrorCode.DuplicateKey) {
-            reject(entry, `insert of ${type} ${EJSON.stringify(entry.id as never)} was refused: a document with this _id already exists`);
+            reject(entry, `${notAllowed(entry)}; permission denied`, 'a document the user may not read has this primary key');
             continue;
           }
           if (!(e instanceof DataAccessError)) throw e;
-          reject(entry, `write to ${type} ${EJSON.stringify(entry.id as never)} was denied by the collection's rules: ${e.message}`);
+          reject(entry, `${notAllowed(entry)}; permission denied`, e.message);
         }
       }
     });

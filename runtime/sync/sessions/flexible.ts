@@ -90,8 +90,8 @@ export function compileQueryBody(body: string, collectionOfType: (type: string) 
   for (const [table, text] of entries) {
     if (typeof text !== 'string') return { ok: false, message: `invalid query for table "${table}": the query must be a string` };
     const collection = collectionOfType(table);
-    if (!collection) return { ok: false, message: `invalid query: table "${table}" is not a synced object type (no collection schema titled so)` };
-    if (options.asymmetric?.(table)) return { ok: false, message: `invalid query: table "${table}" is an asymmetric (data ingest) object type: clients write its objects and cannot subscribe to it` };
+    if (!collection) return { ok: false, message: `Invalid query: table "${table}" is not a synced object type (no collection schema titled so)` };
+    if (options.asymmetric?.(table)) return { ok: false, message: `Invalid query: table "${table}" is an asymmetric (data ingest) object type: clients write its objects and cannot subscribe to it` };
     const compiled = compileSubscription(table, text, settings, collection.collection);
     if (!compiled.ok) {
       const fields = compiled.problems.every((p) => p.kind === 'not-queryable' && p.field !== undefined) ? compiled.problems.map((p) => p.field!) : [];
@@ -103,7 +103,7 @@ export function compileQueryBody(body: string, collectionOfType: (type: string) 
     const { matches, filter } = compiled.subscription;
     tables.set(table, { collection, matches, ...(filter ? { filter: filter as Record<string, unknown> } : {}) });
   }
-  if (notQueryable.length > 0) return { ok: false, message: messages.join('; '), notQueryable };
+  if (notQueryable.length > 0) return { ok: false, message: `Invalid query: ${messages.join('; ')}`, notQueryable };
   return { ok: true, tables };
 }
 

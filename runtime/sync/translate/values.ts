@@ -47,6 +47,18 @@ export function primaryKeyOf(value: unknown): PrimaryKey | undefined {
 }
 
 /** A stable text of a primary key (map keys, log lines). */
+/** A primary key as the platform's server wrote it in compensating write reasons: ObjectID("…"), 123, "text", UUID(…). */
+export function primaryKeyForClients(key: PrimaryKey): string {
+  switch (key.type) {
+    case 'null': return 'null';
+    case 'int': return key.value.toString();
+    case 'string': return JSON.stringify(key.value);
+    case 'objectId': return `ObjectID("${key.value.toHexString()}")`;
+    case 'uuid': return `UUID(${key.value.toHexString(true)})`;
+    case 'globalKey': return `GlobalKey(${key.hi}, ${key.lo})`;
+  }
+}
+
 export function primaryKeyText(key: PrimaryKey): string {
   switch (key.type) {
     case 'null': return 'null';
