@@ -29,6 +29,22 @@ lockDown();
 const settings = JSON.parse(process.argv[2] ?? '{}') as FunctionProcessArgument;
 const workerFile = path.join(__dirname, 'function-worker.js');
 
+/**
+ * The workers' own command line: this process's permission model (the flag, what it may read, the
+ * network where Node restricts it) without `--allow-worker`. A worker given `execArgv` does not inherit
+ * the process's model (that is how a function's `new Worker(code, { execArgv: [] })` ran unrestricted);
+ * given these, it runs under a model of its own in which starting a thread is refused by Node itself,
+ * whatever its code does. V8 and per-process flags (`--single-threaded-gc`) are not allowed there; they
+ * apply to the whole process anyway.
+ */
+const WORKER_FLAG = /^(--experimental-permission|--permission|--allow-fs-read=.*|--allow-net|--no-warnings)$/;
+const workerExecArgv = process.execArgv.filter((flag) => WORKER_FLAG.test(flag));
+// Without the flag itself, the list would start workers with no permission model at all.
+if (!workerExecArgv.some((flag) => flag === '--experimental-permission' || flag === '--permission')) {
+  process.stderr.write('the function process runs without Node\'s permission model; it does not start function workers\n');
+  process.exit(1);
+}
+
 async function main(): Promise<void> {
   const link = await connectLink<FromAgent>(settings.link.address, settings.link.token);
   let outbox: FromAgent[] = [];
@@ -40,7 +56,7 @@ async function main(): Promise<void> {
   const agent = createAgent({
     memoryLimitMb: settings.memoryLimitMb,
     packagesDir: settings.packagesDir,
-    startWorker: (_init, options) => new Worker(workerFile, options),
+    startWorker: (_init, options) => new Worker(workerFile, { ...options, execArgv: workerExecArgv }),
     emit(message) {
       if (outbox.length === 0) setImmediate(flush);
       outbox.push(message);

@@ -5,6 +5,7 @@
 // Bundled as its own entry (dist/function-worker.js).
 import { isMainThread, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { builtinModules, createRequire } from 'node:module';
+import fs from 'node:fs';
 import path from 'node:path';
 import util from 'node:util';
 import vm from 'node:vm';
@@ -99,34 +100,125 @@ const ALLOWED_BUILTINS = new Set([
   'assert', 'buffer', 'crypto', 'dns', 'events', 'http', 'https', 'net', 'os', 'path', 'punycode', 'querystring',
   'stream', 'string_decoder', 'timers', 'tls', 'url', 'util', 'zlib',
 ]);
+/**
+ * What a package's own code may require besides: what packages commonly read (the file system, which the
+ * permission model limits to the app's packages, `tty.isatty`, timing). Never what starts a thread or a
+ * process or compiles code outside the function's realm (`worker_threads`, `child_process`, `cluster`,
+ * `vm`, `module`, `v8`, `inspector`, `wasi`, `repl`); `process` is the stand-in below.
+ */
+const PACKAGE_BUILTINS = new Set([
+  ...ALLOWED_BUILTINS, 'async_hooks', 'constants', 'dgram', 'diagnostics_channel', 'fs', 'http2', 'perf_hooks', 'readline', 'sys', 'tty',
+]);
 const nodeRequire = createRequire(__filename);
+/** The text of package files, read once per worker (until a reload). */
+const packageSources = new Map<string, string>();
 
-function requireForFunctions(specifier: string): unknown {
-  const bare = specifier.startsWith('node:') ? specifier.slice('node:'.length) : specifier;
-  if (builtinModules.includes(bare)) {
-    if (!ALLOWED_BUILTINS.has(bare.split('/')[0])) throw new Error(`module '${specifier}' is not available to functions`);
-    return nodeRequire(bare);
-  }
-  const packagesDir = init.packagesDir;
-  if (packagesDir && !bare.startsWith('.') && !path.isAbsolute(bare)) {
-    let resolved: string | undefined;
-    try {
-      resolved = nodeRequire.resolve(bare, { paths: [path.dirname(packagesDir)] });
-    } catch {
-      resolved = undefined;
+/**
+ * What a package's code finds as `process` (a parameter of its module, as `require` is): made in the
+ * function's realm, with nothing of the thread's own `process`.
+ */
+const PACKAGE_PROCESS = `(facts) => {
+  const { version, versions, platform, arch } = JSON.parse(facts);
+  const none = () => undefined;
+  return {
+    env: {}, argv: [], execArgv: [], version, versions, platform, arch, browser: false, title: 'functions',
+    cwd: () => '/', nextTick: (callback, ...args) => queueMicrotask(() => callback(...args)), emitWarning: none,
+    on: none, once: none, off: none, removeListener: none, emit: () => false, listenerCount: () => 0,
+  };
+}`;
+const PROCESS_FACTS = JSON.stringify({ version: process.version, versions: process.versions, platform: process.platform, arch: process.arch });
+
+/**
+ * The `require` of one function's vm context. Built-ins (of the allowed ones) are Node's own; packages of
+ * the app's `functions/node_modules` are compiled into that context, the function's realm, as Node would
+ * compile them (`exports`, `require`, `module`, `__filename`, `__dirname`), so their code, like the
+ * function's, holds nothing of the thread's realm (its global object, `process`, a loader): a package
+ * loaded by Node itself would run in that realm, and its sloppy-mode frames would hand that realm's global
+ * object to a stack trace's `getThis()`. Each context has its own instances of the packages.
+ */
+function createRealmRequire(context: vm.Context, RealmError: ErrorConstructor): (specifier: string) => unknown {
+  const modules = new Map<string, { exports: unknown; loaded: boolean }>();
+  const makeModule = vm.runInContext('(filename) => ({ id: filename, filename, exports: {}, loaded: false, children: [], paths: [] })', context) as (filename: string) => { exports: unknown; loaded: boolean };
+  const parseJson = vm.runInContext('(text) => JSON.parse(text)', context) as (text: string) => unknown;
+  let processStandIn: unknown;
+  const fail = (message: string, code?: string): never => {
+    const error = new RealmError(message);
+    if (code) (error as Error & { code?: string }).code = code;
+    throw error;
+  };
+
+  function load(filename: string): unknown {
+    const known = modules.get(filename);
+    if (known) return known.exports;
+    if (!/\.(c?js|json)$/.test(filename)) fail(`Cannot load '${path.basename(filename)}': functions load JavaScript (CommonJS) and JSON files only`, 'ERR_ACCESS_DENIED');
+    let text = packageSources.get(filename);
+    if (text === undefined) {
+      text = fs.readFileSync(filename, 'utf8');
+      packageSources.set(filename, text);
     }
-    // Resolution walks up parent folders; only the app's own packages count.
-    if (resolved && resolved.startsWith(packagesDir + path.sep)) return nodeRequire(resolved);
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    const module = makeModule(filename);
+    modules.set(filename, module);
+    try {
+      if (filename.endsWith('.json')) {
+        module.exports = parseJson(text);
+      } else {
+        // A hashbang line is allowed at the start of a script, not of a function body.
+        const body = text.startsWith('#!') ? `//${text.slice(2)}` : text;
+        const wrapper = vm.compileFunction(body, ['exports', 'require', 'module', '__filename', '__dirname', 'process'], { filename, parsingContext: context });
+        const dirname = path.dirname(filename);
+        processStandIn ??= (vm.runInContext(PACKAGE_PROCESS, context) as (facts: string) => unknown)(PROCESS_FACTS);
+        wrapper.call(module.exports, module.exports, requireFrom(dirname), module, filename, dirname, processStandIn);
+      }
+    } catch (error) {
+      modules.delete(filename);
+      throw error;
+    }
+    module.loaded = true;
+    return module.exports;
   }
-  throw new Error(`Cannot find module '${specifier}'`);
+
+  /** A package file's `require` (from its folder), or, without a folder, the function's own. */
+  function requireFrom(dirname: string | undefined): (specifier: string) => unknown {
+    const fromPackage = dirname !== undefined;
+    const resolveFile = (spec: string): string | undefined => {
+      const packagesDir = init.packagesDir;
+      // Function code requires packages by name; a package's code also by a path relative to its file.
+      if (!packagesDir || (!fromPackage && (spec.startsWith('.') || path.isAbsolute(spec)))) return undefined;
+      let resolved: string | undefined;
+      try {
+        resolved = nodeRequire.resolve(spec, { paths: [dirname ?? path.dirname(packagesDir)] });
+      } catch {
+        resolved = undefined;
+      }
+      // Resolution walks up parent folders (and through links); only the app's own packages count.
+      return resolved && resolved.startsWith(packagesDir + path.sep) ? resolved : undefined;
+    };
+    const require = (specifier: string): unknown => {
+      const spec = String(specifier);
+      const bare = spec.startsWith('node:') ? spec.slice('node:'.length) : spec;
+      if (builtinModules.includes(bare)) {
+        if (fromPackage && bare === 'process') return (processStandIn ??= (vm.runInContext(PACKAGE_PROCESS, context) as (facts: string) => unknown)(PROCESS_FACTS));
+        if (!(fromPackage ? PACKAGE_BUILTINS : ALLOWED_BUILTINS).has(bare.split('/')[0]!)) return fail(`module '${spec}' is not available to functions`, 'ERR_ACCESS_DENIED');
+        return nodeRequire(bare);
+      }
+      const file = resolveFile(bare);
+      return file === undefined ? fail(`Cannot find module '${spec}'`, 'MODULE_NOT_FOUND') : load(file);
+    };
+    if (fromPackage) {
+      require.resolve = (specifier: string): string => {
+        const spec = String(specifier);
+        if (builtinModules.includes(spec.startsWith('node:') ? spec.slice('node:'.length) : spec)) return spec;
+        return resolveFile(spec) ?? fail(`Cannot find module '${spec}'`, 'MODULE_NOT_FOUND');
+      };
+    }
+    return require;
+  }
+  return requireFrom(undefined);
 }
 
 function forgetPackages(): void {
-  const packagesDir = init.packagesDir;
-  if (!packagesDir) return;
-  for (const key of Object.keys(nodeRequire.cache)) {
-    if (key.startsWith(packagesDir + path.sep)) delete nodeRequire.cache[key];
-  }
+  packageSources.clear();
 }
 
 function createConsole(functionName: string): Record<LogLevel, (...args: unknown[]) => void> {
@@ -239,7 +331,6 @@ function functionGlobals(functionName: string): Record<string, unknown> {
     console: createConsole(functionName),
     BSON: functionBson,
     EJSON: bson.EJSON,
-    require: requireForFunctions,
     Buffer,
     ...callTimers, queueMicrotask,
     TextEncoder, TextDecoder, URL, URLSearchParams, atob, btoa,
@@ -300,6 +391,7 @@ function compile(functionName: string, source: string, filePath: string): Compil
     throw error;
   }
   const RealmError = vm.runInContext('Error', context) as ErrorConstructor;
+  sandbox.require = createRealmRequire(context, RealmError);
   return { evaluate, sandbox, RealmError, http: createHttpClient(RealmError) };
 }
 
@@ -544,7 +636,16 @@ process.on('unhandledRejection', (reason) => post({ t: 'log', name: lastFunction
 // function process's main thread, which keeps the time limit and watches memory, keeps the runtime's.
 yieldToRuntime();
 installLongArithmetic(() => Atomics.load(init.runningCall, 0));
-lockDown();
+// In the function process, this thread must run under a permission model of its own that starts no thread
+// and no process (process.ts): without it, it runs no function.
+if ('address' in init.link) {
+  const permission = (process as unknown as { permission?: { has(scope: string): boolean } }).permission;
+  if (!permission || permission.has('worker') || permission.has('child')) {
+    process.stderr.write('the function worker does not run under its own permission model; it runs no function\n');
+    process.exit(1);
+  }
+}
+lockDown({ functionThread: true });
 
 /** Connects to the runtime's pool; the worker has nothing to do without it, so it ends when the channel does. */
 async function connect(): Promise<void> {

@@ -130,6 +130,10 @@ describe('RQL evaluation: each operator on a document', () => {
     const text = 'a'.repeat(20_000);
     const pattern = '*a'.repeat(2_000) + 'b';
     assert.equal(evaluate(`s LIKE "${pattern}"`, { s: text }), false);
+    // With `?` in the parts (issue 33).
+    // 2.4 s before, in this test's case.
+    assert.equal(likeMatches('a'.repeat(40_000), '*' + 'a'.repeat(20_000) + '?b'), false);
+    assert.equal(likeMatches('ab'.repeat(20_000), '*a?'.repeat(6_000) + '*b'), true);
   });
 });
 

@@ -1,8 +1,11 @@
-// App functions cannot escape to the runtime (issue 21, part 1): each known way out of a `vm` context, as a
-// hostile function of one app served with another by `dist/cli.js serve` over real HTTP. Every escape that
-// reaches a `process` object tries to read the data folder's key material and the other app's secret, to
-// write a file, to run a shell command, to start a thread that writes, and to signal the runtime; the test
-// asserts by side effect: no marker file, no secret in any response (raw, hex or base64), the runtime alive.
+// App functions cannot escape to the runtime (issue 21, part 1; issue 33, item 1): each known way out of a
+// `vm` context, as a hostile function of one app served with another by `dist/cli.js serve` over real HTTP.
+// Every escape that reaches a `process` object tries to read the data folder's key material and the other
+// app's secret, to write a file, to run a shell command, to start a thread that writes (in every shape that
+// could shed the permission model: test/reliability/escape-worker.js), and to signal the runtime; the test
+// asserts by side effect: no marker file, no secret or planted file in any response (raw, hex or base64),
+// the runtime alive. Since issue 33 no route reaches a `process` at all (the host realm's function
+// constructors refuse, runtime/functions/lockdown.ts): the escapes that used to are asserted to fail.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -14,6 +17,8 @@ import { writeApp } from '../helpers/disk';
 import { registerAndLogIn, serveDist, type ServedDist } from './fixtures/serve';
 
 const VICTIM_SECRET = `victim-secret-${Math.random().toString(36).slice(2)}`;
+const PLANTED = `planted-outside-every-app-${Math.random().toString(36).slice(2)}`;
+const ESCAPE_WORKER = fs.readFileSync(path.join(__dirname, '..', 'reliability', 'escape-worker.js'), 'utf8');
 
 /**
  * What an escaped function does with the `process` it reached: every attempt's outcome is returned, so a
@@ -220,6 +225,8 @@ const HOSTILE: Record<string, string> = {
   giveObject: `exports = () => ({ an: 'object' });`,
   throwsHost: `exports = () => { throw new Error('thrown'); };`,
   innocent: `exports = (x) => ({ x, keys: Object.keys({}) });`,
+  // Issue 33: every route to a process, then threads and processes in every shape.
+  escapeWorker: ESCAPE_WORKER,
 };
 
 function attackerApp(): Record<string, unknown> {
@@ -273,6 +280,7 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     writeApp(attackerApp(), path.join(root, 'attacker'));
     writeApp(victimApp(), path.join(root, 'victim'));
     markerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-boundary-markers-'));
+    fs.writeFileSync(path.join(root, 'planted.txt'), PLANTED);
     served = await serveDist({ appDir: root, args: ['--no-watch'] });
     attackerUrl = `${served.url}/api/client/v2.0/app/attacker-aaaaa`;
     token = (await registerAndLogIn(attackerUrl, 'mallory@example.com', 'password1')).access_token;
@@ -283,6 +291,7 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
       if (['token-secret', 'api-key.json', 'runtime.json'].includes(path.basename(file))) secrets.push({ name: path.relative(dataDir, file), forms: encodings(fs.readFileSync(file)) });
     }
     secrets.push({ name: 'the victim app\'s secrets.json value', forms: [VICTIM_SECRET, Buffer.from(VICTIM_SECRET).toString('hex'), Buffer.from(VICTIM_SECRET).toString('base64')] });
+    secrets.push({ name: 'a file planted outside every app', forms: [PLANTED, Buffer.from(PLANTED).toString('hex'), Buffer.from(PLANTED).toString('base64')] });
   });
 
   after(async () => {
@@ -293,8 +302,8 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
 
   async function call(name: string, marker: string): Promise<{ status: number; text: string }> {
     const input = {
-      files: [...filesUnder(dataDir).filter((f) => /token-secret$|api-key\.json$|runtime\.json$/.test(f)), path.join(root, 'victim', 'secrets.json')],
-      dataDir, marker: path.join(markerDir, marker), runtimePid: served.child.pid,
+      files: [...filesUnder(dataDir).filter((f) => /token-secret$|api-key\.json$|runtime\.json$/.test(f)), path.join(root, 'victim', 'secrets.json'), path.join(root, 'planted.txt')],
+      dataDir, marker: path.join(markerDir, marker), runtimePid: served.child.pid, ownFile: path.join(root, 'attacker', 'functions', `${name}.js`),
     };
     const res = await fetch(`${attackerUrl}/functions/call`, {
       method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify({ name, arguments: [input] }),
@@ -314,22 +323,34 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     if (process.platform === 'linux') assert.equal(niceOf(served.child.pid!), runtimeNice, `${name}: the runtime's priority changed`);
   }
 
-  // Escapes that do reach a `process` (of the function process): the test checks they did, so that it
-  // tests the boundary and not the vm context.
+  /**
+   * The call failed (4xx) because the route to a process is closed (the host realm's constructors refuse, or
+   * the chain ends in the function's own realm, where there is no `process`), or answered that it reached none.
+   */
+  function assertNoProcess(name: string, response: { status: number; text: string }): void {
+    if (response.status === 200) assert.doesNotMatch(response.text, /"escaped":\s*true/, `${name}: reached a process`);
+    else assert.match(response.text, /not available to functions|process is not defined/, `${name}: failed otherwise than by the refusal: ${response.text.slice(0, 300)}`);
+  }
+
+  // Escapes that reached the function process's `process` before issue 33: now none does.
   const reaching = ['contextChain', 'contextFunctionChain', 'argumentChain', 'resultChain', 'errorChain', 'promiseChain', 'pollution'];
   for (const name of reaching) {
-    test(`${name}: the escape reaches a process that can read, write, run and signal nothing`, async () => {
+    test(`${name}: the escape reaches no process, and gains nothing`, async () => {
       const response = await call(name, name);
       assertNothingGained(name, response);
-      assert.equal(response.status, 200, response.text);
-      const body = JSON.parse(response.text) as { escaped: boolean; outcomes: Record<string, unknown> };
-      assert.equal(body.escaped, true, 'the vm context was left (the boundary is the process)');
-      for (const [attempt, outcome] of Object.entries(body.outcomes)) {
-        if (attempt === 'environment') assert.equal(outcome, '{}', 'the function process has an empty environment');
-        else assert.match(String(outcome), /^refused: /, `${name}: ${attempt} was not refused: ${JSON.stringify(outcome).slice(0, 200)}`);
-      }
+      assertNoProcess(name, response);
     });
   }
+
+  test('issue 33: no route from function code reaches a process, and no thread or process starts in any shape', async () => {
+    const response = await call('escapeWorker', 'escapeWorker');
+    assertNothingGained('escapeWorker', response);
+    assert.equal(response.status, 200, response.text);
+    const body = EJSON.parse(response.text, { relaxed: true }) as { escaped: boolean; reached: string[]; outcomes: Record<string, string> };
+    assert.deepEqual(body.reached, [], 'routes out of the vm context to a process');
+    assert.ok(Object.keys(body.outcomes).length >= 11, 'the direct attempts ran');
+    for (const [attempt, outcome] of Object.entries(body.outcomes)) assert.match(outcome, /^refused: /, `${attempt} was not refused: ${outcome.slice(0, 300)}`);
+  });
 
   for (const name of ['returnedThenable', 'prepareStackTrace', 'bindingAndBuiltins', 'dynamicImport', 'calleeCaller']) {
     test(`${name}: gains no file, process, signal or secret`, async () => {
@@ -347,10 +368,12 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     const during = victimCall('during');
     const response = await call('channelAttack', 'channelAttack');
     assertNothingGained('channelAttack', response);
-    // A worker may report its own calls' outcomes, so the forged ones end this very call (or its frame over
-    // the limit ends its worker's link first): it fails, as the app's own code made it.
+    // The socket is out of reach since issue 33 (no process). Were it reached: a worker may report its own
+    // calls' outcomes, so the forged ones would end this very call (or its frame over the limit its worker's
+    // link): it fails either way (the channel's own checks: test/runtime/functions-channel.test.ts).
     assert.notEqual(response.status, 200, `the forged frames on its own channel went unnoticed: ${response.text}`);
     assert.ok(response.status < 500, response.text);
+    assertNoProcess('channelAttack', response);
     const victim = await during;
     assert.equal(victim.status, 200);
     assert.deepEqual(await victim.json(), { _id: 'during', name: 'genuine' });
@@ -366,9 +389,11 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     });
     const response = await call('mailboxAttack', 'mailboxAttack');
     assertNothingGained('mailboxAttack', response);
-    // Its worker exited under it; a forged outcome for its own id may end it first: either way it fails.
+    // Out of reach since issue 33; were it reached, its worker would exit under it, or a forged outcome for
+    // its own id end it first: either way it fails.
     assert.notEqual(response.status, 200, response.text);
     assert.ok(response.status < 500, response.text);
+    assertNoProcess('mailboxAttack', response);
     const victim = await victimCall;
     assert.equal(victim.status, 200);
     assert.deepEqual(await victim.json(), { _id: 'mailbox', name: 'genuine' });
@@ -376,13 +401,15 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     assert.equal(innocent.status, 200, innocent.text);
   });
 
-  test('the channel attack, without its own frame over the limit, is refused at every new connection', async () => {
+  test('the channel attack, without its own frame over the limit, reaches no socket (and every new connection is refused)', async () => {
     const response = await call('channelProbe', 'channelProbe');
     assertNothingGained('channelProbe', response);
-    assert.equal(response.status, 200, response.text);
-    const body = EJSON.parse(response.text, { relaxed: true }) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(body).sort(), ['guessedToken', 'noToken', 'oversized', 'usedToken']);
-    for (const [name, outcome] of Object.entries(body)) assert.deepEqual(outcome, { connected: true, closedByServer: true, received: 0 }, name);
+    if (response.status === 200) {
+      const body = EJSON.parse(response.text, { relaxed: true }) as Record<string, unknown>;
+      assert.deepEqual(Object.keys(body).sort(), ['guessedToken', 'noToken', 'oversized', 'usedToken']);
+      for (const [name, outcome] of Object.entries(body)) assert.deepEqual(outcome, { connected: true, closedByServer: true, received: 0 }, name);
+    }
+    assertNoProcess('channelProbe', response);
   });
 
   test('a function cannot lower the runtime\'s priority with the os module functions may require', async () => {
@@ -395,11 +422,14 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
   test('a function flooding stderr waits for the runtime, which reads at a bounded rate', async () => {
     const response = await call('stderrFlood', 'stderrFlood');
     assertNothingGained('stderrFlood', response);
-    assert.equal(response.status, 200, response.text);
-    // Read as fast as it came: 1,266 chunks in 2 s in this suite, 44,389 in 3 s alone (2.5 s of the
-    // runtime's CPU). Held back by the full pipe at ~256 KiB a second: ~15.
-    const written = Number(EJSON.parse(response.text));
-    assert.ok(written < 200, `${written} chunks of 64 KiB were read in 2 s`);
+    // Its descriptor is out of reach since issue 33. Before: read as fast as it came, 1,266 chunks in 2 s in
+    // this suite, 44,389 in 3 s alone (2.5 s of the runtime's CPU); held back by the full pipe at ~256 KiB a
+    // second: ~15.
+    if (response.status === 200) {
+      const written = Number(EJSON.parse(response.text));
+      assert.ok(written < 200, `${written} chunks of 64 KiB were read in 2 s`);
+    }
+    assertNoProcess('stderrFlood', response);
   });
 
   test('garbage written to every file descriptor of the function process stops neither the runtime nor the other app', async () => {
@@ -409,8 +439,10 @@ describe('functions behind the process boundary (dist/cli.js serve, two apps)', 
     });
     const response = await call('fdAttack', 'fdAttack');
     assertNothingGained('fdAttack', response);
-    // Its own links broken, the attacker's function process is done for; the call may fail with it.
+    // Out of reach since issue 33; were it reached, its own links broken, the attacker's function process
+    // would be done for, and the call may fail with it.
     assert.ok(response.status < 500, response.text);
+    assertNoProcess('fdAttack', response);
     await new Promise((resolve) => setTimeout(resolve, 500));
     assertNothingGained('fdAttack (after)', { status: 200, text: '' });
     const victim = await victimCall('after-fd-attack');

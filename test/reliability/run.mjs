@@ -90,6 +90,10 @@ function prepareApp() {
   const config = JSON.parse(fs.readFileSync(configFile, 'utf8'));
   const escapes = JSON.parse(fs.readFileSync(path.join(HERE, 'escape-functions.json'), 'utf8'));
   for (const [name, source] of Object.entries(escapes)) hostile[name] = `${ESCAPE_ATTACK}\n${source}`;
+  // Issue 33: every route to a process, then threads and processes in every shape that could shed the permission model.
+  hostile.escapeWorker = fs.readFileSync(path.join(HERE, 'escape-worker.js'), 'utf8');
+  hostile.giveObject = 'exports = () => ({ an: "object" });';
+  hostile.throwsHost = 'exports = () => { throw new Error("thrown"); };';
   for (const [name, source] of Object.entries(hostile)) {
     fs.writeFileSync(path.join(appDir, 'functions', `${name}.js`), `${source}\n`);
     config.push({ name, private: false });
@@ -498,7 +502,12 @@ async function functionEscapes(server, app) {
     return [bytes.toString('hex'), bytes.toString('base64'), bytes.toString('base64url')];
   });
   const markerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-reliability-markers-'));
-  const names = Object.keys(JSON.parse(fs.readFileSync(path.join(HERE, 'escape-functions.json'), 'utf8')));
+  // A file outside the app and the data folder, which no function may read.
+  const planted = path.join(app.root, 'planted.txt');
+  const plantedText = `planted-${Math.random().toString(36).slice(2)}`;
+  fs.writeFileSync(planted, plantedText);
+  keyForms.push(plantedText, Buffer.from(plantedText).toString('hex'), Buffer.from(plantedText).toString('base64'));
+  const names = [...Object.keys(JSON.parse(fs.readFileSync(path.join(HERE, 'escape-functions.json'), 'utf8'))), 'escapeWorker'];
   let escaped = 0;
   let leaks = 0;
   let gains = 0;
@@ -508,7 +517,7 @@ async function functionEscapes(server, app) {
   try {
     for (const name of names) {
       const res = await send(`${server.api}/functions/call`, {
-        token: attacker.token, body: { name, arguments: [{ files: keyFiles, marker: path.join(markerDir, name), runtimePid: server.child.pid }] },
+        token: attacker.token, body: { name, arguments: [{ files: [...keyFiles, planted], marker: path.join(markerDir, name), runtimePid: server.child.pid, ownFile: path.join(app.appDir, 'functions', `${name}.js`) }] },
       });
       if (res.body?.escaped === true) escaped++;
       if (res.hang || res.status === 0 || res.status >= 500) { serverErrors++; problems.push(`${name}: ${res.hang ? 'hang' : res.status || res.error}`); }
@@ -522,8 +531,8 @@ async function functionEscapes(server, app) {
     const niceAfter = niceOf(server.child.pid);
     if (niceAfter !== niceBefore) problems.push(`the runtime's nice value went from ${niceBefore} to ${niceAfter}`);
     for (const problem of [...problems, ...markers.map((m) => `marker written: ${m}`)]) console.log(`  ${problem}`);
-    figure(`function escapes: ${names.length} hostile functions (constructor chains from context, arguments, results, errors and promises; Error.prepareStackTrace; import(); arguments.callee.caller; garbage on every descriptor), ${escaped} of them out of their vm context, against ${keyFiles.length} key files: ${leaks} responses with key material, ${gains} attempts not refused, ${markers.length} files written or commands run, ${serverErrors} 5xx or hangs, runtime ${alive ? 'alive' : 'DOWN'}, its priority ${niceAfter === niceBefore ? 'kept' : 'LOWERED'} (goal 0 / 0 / 0 / 0 / alive / kept)`,
-      keyFiles.length >= 2 && escaped >= 4 && leaks === 0 && gains === 0 && markers.length === 0 && serverErrors === 0 && alive && niceAfter === niceBefore);
+    figure(`function escapes: ${names.length} hostile functions (constructor chains from context, arguments, results, errors and promises; Error.prepareStackTrace; import(); arguments.callee.caller; garbage on every descriptor; issue 33: every route to a process, then workers with every execArgv/env/resourceLimits shape, eval, data: URL and file workers, child_process, cluster, the spawn_sync binding), ${escaped} of them reached a process, against ${keyFiles.length} key files and a planted file: ${leaks} responses with key material, ${gains} attempts not refused, ${markers.length} files written or commands run, ${serverErrors} 5xx or hangs, runtime ${alive ? 'alive' : 'DOWN'}, its priority ${niceAfter === niceBefore ? 'kept' : 'LOWERED'} (goal 0 / 0 / 0 / 0 / 0 / alive / kept)`,
+      keyFiles.length >= 2 && escaped === 0 && leaks === 0 && gains === 0 && markers.length === 0 && serverErrors === 0 && alive && niceAfter === niceBefore);
   } finally {
     fs.rmSync(markerDir, { recursive: true, force: true });
   }

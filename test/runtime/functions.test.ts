@@ -105,7 +105,7 @@ describe('function runner', () => {
       return { inner, sum: await context.functions.execute('sum', inner, 1) };
     };`],
     ['stray', 'exports = () => { Promise.reject(new Error("stray")); return "still fine"; };'],
-    // vm is no security boundary: reaching the worker's own process is possible, the runtime's state is not.
+    // The host realm's Function constructor is out of reach (runtime/functions/lockdown.ts), so is the worker's process.
     ['exitWorker', 'exports = () => console.log.constructor("return process")().exit(3);'],
     ['chatty', 'exports = (who) => { console.log("hello", who, { n: 1 }); console.warn("careful"); console.error(new Error("bad").message); return who; };'],
   ]);
@@ -274,9 +274,9 @@ describe('function runner', () => {
     assert.deepEqual(logs, [{ name: 'stray', level: 'error', text: 'unhandled promise rejection: stray' }]);
   });
 
-  test('a function that stops its worker fails alone and the runner keeps serving', async () => {
+  test('a function cannot reach its worker\'s process to stop it, and the runner keeps serving', async () => {
     await assert.rejects(runner.run('exitWorker', []), {
-      name: 'FunctionExecutionError', message: 'function worker stopped unexpectedly (exit code 3)',
+      name: 'FunctionExecutionError', message: 'compiling code in the host realm is not available to functions',
     });
     assert.equal(await runner.run('sum', [2, 2]), 4);
   });
@@ -613,6 +613,21 @@ describe('function packages', () => {
     fs.mkdirSync(pkg, { recursive: true });
     fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'greeter', main: 'index.js' }));
     fs.writeFileSync(path.join(pkg, 'index.js'), 'exports.greet = (name) => `hello, ${name}`;\n');
+    // Sloppy-mode code, a relative file, JSON and what a package's code finds around it.
+    const probe = path.join(appDir, 'functions', 'node_modules', 'probe');
+    fs.mkdirSync(path.join(probe, 'lib'), { recursive: true });
+    fs.writeFileSync(path.join(probe, 'package.json'), JSON.stringify({ name: 'probe', main: 'lib/main.js', version: '1.2.3' }));
+    fs.writeFileSync(path.join(probe, 'lib', 'main.js'), [
+      '#!/usr/bin/env node',
+      'var pkg = require("../package.json");',
+      'function receiver() { return this; }',
+      'module.exports = { version: pkg.version, greeting: require("greeter").greet("pkg"), receiver: receiver,',
+      '  processPid: typeof process.pid, env: JSON.stringify(process.env), file: __filename.endsWith("main.js"),',
+      '  fs: typeof require("fs").readFileSync, sameBuffer: typeof Buffer.from,',
+      '  refused: ["worker_threads", "child_process", "vm", "module", "v8"].map(function (m) { try { require(m); return m; } catch (e) { return e.code; } }),',
+      '  outside: (function () { try { require("../../../../outside.js"); return "loaded"; } catch (e) { return e.code; } })() };',
+    ].join('\n'));
+    fs.writeFileSync(path.join(appDir, 'outside.js'), 'module.exports = 1;');
   });
   after(() => fs.rmSync(appDir, { recursive: true, force: true }));
 
@@ -620,12 +635,24 @@ describe('function packages', () => {
     const sources = new Map<string, string>([
       ['greet', 'exports = (name) => require("greeter").greet(name);'],
       ['outside', 'exports = () => require("bson");'],
+      ['probe', `exports = () => {
+        const p = require("probe");
+        const seen = (0, p.receiver)();
+        return { ...p, receiver: undefined, sloppyThis: seen === globalThis, processThere: typeof seen.process, same: require("probe") === p };
+      };`],
     ]);
     const fake = fakeHost();
     const { runner } = startRunner(sources, { host: fake.host, poolSize: 1, packagesDir: path.join(appDir, 'functions', 'node_modules') });
     try {
       assert.equal(await runner.run('greet', ['ada']), 'hello, ada');
       await assert.rejects(runner.run('outside', []), { name: 'FunctionExecutionError', message: "Cannot find module 'bson'" });
+      // The package runs in the function's realm: its sloppy `this` is the function's global object, its
+      // `process` a stand-in; it may read files but start nothing, and loads nothing outside node_modules.
+      assert.deepEqual(await runner.run('probe', []), {
+        version: '1.2.3', greeting: 'hello, pkg', processPid: 'undefined', env: '{}', file: true, fs: 'function', sameBuffer: 'function',
+        refused: ['ERR_ACCESS_DENIED', 'ERR_ACCESS_DENIED', 'ERR_ACCESS_DENIED', 'ERR_ACCESS_DENIED', 'ERR_ACCESS_DENIED'],
+        outside: 'MODULE_NOT_FOUND', sloppyThis: true, processThere: 'undefined', same: true,
+      });
     } finally {
       await runner.close();
     }
