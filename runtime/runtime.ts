@@ -535,6 +535,8 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     cors.allowedOrigins = next.app.allowedRequestOrigins;
     functions.reload();
     log.info(`reloaded ${path.relative(process.cwd(), appDir) || '.'}`);
+    // Live flexible sessions follow the new rules (objects leave and arrive without a client reset).
+    if (rulesFingerprint(previous.app) !== rulesFingerprint(next.app)) realmSync.rulesChanged();
     return { applied: true, diagnostics: next.diagnostics };
   }
 
@@ -892,4 +894,13 @@ function routedPath(pathname: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What the data access rules of an app are made of (every rule file and the custom user data they may read), to tell a change. */
+function rulesFingerprint(app: AppModel): string {
+  const custom = app.customUserData;
+  return JSON.stringify([
+    custom && [custom.enabled, custom.serviceName, custom.databaseName, custom.collectionName, custom.userIdField],
+    app.dataSources.map((d) => [d.name, d.defaultRule?.value, d.collections.map((c) => [c.database, c.collection, c.rules?.value])]),
+  ]);
 }

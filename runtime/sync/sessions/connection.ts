@@ -78,6 +78,8 @@ export interface SessionInfo {
 
 type SessionState = 'binding' | 'bound' | 'identified' | 'ended';
 
+type RulesChange = 'the user\'s custom data changed' | 'the app\'s rules changed';
+
 interface Session {
   ident: number;
   state: SessionState;
@@ -94,8 +96,10 @@ interface Session {
   reportedUploadVersion: number;
   sentFirstDownload: boolean;
   pumpQueued: boolean;
-  /** Flexible sync: a re-evaluation of the user's rules is queued (custom user data changed). */
+  /** Flexible sync: a re-evaluation of the user's rules is queued (custom user data or the app's rules changed). */
   rulesQueued?: boolean;
+  /** Flexible sync: why the queued re-evaluation runs. */
+  rulesChanges: Set<RulesChange>;
   /** Flexible sync: a new client file's first bootstrap waits for the messages that came with its IDENT. */
   bootstrapPending?: boolean;
   /** Flexible sync: the subscription set a new client file named at IDENT (the key of a shared bootstrap). */
@@ -395,7 +399,7 @@ export class RealmSyncConnection {
     const session: Session = {
       ident: message.session, state: 'binding', chain: Promise.resolve(), canWrite: false,
       downloadServerVersion: 0, downloadClientVersion: 0, reportedUploadVersion: -1, sentFirstDownload: false, pumpQueued: false,
-      traffic: existing?.traffic ?? new TrafficLog(), reverted: new Map(),
+      traffic: existing?.traffic ?? new TrafficLog(), reverted: new Map(), rulesChanges: new Set(),
     };
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'bind', fields: { session: message.session, path: message.serverPath, needClientFileIdent: message.needClientFileIdent } });
     this.sessions.set(message.session, session);
@@ -436,7 +440,7 @@ export class RealmSyncConnection {
     const service = engine.service;
     if (service.runtimeState.status === 'paused') return this.sessionError(session, SYNC_ERRORS.disabledSession('sync is paused (disabled session); try again after it resumes'));
     if (service.runtimeState.status !== 'enabled' || !service.flexible) return this.sessionError(session, SYNC_ERRORS.disabledSession('flexible sync is not enabled for this app'));
-    session.view = new FlexibleView(await this.userCollections());
+    session.view = new FlexibleView(await this.userCollections(), engine.storedCollections());
     session.partitionId = FLEXIBLE_HISTORY;
     session.canWrite = true;
     session.history = await engine.history.partition(FLEXIBLE_HISTORY);
@@ -467,6 +471,8 @@ export class RealmSyncConnection {
    */
   private async reevaluateRules(session: Session): Promise<void> {
     session.rulesQueued = false;
+    const why = [...session.rulesChanges].join('; ');
+    session.rulesChanges.clear();
     if (!this.isLive(session)) return;
     const engine = this.options.engine;
     const collections = await this.userCollections();
@@ -480,7 +486,7 @@ export class RealmSyncConnection {
       const journal = view.takeJournal();
       if (journal) await engine.history.views.saveChanges(session.clientFile!.ident, view.recordSequence++, view.queryVersion, [{ version: session.downloadServerVersion, ...journal }]);
       if (!this.isLive(session)) return;
-      this.log.info(`${this.describe(session)}: the user's custom data changed; rules evaluated again (${changes.filter((i) => i.type === 'EraseObject').length} objects erased, ${changes.filter((i) => i.type === 'CreateObject').length} brought)`);
+      this.log.info(`${this.describe(session)}: ${why}; rules evaluated again (${changes.filter((i) => i.type === 'EraseObject').length} objects erased, ${changes.filter((i) => i.type === 'CreateObject').length} brought or updated)`);
       this.sendDownload(session, [{
         version: BigInt(session.downloadServerVersion), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
         originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions: changes,
@@ -675,12 +681,15 @@ export class RealmSyncConnection {
     session.unlisten = engine.listen(session.partitionId!, () => this.schedulePump(session));
     if (session.view) {
       const unlisten = session.unlisten;
-      const unwatch = engine.watchCustomData(this.info.user.id, () => {
+      const rulesMayHaveChanged = (why: RulesChange) => () => {
+        session.rulesChanges.add(why);
         if (session.rulesQueued || session.state !== 'identified') return;
         session.rulesQueued = true;
         this.enqueue(session, () => this.reevaluateRules(session));
-      });
-      session.unlisten = () => { unlisten(); unwatch(); };
+      };
+      const unwatchData = engine.watchCustomData(this.info.user.id, rulesMayHaveChanged('the user\'s custom data changed'));
+      const unwatchRules = engine.watchRules(rulesMayHaveChanged('the app\'s rules changed'));
+      session.unlisten = () => { unlisten(); unwatchData(); unwatchRules(); };
       return this.identFlexible(session, message.query);
     }
     // A new client sends its first UPLOAD (its schema, its offline writes) right after IDENT: integrated

@@ -121,6 +121,7 @@ export class RealmSyncEngine {
   private readonly listeners = new Map<string, Set<() => void>>();
   /** Flexible sync: by user id, the sessions to tell when that user's custom user data changes. */
   private readonly customDataListeners = new Map<string, Set<() => void>>();
+  private readonly rulesListeners = new Set<() => void>();
   /** Per client file: the forms of concurrent server changesets transformed through that client's later uploads. */
   private readonly reciprocal = new Map<number, Map<number, TimedChangeset>>();
   private schema?: RealmSchema;
@@ -158,6 +159,11 @@ export class RealmSyncEngine {
       if (!scope) throw new Error('flexible sync needs the runtime\'s data access');
       return scope.collection(dataSource, collection.database, collection.collection);
     };
+  }
+
+  /** Flexible sync: the synced collections unchecked (what a view reads to tell what of a document the user may not read). */
+  storedCollections(): UserCollections {
+    return (collection) => this.options.store.collection(collection.database, collection.collection);
   }
 
   /**
@@ -224,6 +230,17 @@ export class RealmSyncEngine {
       set!.delete(listener);
       if (set!.size === 0 && this.customDataListeners.get(userId) === set) this.customDataListeners.delete(userId);
     };
+  }
+
+  /** Flexible sync: `listener` runs after the app's rules changed (a reload); every session evaluates its user's rules again. */
+  watchRules(listener: () => void): () => void {
+    this.rulesListeners.add(listener);
+    return () => void this.rulesListeners.delete(listener);
+  }
+
+  /** The app's data access rules changed: every flexible session is told. */
+  rulesChanged(): void {
+    for (const listener of [...this.rulesListeners]) listener();
   }
 
   private isCustomUserData(database: string, collection: string): boolean {

@@ -7,11 +7,11 @@
 import { compileSubscription, type QueryableFieldSettings } from '../../../core/rql';
 import type { Document, StoreCollection } from '../../store/types';
 import type { SyncedCollection } from '../service';
-import { documentInstructions } from '../translate/documents';
+import { changeInstructions, documentInstructions } from '../translate/documents';
 import { reachableTables, schemaInstructions, type RealmSchema } from '../translate/schema';
 import { primaryKeyOf, primaryKeyText, primaryKeyValue } from '../translate/values';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
-import type { Instruction, PrimaryKey } from '../wire/instructions';
+import type { Instruction, PathElement, PrimaryKey } from '../wire/instructions';
 
 /** The user's rule-checked collections (the runtime's data access for this user). */
 export type UserCollections = (collection: SyncedCollection) => StoreCollection;
@@ -142,8 +142,12 @@ export class FlexibleView {
   /** The next sequence number of this client file's view records. */
   recordSequence = 1;
 
-  /** Replaced when the user's rules change (custom user data): uploads are then checked with the new role. */
-  constructor(public collections: UserCollections) {}
+  /**
+   * `collections`: the user's rule-checked collections, replaced when the user's rules change (custom user
+   * data, the app's rules); uploads are then checked with the new role. `stored`: the same collections
+   * unchecked, where the view reads a document whole to tell which of its fields the user may not read.
+   */
+  constructor(public collections: UserCollections, private readonly stored: UserCollections) {}
 
   setQueries(version: number, tables: Map<string, TableQuery>): void {
     this.queryVersion = version;
@@ -207,13 +211,32 @@ export class FlexibleView {
     return doc && query.matches(doc) ? doc : undefined;
   }
 
-  /** A document the engine wrote, as the user may read it, when the active queries select it; no store query. */
-  private async visibleAsWritten(table: string, doc: Document | null): Promise<Document | undefined> {
+  /**
+   * A document whole (as the engine wrote it, or the store's current one) and as the user may read it, when
+   * the active queries select the readable one.
+   */
+  private async visibleWhole(table: string, id: unknown, written: Document | null | undefined): Promise<{ whole: Document; view: Document } | undefined> {
     const query = this.tables.get(table);
-    if (!query || !doc) return undefined;
+    if (!query) return undefined;
+    const whole = written !== undefined ? written : await this.stored(query.collection).findOne({ _id: id as never });
+    if (!whole) return undefined;
     const collection = this.collections(query.collection);
-    const view = hasReadView(collection) ? await collection.readView(doc) : doc;
-    return view && query.matches(view) ? view : undefined;
+    const view = hasReadView(collection) ? await collection.readView(whole)
+      : await collection.findOne({ _id: id as never });
+    return view && query.matches(view) ? { whole, view } : undefined;
+  }
+
+  /** Whether the user may read what `path` points to in a document they see (asked with a probe when the document cannot tell). */
+  private async mayRead(table: string, found: { whole: Document; view: Document }, path: readonly PathElement[]): Promise<boolean> {
+    const reading = readPath(found.whole, found.view, path);
+    if (reading !== 'hidden' && reading !== 'readable') {
+      const query = this.tables.get(table);
+      const collection = query && this.collections(query.collection);
+      if (!collection || !hasReadView(collection)) return false;
+      const probe = probeDocument(found.whole, path, reading.missingAt);
+      return readPath(probe, await collection.readView(probe), path) === 'readable';
+    }
+    return reading === 'readable';
   }
 
   /** Every document the active queries select that the user may read. */
@@ -272,15 +295,15 @@ export class FlexibleView {
         unchanged = false;
         continue;
       }
-      const doc = documents?.has(key)
-        ? await this.visibleAsWritten(group.table, documents.get(key) ?? null)
-        : await this.visible(group.table, primaryKeyValue(group.object, table.primaryKey?.bsonType));
+      const found = await this.visibleWhole(group.table, primaryKeyValue(group.object, table.primaryKey?.bsonType), documents?.has(key) ? documents.get(key) ?? null : undefined);
+      const doc = found?.view;
       const wasHeld = this.held.has(key);
-      if (doc && wasHeld) {
-        // Fields of the written document the user may not read are not in the view: changes to them are not sent.
-        const written = documents?.get(key);
-        const hidden = written && Object.keys(doc).length < Object.keys(written).length ? new Set(Object.keys(written).filter((k) => !Object.hasOwn(doc, k))) : undefined;
-        const readable = hidden ? group.instructions.filter((i) => !('field' in i) || !hidden.has(i.field)) : group.instructions;
+      if (found && wasHeld) {
+        // What the user may not read of the document, at any depth, is not in the view: changes to it are not sent.
+        const readable: Instruction[] = [];
+        for (const i of group.instructions) {
+          if (!('field' in i) || await this.mayRead(group.table, found, [i.field, ...('path' in i ? i.path : [])])) readable.push(i);
+        }
         if (readable.length < group.instructions.length) unchanged = false;
         out.push(...readable);
         continue;
@@ -310,16 +333,42 @@ export class FlexibleView {
 
   /**
    * The user's rules changed: from now on the view reads through `collections`. Returns what brings the client
-   * there: each held object the user may no longer read erased, each newly readable selected object whole.
+   * there: each held object the user may no longer read erased, each newly readable selected object whole,
+   * and, of each object held before and after, the fields the user may now read that it could not (a field
+   * the user may no longer read stays as the client has it: it was readable, and clearing it could break a
+   * required property).
    */
   async regrant(collections: UserCollections, schema: RealmSchema): Promise<Instruction[]> {
+    const before = this.collections;
     this.collections = collections;
     const now = await this.current();
     const out: Instruction[] = [];
+    const kept = new Map<string, { table: string; doc: Document }[]>();
     for (const [key, held] of [...this.held]) {
-      if (now.has(key)) continue;
+      const visible = now.get(key);
+      if (visible) {
+        let list = kept.get(visible.table);
+        if (!list) kept.set(visible.table, (list = []));
+        list.push(visible);
+        continue;
+      }
       out.push({ type: 'EraseObject', table: held.table, object: held.object });
       this.release(key, held);
+    }
+    for (const [table, visible] of kept) {
+      const realmTable = schema.get(table);
+      const query = this.tables.get(table);
+      if (!realmTable || !query) continue;
+      const previously = before(query.collection);
+      if (!hasReadView(previously)) continue;
+      const wholes = await this.stored(query.collection).find({ _id: { $in: visible.map((v) => v.doc._id) } as never });
+      const wholeById = new Map(wholes.map((doc) => [primaryKeyText(primaryKeyOf(doc._id)!), doc]));
+      for (const { doc } of visible) {
+        const whole = wholeById.get(primaryKeyText(primaryKeyOf(doc._id)!));
+        if (!whole) continue;
+        const old = (await previously.readView(whole)) ?? { _id: doc._id };
+        out.push(...changeInstructions(schema, realmTable, old, doc).filter((i) => !('field' in i) || Object.hasOwn(doc, i.field)));
+      }
     }
     for (const [key, { table, doc }] of now) {
       const realmTable = schema.get(table);
@@ -345,3 +394,58 @@ export class FlexibleView {
     return out;
   }
 }
+
+/** Where a path of an instruction lies in a document and the user's view of it. */
+export type PathReading = 'readable' | 'hidden' | { missingAt: number };
+
+/**
+ * Whether the user's view of a document shows what `path` (a field, then embedded fields, dictionary keys
+ * and list indexes) points to in the whole document: a step the whole document has and the view lacks is
+ * hidden. Where the whole document lacks a step (the instruction's target is gone since), the document
+ * cannot tell, and the step's index is returned to be asked with a probe. Where the view dropped list items
+ * the user may not read, indexes no longer line up: hidden, as a change not sent is safer than a hidden
+ * value sent.
+ */
+export function readPath(whole: unknown, view: unknown, path: readonly PathElement[]): PathReading {
+  let w = whole, v = view;
+  for (const [index, step] of path.entries()) {
+    if (typeof step === 'number') {
+      if (!Array.isArray(w) || !Array.isArray(v)) return 'hidden';
+      if (w.length !== v.length) return 'hidden';
+      if (step >= w.length) return { missingAt: index };
+    } else {
+      if (!isRecord(w) || !isRecord(v)) return 'hidden';
+      if (!Object.hasOwn(w, step)) return { missingAt: index };
+      if (!Object.hasOwn(v, step)) return 'hidden';
+    }
+    w = (w as Record<string | number, unknown>)[step];
+    v = (v as Record<string | number, unknown>)[step];
+  }
+  return 'readable';
+}
+
+/** A copy of `doc` with a placeholder where `path` points from its step `from` on (objects and lists made as needed). */
+export function probeDocument(doc: Document, path: readonly PathElement[], from: number): Document {
+  const probe = copyContainers(doc);
+  let container: Record<string | number, unknown> = probe;
+  for (let i = 0; i < from; i++) container = container[path[i]!] as Record<string | number, unknown>;
+  let value: unknown = 'probe';
+  for (let i = path.length - 1; i > from; i--) {
+    const step = path[i]!;
+    value = typeof step === 'number' ? Array.from({ length: step + 1 }, () => value) : { [step]: value };
+  }
+  const step = path[from]!;
+  if (Array.isArray(container)) while (container.length <= (step as number)) container.push(value);
+  else container[step] = value;
+  return probe;
+}
+
+/** Copies the objects and lists of a document (its values are immutable and shared). */
+function copyContainers<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copyContainers) as T;
+  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, copyContainers(v)])) as T;
+  return value;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
