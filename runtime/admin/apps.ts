@@ -116,12 +116,18 @@ export class HostedApps {
     return app;
   }
 
-  /** Stops serving the app and removes its folder. */
+  /**
+   * Stops serving the app and removes its folder and its data (users, documents, sync history): an app
+   * created later in the same folder (the same name) starts empty, as a new app does on the platform.
+   */
   async remove(app: OpenedApp): Promise<void> {
     const i = this.apps.indexOf(app);
     if (i >= 0) this.apps.splice(i, 1);
     await app.close();
     await fsp.rm(app.dir, { recursive: true, force: true });
+    // A single served app's data folder is the runtime's own (admin keys included): kept.
+    const adminInside = !path.relative(app.dataDir, this.options.adminDir).startsWith('..');
+    if (!adminInside) await fsp.rm(app.dataDir, { recursive: true, force: true });
     await this.setRecord(app.clientAppId, undefined);
   }
 

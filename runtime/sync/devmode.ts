@@ -11,7 +11,12 @@ import { isPlainObject } from '../../core/rules/bsonValues';
 import type { SyncSettings } from '../../core/sync';
 import { syncConfigPath } from './files';
 
-const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/**
+ * An object type or property name as Realm and MongoDB allow it (spaces and other characters included, as
+ * realm-core's own tests use them): 1–63 characters, no control character, no `$` first, no `.` (a path in
+ * MongoDB) and no path separator (type names become folder names), not `.`/`..`.
+ */
+const NAME = /^(?![$])(?!\.{1,2}$)[^\u0000-\u001f\u007f./\\]{1,63}$/u;
 /** A database or service name used as a folder name: no separators, no `..`. */
 const FOLDER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const BSON_TYPE_OF_KEY_TYPE: Record<string, string> = { string: 'string', objectId: 'objectId', long: 'long', uuid: 'uuid' };
@@ -25,7 +30,7 @@ export function mirrorObjectTypes(appDir: string, settings: SyncSettings, types:
   const written: string[] = [];
   const planned: { file: string; schema: Record<string, unknown> }[] = [];
   for (const [i, type] of types.entries()) {
-    if (!isPlainObject(type) || typeof type.name !== 'string' || !NAME.test(type.name)) throw new Error(`types[${i}].name must be an identifier`);
+    if (!isPlainObject(type) || typeof type.name !== 'string' || !NAME.test(type.name)) throw new Error(`types[${i}].name must be a type name (1–63 characters, no '.', '/', '\\' or control character, not starting with '$')`);
     if (!isPlainObject(type.properties)) throw new Error(`types[${i}].properties must be an object of {bsonType}`);
     const properties: Record<string, unknown> = {};
     for (const [field, spec] of Object.entries(type.properties)) {

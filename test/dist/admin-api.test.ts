@@ -262,6 +262,21 @@ describe('Admin API over dist/cli.js serve, as the platform CLI calls it', () =>
     assert.equal(listed.length, 3);
     assert.equal((await cli(base, 'DELETE', `/groups/${groupId}/apps/${backendOnly.body._id}`, { token: access })).status, 204);
     assert.ok(!fs.existsSync(path.join(root, 'SyncOnly')));
+
+    // A new app of a deleted one's name starts empty: none of its users (nor documents, nor sync history).
+    const first = await cli(base, 'POST', `/groups/${groupId}/apps`, { token: access, body: { name: 'Reused' } });
+    assert.equal(first.status, 201);
+    const provider = await cli(base, 'POST', `/groups/${groupId}/apps/${first.body._id}/auth_providers`, {
+      token: access, body: { type: 'local-userpass', config: { autoConfirm: true, resetPasswordUrl: 'http://localhost/reset', emailConfirmationUrl: 'http://localhost/confirm' } },
+    });
+    assert.equal(provider.status, 201, JSON.stringify(provider.body));
+    const firstUser = await cli(base, 'POST', `/groups/${groupId}/apps/${first.body._id}/users`, { token: access, body: { email: 'old@example.com', password: 'password1' } });
+    assert.equal(firstUser.status, 201, JSON.stringify(firstUser.body));
+    assert.equal((await cli(base, 'DELETE', `/groups/${groupId}/apps/${first.body._id}`, { token: access })).status, 204);
+    const second = await cli(base, 'POST', `/groups/${groupId}/apps`, { token: access, body: { name: 'Reused' } });
+    assert.equal(second.status, 201);
+    assert.deepEqual((await cli(base, 'GET', `/groups/${groupId}/apps/${second.body._id}/users`, { token: access })).body, []);
+    assert.equal((await cli(base, 'DELETE', `/groups/${groupId}/apps/${second.body._id}`, { token: access })).status, 204);
   });
 
   test('auth providers, services with their sync config, sync/data, users', async () => {

@@ -70,6 +70,12 @@ export class ClientViews {
     });
   }
 
+  /** The next record sequence number of a client file (1 for a file with no record). */
+  async nextSequence(ident: number): Promise<number> {
+    const [last] = await (await this.indexedCollection()).find({ f: this.file(ident) }, { sort: { s: -1 }, limit: 1, projection: { s: 1 } });
+    return last ? Number(last.s) + 1 : 1;
+  }
+
   /**
    * What a client file holds at `queryVersion` and server version `downloadVersion` (as its IDENT says): the
    * latest complete snapshot of that query version it can have applied, with the changes after it up to that

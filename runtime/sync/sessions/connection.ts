@@ -706,6 +706,10 @@ export class RealmSyncConnection {
   private async identFlexible(session: Session, query: { version: bigint; body: string } | undefined): Promise<void> {
     const view = session.view!;
     const version = Number(query?.version ?? 0n);
+    // A client file may have records whatever its IDENT says (a bootstrap interrupted before it completed,
+    // a resume at query version 0): the next ones follow them.
+    view.recordSequence = await this.options.engine.history.views.nextSequence(session.clientFile!.ident);
+    if (!this.isLive(session)) return;
     if (version > 0) {
       const compiled = await this.compileQueries(session, version, query!.body);
       if (!this.isLive(session)) return;
