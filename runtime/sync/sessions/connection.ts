@@ -937,7 +937,9 @@ export class RealmSyncConnection {
     this.endSession(session);
     const recoveryDisabled = this.options.engine.service.runtimeState.running?.settings.isRecoveryModeDisabled ?? false;
     const body: Record<string, unknown> = {
-      message: error.message, tryAgain: error.tryAgain, action: error.code === 212 ? 'ProtocolViolation' : ACTIONS[error.action],
+      // The client follows `action` over the two flags: a reset with recovery disabled says so in it.
+      message: error.message, tryAgain: error.tryAgain,
+      action: error.code === 212 ? 'ProtocolViolation' : error.action === 'client-reset' && recoveryDisabled ? 'ClientResetNoRecovery' : ACTIONS[error.action],
       shouldClientReset: error.action === 'client-reset', isRecoveryModeDisabled: recoveryDisabled, logURL: '',
       ...(error.action === 'retry-later' ? { backoffIntervalSec: 5, backoffMaxDelaySec: 300, backoffMultiplier: 2 } : {}),
     };
