@@ -793,7 +793,7 @@ export class RealmSyncEngine {
         const hint = asymmetricInvolved ? ' (the data ingest types are those listed in "asymmetric_tables" of sync/config.json)' : '';
         return invalidSchemaChange(`breaking schema change: ${change.breaking}${hint}`);
       }
-      if ('additive' in change && !devMode) return invalidSchemaChange(`${change.additive}: schema changes from clients need development mode`);
+      if ('additive' in change && !devMode) return invalidSchemaChange(`non-breaking schema change: ${change.additive}, schema changes from clients are restricted when developer mode is disabled`);
       applySchemaInstruction(next, instruction);
       changed.add(instruction.table);
     }
@@ -838,7 +838,7 @@ function invalidSchemaChange(why: string): EngineError {
 function schemaChange(schema: RealmSchema, instruction: Instruction): { additive: string } | { breaking: string; ingest?: boolean } | undefined {
   if (instruction.type === 'AddTable') {
     const table = schema.get(instruction.table);
-    if (!table) return { additive: `adding table "${instruction.table}"` };
+    if (!table) return { additive: `adding schema for Realm table "${instruction.table}"` };
     const spec = instruction.spec;
     const declared = spec.kind === 'embedded' ? 'an embedded table'
       : tableText(spec.asymmetric, spec.pkField, spec.pkType, spec.pkNullable);
@@ -856,7 +856,7 @@ function schemaChange(schema: RealmSchema, instruction: Instruction): { additive
     if (table.primaryKey?.field === instruction.field) return { breaking: `column "${instruction.field}" of table "${instruction.table}" is its primary key` };
     const column = table.columns.get(instruction.field);
     const declared = columnText(instruction.valueType, instruction.collectionType, instruction.linkTargetTable);
-    if (!column) return { additive: `adding column "${instruction.field}" (${declared}) to table "${instruction.table}"` };
+    if (!column) return { additive: `adding "${PLATFORM_TYPE_NAMES[instruction.valueType] ?? instruction.valueType}" column at field "${instruction.field}" in schema "${instruction.table}"` };
     // Nullability aside, as realm-core's own applier compares an existing column: clients whose models
     // differ from the collection schema only there sync as they are, and the server keeps its own.
     const server = columnText(column.type, column.collection, column.linkTarget);
@@ -864,6 +864,12 @@ function schemaChange(schema: RealmSchema, instruction: Instruction): { additive
   }
   return undefined;
 }
+
+/** Value types as the platform's schema messages name them. */
+const PLATFORM_TYPE_NAMES: Partial<Record<string, string>> = {
+  int: 'Int', bool: 'Bool', string: 'String', binary: 'Binary', timestamp: 'Timestamp', float: 'Float', double: 'Double',
+  decimal: 'Decimal128', objectId: 'ObjectID', uuid: 'UUID', link: 'Link', null: 'Mixed', mixed: 'Mixed',
+};
 
 function tableText(asymmetric: boolean, pkField: string, pkType: string, pkNullable: boolean): string {
   return `${asymmetric ? 'an asymmetric' : 'a top-level'} table with primary key "${pkField}" ${pkType}${pkNullable ? ' (nullable)' : ''}`;

@@ -260,12 +260,14 @@ export class FlexibleView {
 
   /**
    * The bootstrap of the active query version, for a client that has every change up to now of what it
-   * holds: the schema of the subscribed types, each newly selected object whole, and an erasure of each
+   * holds: the app's sync schema, each newly selected object whole, and an erasure of each
    * object held before that the view no longer selects.
    */
   async bootstrap(schema: RealmSchema): Promise<Instruction[]> {
     const now = await this.current();
-    const out: Instruction[] = schemaInstructions(reachableTables(schema, [...this.tables.keys()].filter((t) => schema.has(t))));
+    // The whole sync schema, as the platform sent it, not only the subscribed types: a client reset's fresh
+    // realm is compared with the local one, and a type missing from it reads as a removed class.
+    const out: Instruction[] = schemaInstructions(reachableTables(schema, schema.keys()));
     for (const [key, object] of [...this.held]) {
       if (now.has(key)) continue;
       out.push({ type: 'EraseObject', table: object.table, object: object.object });

@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Instruction, Payload, PathElement, PrimaryKey } from '../wire/instructions';
 import type { RealmColumn, RealmSchema, RealmTable } from './schema';
-import { payloadToValue, primaryKeyOf, valueToPayload } from './values';
+import { mixedCollectionOf, payloadToValue, primaryKeyOf, valueToPayload } from './values';
 
 export type Document = Record<string, unknown>;
 
@@ -170,8 +170,30 @@ function emitValue(out: Instruction[], schema: RealmSchema, tableName: string, o
       emitObjectFields(out, schema, tableName, object, field, elementPath, embedded, element as Document);
       return;
     }
+    if (column.type === 'null') return emitMixed(elementPath, element, insert);
     const payload = valueToPayload(element, single);
     if (payload) insert(payload);
+  };
+  // A mixed value holding a list or a dictionary: the collection made in place, then its elements, at any depth.
+  const emitMixed = (elementPath: PathElement[], element: unknown, insert: (payload: Payload) => void): void => {
+    const kind = mixedCollectionOf(element);
+    if (!kind) {
+      const payload = valueToPayload(element, single);
+      if (payload) insert(payload);
+      return;
+    }
+    insert({ type: kind });
+    if (kind === 'list') {
+      let size = 0;
+      for (const item of element as unknown[]) {
+        const at = size;
+        emitMixed([...elementPath, at], item, (payload) => { out.push({ type: 'ArrayInsert', ...base, path: [...elementPath, at], value: payload, priorSize: at }); size++; });
+      }
+      return;
+    }
+    for (const [key, item] of Object.entries(element as Document)) {
+      emitMixed([...elementPath, key], item, (payload) => out.push({ type: 'Update', ...base, path: [...elementPath, key], value: payload, isDefault: false, priorSize: 0 }));
+    }
   };
   switch (column.collection) {
     case 'single':

@@ -156,6 +156,13 @@ export function valueToPayload(value: unknown, column: Pick<RealmColumn, 'type' 
   }
 }
 
+/** Whether a mixed value is a collection (a list as an array, a dictionary as a plain document that is no link or BSON value). */
+export function mixedCollectionOf(value: unknown): 'list' | 'dictionary' | undefined {
+  if (Array.isArray(value)) return 'list';
+  if (value === null || typeof value !== 'object' || value instanceof Date || tagOf(value) !== undefined || dbRefOf(value)) return undefined;
+  return Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null ? 'dictionary' : undefined;
+}
+
 /** A mixed value's link (a DBRef, or the `{$ref, $id}` document it is stored as). */
 function dbRefOf(value: unknown): Payload | undefined {
   if (value instanceof DBRef) {
