@@ -89,6 +89,9 @@ export function applyToDocument(doc: Document, instruction: Instruction, table: 
   switch (instruction.type) {
     case 'Update': {
       const { parent, key } = parentOf(doc, field, path);
+      // Making a list or a dictionary where one is keeps it, as realm-core applies it (its merge relies on that).
+      const current = parent !== null && typeof parent === 'object' ? (parent as Record<string | number, unknown>)[key] : undefined;
+      if ((instruction.value.type === 'list' || instruction.value.type === 'dictionary') && mixedCollectionOf(current) === instruction.value.type) return;
       const value = payloadToValue(instruction.value, column, schema);
       if (Array.isArray(parent) && typeof key === 'number') {
         if (key >= parent.length) throw new InstructionError(`${what}: index ${key} is past the end of a list of ${parent.length}`);
