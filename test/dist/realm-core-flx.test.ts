@@ -20,7 +20,6 @@ const KNOWN_FAILING = new Map<string, string>([
   ['flx: compensating write errors are not duplicated', 'the client saw 0 of 2 compensating writes'],
   ['flx: bootstrap changesets are applied continuously', 'the client crashes (SIGSEGV)'],
   ['flx: pause and resume bootstrapping at query version 0', 'subscription set 0 stays AwaitingMark'],
-  ['flx: data ingest - dev mode', 'passes alone; listed while its order-dependence is checked'],
 ]);
 
 describeRealmCoreSuite({ title: 'flx_sync.cpp + client_reset.cpp', spec: '[baas]', files: ['flx_sync.cpp', 'client_reset.cpp'], knownFailing: KNOWN_FAILING });
