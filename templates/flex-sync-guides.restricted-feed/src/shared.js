@@ -22,7 +22,7 @@ export async function logIn(email, password = 'demo-password') {
 export const ItemSchema = {
   name: 'Item',
   primaryKey: '_id',
-  properties: { _id: 'objectId', owner_id: 'string', body: 'string' },
+  properties: { _id: 'objectId', owner_id: 'string', body: 'string?' },
 };
 
 /**
