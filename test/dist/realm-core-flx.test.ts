@@ -6,9 +6,6 @@ import { describeRealmCoreSuite } from './fixtures/realm-core-suite';
 /** Failing on 2026-12-03, with what the failure showed; each one that passes comes off the list. */
 const KNOWN_FAILING = new Map<string, string>([
   ['flx: interrupted bootstrap restarts/recovers on reconnect', 'timed out waiting for the restarted bootstrap'],
-  ['flx: change-of-query history divergence', 'the offline write wins over the server\'s object: the upload is integrated before the bootstrap of its query version (realm-core OTs it across the bootstrap)'],
-  ['flx: writes work offline', 'compensating write "outside of the current query view" for objects written at a new query version'],
-  ['flx: writes work without waiting for sync', 'compensating write "outside of the current query view" for objects written at a new query version'],
   ['flx: connect to FLX as PBS returns an error', 'the client crashes (SIGSEGV) on the error we send'],
   ['flx: connect to PBS as FLX returns an error', 'the client crashes (SIGSEGV) on the error we send'],
   ['flx: bootstrap batching prevents orphan documents', 'timed out in "exception occurs during bootstrap application"'],

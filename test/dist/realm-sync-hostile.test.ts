@@ -53,7 +53,20 @@ describe('hostile Realm sync clients', { timeout: 120_000 }, () => {
   });
 
   test('no common protocol version: the upgrade carries no subprotocol, which the client reports as a failed negotiation', async () => {
-    await assert.rejects(connect(served, ada.token, ['com.mongodb.realm-sync#1', 'com.mongodb.realm-query-sync#14']), /Server sent no subprotocol/);
+    await assert.rejects(connect(served, ada.token, ['com.mongodb.realm-sync#1', 'com.mongodb.realm-sync#0']), /Server sent no subprotocol/);
+  });
+
+  test('a flexible sync client of this partition-based app is answered in its protocol with switch_to_pbs (114), an application bug', async () => {
+    const client = await connect(served, ada.token, ['com.mongodb.realm-query-sync#14']);
+    const error = await client.next((m) => m.type === 'json_error');
+    assert.ok(error.type === 'json_error');
+    assert.equal(error.errorCode, 114);
+    assert.equal(error.session, 0);
+    const body = JSON.parse(error.body) as { action: string; tryAgain: boolean; message: string };
+    assert.equal(body.action, 'ApplicationBug');
+    assert.equal(body.tryAgain, false);
+    assert.match(body.message, /flexible sync to an app that uses partition-based sync/);
+    await client.closed;
   });
 
   test('garbage, unknown messages, bad order and unknown sessions end that connection with the protocol error', async () => {

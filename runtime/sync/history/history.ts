@@ -38,6 +38,19 @@ export interface ClientFileRecord {
   uploadClientVersion: number;
   uploadServerVersion: number;
   lockedServerVersion: number;
+  /** Flexible sync: compensating writes the client has not downloaded yet, by the server version of their revert. */
+  compensations?: PendingCompensation[];
+}
+
+/**
+ * A refused changeset's compensating write, kept until the client has the server version of its revert
+ * (sent again to a client that reconnects without it). `objects`: the refused objects, encoded by the engine.
+ */
+export interface PendingCompensation {
+  serverVersion: number;
+  clientVersion: number;
+  objects: Uint8Array;
+  reasons: string[];
 }
 
 function randomSalt(): bigint {
@@ -218,6 +231,9 @@ export class SyncHistory {
     return {
       ident, salt: toBigInt(doc.salt), partition: String(doc.p), userId: String(doc.u),
       uploadClientVersion: Number(doc.ucv), uploadServerVersion: Number(doc.usv), lockedServerVersion: Number(doc.lsv),
+      ...(Array.isArray(doc.cw) && doc.cw.length > 0 ? { compensations: (doc.cw as Document[]).map((c) => ({
+        serverVersion: Number(c.v), clientVersion: Number(c.cv), objects: new Uint8Array((c.o as Binary).buffer), reasons: (c.r as unknown[]).map(String),
+      })) } : {}),
     };
   }
 
@@ -230,6 +246,7 @@ export class SyncHistory {
     await this.collection('clientFiles').replaceOne({ _id: `${this.options.epoch()}|${record.ident}` }, {
       salt: Long.fromBigInt(record.salt), p: record.partition, u: record.userId,
       ucv: record.uploadClientVersion, usv: record.uploadServerVersion, lsv: record.lockedServerVersion,
+      ...(record.compensations?.length ? { cw: record.compensations.map((c) => ({ v: c.serverVersion, cv: c.clientVersion, o: new Binary(c.objects), r: c.reasons })) } : {}),
     }, { upsert: create });
   }
 }

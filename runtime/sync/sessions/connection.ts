@@ -10,13 +10,13 @@ import type { EvaluationUser } from '../../../core/rules';
 import { partitionId, partitionText, type SyncError } from '../../../core/sync';
 import { SYNC_ERRORS } from '../service';
 import type { Logger } from '../../http/server';
-import type { ClientFileRecord, PartitionHistory } from '../history/history';
+import type { ClientFileRecord, PartitionHistory, PendingCompensation } from '../history/history';
 import type { ViewChange } from '../history/views';
 import { WireError } from '../wire/errors';
-import type { ChangesetEntry } from '../wire/instructions';
+import type { ChangesetEntry, Instruction } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
-import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine, type SharedFlexibleBootstrap, type UploadedChangeset } from './engine';
-import { compileQueryBody, FlexibleView, type CompiledQueries, type UserCollections } from './flexible';
+import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine, type UploadedChangeset } from './engine';
+import { compileQueryBody, decodeHeld, FlexibleView, type CompiledQueries, type UserCollections } from './flexible';
 import { encodeBase64PrimaryKey, encodeChangeset } from '../wire/changeset';
 import { syncTimestamp } from '../translate/values';
 import { SERVER_FILE_IDENT } from '../history/history';
@@ -561,56 +561,47 @@ export class RealmSyncConnection {
       // serves when the history between them changed no object (a new client's schema upload, empty ones).
       const history = session.history!;
       if (shared && history.since(shared.version).every((e) => e.version > session.downloadServerVersion || engine.entryChanges(e).objects.size === 0)) {
-        return this.sendSharedBootstrap(session, shared, Math.max(shared.version, session.downloadServerVersion));
+        return this.sendBootstrap(session, shared.changesets, Math.max(shared.version, session.downloadServerVersion), shared.held);
       }
       const instructions = await view.bootstrap(await engine.realmSchema());
       if (!this.isLive(session)) return;
-      if (sharedKey !== undefined) {
-        // Encoded once, sent to this client and to the next ones with the same queries and rule outcome.
-        const built = { version: session.history!.latest, held: view.heldBytes(), changesets: [] as Uint8Array[] };
-        for (let start = 0; start === 0 || start < instructions.length; start += BOOTSTRAP_CHANGESET_INSTRUCTIONS) built.changesets.push(encodeChangeset(instructions.slice(start, start + BOOTSTRAP_CHANGESET_INSTRUCTIONS)));
-        engine.keepFlexibleBootstrap(sharedKey, built);
-        return this.sendSharedBootstrap(session, built, built.version);
-      }
+      const changesets: Uint8Array[] = [];
+      for (let start = 0; start === 0 || start < instructions.length; start += BOOTSTRAP_CHANGESET_INSTRUCTIONS) changesets.push(encodeChangeset(instructions.slice(start, start + BOOTSTRAP_CHANGESET_INSTRUCTIONS)));
       // The documents the bootstrap read hold everything up to the latest version, this client's uploads included.
-      session.downloadServerVersion = session.history!.latest;
-      session.downloadClientVersion = Math.max(session.downloadClientVersion, session.clientFile!.uploadClientVersion);
-      // Recorded before it leaves: once the client applies it, its IDENT names this query version.
-      view.takeJournal();
-      await engine.history.views.saveSnapshot(session.clientFile!.ident, view.recordSequence++, view.queryVersion, session.downloadServerVersion, view.heldBytes());
-      if (!this.isLive(session)) return;
-      const timestamp = syncTimestamp(Date.now());
-      for (let start = 0; start === 0 || start < instructions.length; start += BOOTSTRAP_CHANGESET_INSTRUCTIONS) {
-        const last = start + BOOTSTRAP_CHANGESET_INSTRUCTIONS >= instructions.length;
-        this.sendDownload(session, [{
-          version: BigInt(session.downloadServerVersion), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: timestamp,
-          originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions: instructions.slice(start, start + BOOTSTRAP_CHANGESET_INSTRUCTIONS),
-        }], last ? 'lastInBatch' : 'moreToCome');
-        if (last) break;
-      }
+      const version = session.history!.latest;
+      // Encoded once, sent to this client and to the next ones with the same queries and rule outcome.
+      if (sharedKey !== undefined) engine.keepFlexibleBootstrap(sharedKey, { version, held: view.heldBytes(), changesets });
+      return this.sendBootstrap(session, changesets, version);
     });
   }
 
   /**
-   * A bootstrap built for an earlier client with the same queries and rule outcome, shown at `version` (its
-   * own, or the client's when no object changed since): the client then downloads the history after it
-   * through its view, as any client catches up.
+   * Sends a bootstrap of the session's view (`held`: the objects a shared one brings, which the view takes
+   * on) at `version` (its own, or the client's when no object changed since), then the history after it
+   * through the view, as any client catches up.
    */
-  private async sendSharedBootstrap(session: Session, shared: SharedFlexibleBootstrap, version: number): Promise<void> {
+  private async sendBootstrap(session: Session, changesets: readonly Uint8Array[], atVersion: number, held?: Uint8Array): Promise<void> {
     const engine = this.options.engine;
     const view = session.view!;
-    view.holdAlso(shared.held);
+    if (held) view.holdAlso(held);
+    // Later than any version the client has: its uploads made before it integrated the bootstrap are based
+    // on an earlier one, so the engine knows to transform them against the bootstrap as the client did.
+    const version = atVersion > session.downloadServerVersion ? atVersion : await engine.newServerVersion(session.history!);
     session.downloadServerVersion = version;
     session.downloadClientVersion = Math.max(session.downloadClientVersion, session.clientFile!.uploadClientVersion);
+    // Recorded before it leaves: once the client applies it, its IDENT names this query version.
     view.takeJournal();
     await engine.history.views.saveSnapshot(session.clientFile!.ident, view.recordSequence++, view.queryVersion, version, view.heldBytes());
     if (!this.isLive(session)) return;
     const timestamp = syncTimestamp(Date.now());
-    shared.changesets.forEach((bytes, i) => {
+    engine.sentBootstraps.sent(session.clientFile!.ident, {
+      version, clientVersion: session.downloadClientVersion, originTimestamp: timestamp, originFileIdent: BigInt(SERVER_FILE_IDENT), changesets,
+    });
+    changesets.forEach((bytes, i) => {
       this.sendDownload(session, [{
         version: BigInt(version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: timestamp,
         originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: bytes.length, instructions: [], bytes,
-      }], i === shared.changesets.length - 1 ? 'lastInBatch' : 'moreToCome');
+      }], i === changesets.length - 1 ? 'lastInBatch' : 'moreToCome');
     });
     await this.pump(session);
   }
@@ -647,7 +638,9 @@ export class RealmSyncConnection {
     const ident = Number(message.clientFileIdent);
     const reset = (code: number, name: string, why: string) => this.sessionError(session, { code, name, message: why, action: 'client-reset', tryAgain: false });
     if (session.clientFile && session.clientFile.ident !== ident) return reset(208, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): the server gave this session client file ${session.clientFile.ident}, not ${ident}`);
-    const file = session.clientFile ?? await engine.history.clientFile(ident);
+    // Read in the history's queue: an upload of this client file still being integrated (from a session
+    // that just ended) has saved its record by then.
+    const file = session.clientFile ?? await engine.run(session.partitionId!, () => engine.history.clientFile(ident));
     if (!file || file.salt !== message.clientFileIdentSalt) {
       return reset(208, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): client file ${ident} is unknown to this server (its sync history was reset or terminated); the client must reset`);
     }
@@ -675,6 +668,8 @@ export class RealmSyncConnection {
       }
     }
     session.clientFile = file;
+    // Compensating writes whose revert the client has (saved so with the client file's next upload).
+    if (file.compensations) file.compensations = file.compensations.filter((c) => c.serverVersion > downloadVersion);
     session.downloadServerVersion = downloadVersion;
     session.downloadClientVersion = Number(message.downloadClientVersion);
     session.state = 'identified';
@@ -785,31 +780,39 @@ export class RealmSyncConnection {
       this.log.warn(`${this.describe(session)}: upload refused: ${result.error.message}`);
       return this.sessionError(session, result.error);
     }
+    if (result.rejected.length > 0) this.log.warn(`${this.describe(session)}: compensating write: ${result.rejected.map((r) => r.reason).join('; ')}`);
     await this.pump(session);
-    if (result.rejected.length === 0 || !this.isLive(session)) return;
-    // The revert follows the bootstrap: what it erases and brings back is relative to what the client holds.
-    if (session.bootstrapPending) await this.bootstrapView(session);
-    if (!this.isLive(session)) return;
+  }
+
+  /**
+   * A compensating write, next to the server version of its revert: JSON_ERROR 231 naming the refused
+   * objects, then a DOWNLOAD at that version that erases each on the client and brings back the server's
+   * readable state when it is in view (the client reports the error once it integrated that version).
+   */
+  private async sendCompensation(session: Session, compensation: PendingCompensation): Promise<void> {
+    const engine = this.options.engine;
+    const view = session.view!;
     const schema = await engine.realmSchema();
-    const revert = [];
+    const objects = decodeHeld(compensation.objects);
+    const revert: Instruction[] = [];
     // The client keeps no asymmetric object once uploaded: there is nothing to put back.
-    for (const r of result.rejected) if (!schema.get(r.table)?.asymmetric) revert.push(...await view.revert(schema, r.table, r.object));
+    for (const o of objects) if (!schema.get(o.table)?.asymmetric) revert.push(...await view.revert(schema, o.table, o.object));
     if (!this.isLive(session)) return;
-    const version = session.downloadServerVersion;
+    const version = compensation.serverVersion;
     const journal = view.takeJournal();
     if (journal) {
       await engine.history.views.saveChanges(session.clientFile!.ident, view.recordSequence++, view.queryVersion, [{ version, ...journal }]);
       if (!this.isLive(session)) return;
     }
-    this.log.warn(`${this.describe(session)}: compensating write: ${result.rejected.map((r) => r.reason).join('; ')}`);
+    session.downloadServerVersion = version;
     this.send({
       type: 'json_error', errorCode: 231, session: session.ident,
       body: {
-        message: `Client attempted a write that is not allowed; it has been reverted: ${result.rejected.map((r) => r.reason).join('; ')}`,
+        message: `Client attempted a write that is not allowed; it has been reverted: ${compensation.reasons.join('; ')}`,
         tryAgain: true, action: 'Warning', shouldClientReset: false, isRecoveryModeDisabled: engine.service.runtimeState.running?.settings.isRecoveryModeDisabled ?? false, logURL: '',
-        rejectedUpdates: result.rejected.map((r) => ({ table: r.table, pk: encodeBase64PrimaryKey(r.object), reason: r.reason })),
+        rejectedUpdates: objects.map((o, i) => ({ table: o.table, pk: encodeBase64PrimaryKey(o.object), reason: compensation.reasons[i] ?? '' })),
         compensatingWriteServerVersion: version,
-        rejectedClientVersion: Math.max(...result.rejected.map((r) => r.clientVersion)),
+        rejectedClientVersion: compensation.clientVersion,
       },
     });
     // Sent even with nothing to revert: the client reports the compensating write once it integrates a changeset of that version.
@@ -849,14 +852,29 @@ export class RealmSyncConnection {
       const batch: ChangesetEntry[] = [];
       const viewChanges: ViewChange[] = [];
       let bytes = 0;
+      let compensation: PendingCompensation | undefined;
       for (const entry of pending) {
+        compensation = session.view && file.compensations?.find((c) => c.serverVersion === entry.version);
+        // Its own message, after what came before it.
+        if (compensation) break;
         session.downloadServerVersion = entry.version;
         if (entry.originFileIdent === file.ident) {
           session.downloadClientVersion = entry.clientVersion;
           if (session.view && entry.changeset.length > 0) {
-            session.view.uploaded(this.options.engine.entryChanges(entry), await this.options.engine.realmSchema());
+            const engine = this.options.engine;
+            const erased = await session.view.uploaded(engine.entryChanges(entry), await engine.realmSchema(), engine.entryDocuments(entry));
+            if (!this.isLive(session)) return;
             const journal = session.view.takeJournal();
             if (journal) viewChanges.push({ version: entry.version, ...journal });
+            if (erased.length > 0) {
+              const bytesOut = encodeChangeset(erased);
+              batch.push({
+                version: BigInt(entry.version), lastIntegratedRemoteVersion: BigInt(entry.clientVersion), originTimestamp: entry.timestamp,
+                originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: bytesOut.length, instructions: [], bytes: bytesOut,
+              });
+              bytes += bytesOut.length;
+              if (bytes >= DOWNLOAD_BATCH_BYTES) break;
+            }
           }
           continue;
         }
@@ -889,7 +907,11 @@ export class RealmSyncConnection {
         await this.options.engine.history.views.saveChanges(file.ident, session.view!.recordSequence++, session.view!.queryVersion, viewChanges);
         if (!this.isLive(session)) return;
       }
-      this.sendDownload(session, batch);
+      if (batch.length > 0 || !compensation) this.sendDownload(session, batch);
+      if (compensation && batch.length === 0) {
+        await this.sendCompensation(session, compensation);
+        if (!this.isLive(session)) return;
+      }
     }
     if (!session.sentFirstDownload || session.reportedUploadVersion !== file.uploadClientVersion) this.sendDownload(session, []);
   }

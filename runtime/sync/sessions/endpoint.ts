@@ -11,6 +11,7 @@ import type { EvaluationUser } from '../../../core/rules';
 import type { SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
 import { negotiate, type NegotiatedProtocol } from '../wire/negotiate';
+import { encodeServerMessage } from '../wire/messages';
 import { RealmSyncConnection, type SessionInfo } from './connection';
 import type { RealmSyncEngine } from './engine';
 import type { TrafficEntry } from './traffic';
@@ -60,6 +61,21 @@ function reject(socket: Duplex, status: number, reason: string, body: Record<str
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
 }
 
+/**
+ * JSON_ERROR 113 (switch_to_flx_sync) or 114 (switch_to_pbs) for the connection, then the close: the client
+ * reports WrongSyncType, an application bug, and does not retry.
+ */
+function refuseOtherKind(ws: WebSocket, protocol: NegotiatedProtocol, appIsFlexible: boolean): void {
+  const message = appIsFlexible
+    ? 'Client connected using partition-based sync to an app that uses flexible sync: open the realm with a flexible sync configuration'
+    : 'Client connected using flexible sync to an app that uses partition-based sync: open the realm with a partition value';
+  ws.send(encodeServerMessage({
+    type: 'json_error', errorCode: appIsFlexible ? 113 : 114, session: 0,
+    body: { message, tryAgain: false, action: 'ApplicationBug', shouldClientReset: false, isRecoveryModeDisabled: false, logURL: '' },
+  }, protocol.version));
+  setTimeout(() => ws.terminate(), 1000).unref();
+}
+
 export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): RealmSyncEndpoint {
   const negotiated = new WeakMap<IncomingMessage, NegotiatedProtocol>();
   const wss = new WebSocketServer({
@@ -86,13 +102,22 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
       }
       // A flexible app speaks com.mongodb.realm-query-sync, a partition app com.mongodb.realm-sync.
       const flexible = options.engine.service.flexible;
-      const protocol = negotiate(req.headers['sec-websocket-protocol'], { accept: { partition: !flexible, flexible } });
-      if (protocol) negotiated.set(req, protocol);
+      const offered = req.headers['sec-websocket-protocol'];
+      const protocol = negotiate(offered, { accept: { partition: !flexible, flexible } });
+      // A client of the other sync kind is answered in its own protocol with the error that says so.
+      const otherKind = protocol ? null : negotiate(offered, { accept: { partition: flexible, flexible: !flexible } });
+      const answered = protocol ?? otherKind;
+      if (answered) negotiated.set(req, answered);
       socket.on('error', () => undefined);
       options.authenticate(token).then(({ user, expiresAt, loginSessionId }) => {
         if (socket.destroyed) return;
         wss.handleUpgrade(req, socket, head, (ws) => {
           explainOversizedFrames(ws);
+          if (otherKind) {
+            options.log.warn(`sync: user ${user.id} connected with ${flexible ? 'partition-based' : 'flexible'} sync to an app that uses ${flexible ? 'flexible' : 'partition-based'} sync`);
+            refuseOtherKind(ws, otherKind, flexible);
+            return;
+          }
           if (!protocol) {
             options.log.warn(`sync: user ${user.id} offered no protocol this server speaks (${String(req.headers['sec-websocket-protocol'] ?? 'none')})`);
             ws.close(1002, 'no common sync protocol version');

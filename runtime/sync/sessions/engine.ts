@@ -18,10 +18,11 @@ import { applyToDocument, changeInstructions, documentInstructions, InstructionE
 import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstructions, tablesFromJsonSchema, type RealmSchema, type RealmTable } from '../translate/schema';
 import { primaryKeyForClients, primaryKeyOf, primaryKeyText, primaryKeyValue, requiredDefaults, syncTimestamp } from '../translate/values';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
-import type { Instruction, PrimaryKey } from '../wire/instructions';
+import { isSchemaInstruction, type Instruction, type PrimaryKey } from '../wire/instructions';
 import { DataAccessError } from '../../data/errors';
 import type { QueriedFields } from '../devmode';
-import { changesByObject, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type UserCollections } from './flexible';
+import { SentBootstraps, type ConcurrentBootstrap } from './sent-bootstraps';
+import { changesByObject, encodeHeld, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type UserCollections } from './flexible';
 
 /** An uploaded changeset as the session hands it over. */
 export interface UploadedChangeset {
@@ -124,6 +125,8 @@ export class RealmSyncEngine {
   private readonly rulesListeners = new Set<() => void>();
   /** Per client file: the forms of concurrent server changesets transformed through that client's later uploads. */
   private readonly reciprocal = new Map<number, Map<number, TimedChangeset>>();
+  /** Flexible sync: per client file, the bootstraps it was sent that its uploads may not have seen. */
+  readonly sentBootstraps = new SentBootstraps();
   private schema?: RealmSchema;
   private readonly bootstraps = new Map<string, { version: number; changeset: Uint8Array; instructionCount: number }>();
   private readonly flexibleBootstraps = new Map<string, SharedFlexibleBootstrap>();
@@ -281,6 +284,15 @@ export class RealmSyncEngine {
     return shared;
   }
 
+  /** A new server version that changes nothing (in the history's queue): what a bootstrap shows when the client has the latest. */
+  async newServerVersion(history: PartitionHistory): Promise<number> {
+    const entry = await this.history.append(history, {
+      originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()), changeset: new Uint8Array(0), originalSize: 0,
+    });
+    this.notify(history.partition);
+    return entry.version;
+  }
+
   keepFlexibleBootstrap(key: string, bootstrap: SharedFlexibleBootstrap): void {
     if (this.flexibleBootstraps.size >= MAX_SHARED_FLEXIBLE_BOOTSTRAPS) this.flexibleBootstraps.delete(this.flexibleBootstraps.keys().next().value!);
     this.flexibleBootstraps.set(key, bootstrap);
@@ -431,6 +443,8 @@ export class RealmSyncEngine {
           return { ok: false as const, error: applied.error };
         }
         rejected.push(...applied.rejected);
+        // A changeset based on a revert's version or later was made after the client had that revert.
+        if (file.compensations) file.compensations = file.compensations.filter((c) => c.serverVersion > changeset.baseVersion);
         const entry = await this.history.append(history, {
           originFileIdent: file.ident, clientVersion: changeset.clientVersion, baseVersion: changeset.baseVersion, timestamp: changeset.timestamp,
           changeset: applied.kept.length > 0 ? encodeChangeset(applied.kept) : new Uint8Array(0), originalSize: changeset.size,
@@ -439,12 +453,18 @@ export class RealmSyncEngine {
         file.uploadClientVersion = changeset.clientVersion;
         file.uploadServerVersion = changeset.baseVersion;
         integrated++;
+        if (applied.rejected.length > 0) {
+          // The revert is a server version of its own, which the client has once it downloaded the revert:
+          // until then the compensating write is sent again (next to that version) in each session.
+          const version = await this.newServerVersion(history);
+          (file.compensations ??= []).push({ serverVersion: version, clientVersion: changeset.clientVersion, objects: encodeHeld(applied.rejected), reasons: applied.rejected.map((r) => r.reason) });
+          for (const r of applied.rejected) uploader.reverted.set(heldKey(r.table, r.object), version);
+        }
         // Durable in the history: other sessions may have it now (an IDENT after a crash recovers this
         // client's progress from the history, so its record can follow).
         this.notify(FLEXIBLE_HISTORY);
       }
       await finish();
-      for (const r of rejected) uploader.reverted.set(heldKey(r.table, r.object), history.latest);
       return { ok: true as const, rejected };
     });
   }
@@ -481,7 +501,11 @@ export class RealmSyncEngine {
           continue;
         }
         if (revertedAt !== undefined) uploader.reverted.delete(heldKey(type, entry.object));
-        const outside = entry.after ? !entry.table.asymmetric && !uploader.selects(type, entry.after) : entry.before !== null && !uploader.selects(type, entry.before);
+        // In view before or after: a client may change an object out of its view (the object then leaves
+        // the client), not write one it never had in view.
+        const outside = entry.after
+          ? !entry.table.asymmetric && !uploader.selects(type, entry.after) && !(entry.before && uploader.selects(type, entry.before))
+          : entry.before !== null && !uploader.selects(type, entry.before);
         if (outside) {
           reject(entry, `${notAllowed(entry)}; object is outside of the current query view`);
           continue;
@@ -600,15 +624,21 @@ export class RealmSyncEngine {
     if (!forms) this.reciprocal.set(file.ident, (forms = new Map()));
     for (const version of forms.keys()) if (version <= changeset.baseVersion) forms.delete(version);
     const concurrentEntries = history.since(Math.max(changeset.baseVersion, 0)).filter((e) => e.originFileIdent !== file.ident);
+    // Flexible sync: the bootstraps the client integrated before this changeset reached the server, each
+    // where the client met it (after the history entries of its version).
+    const bootstraps = history.partition === FLEXIBLE_HISTORY ? this.sentBootstraps.concurrentWith(file.ident, { ...changeset, instructions }) : [];
     const upload: TimedChangeset = { instructions, originTimestamp: changeset.timestamp, originFileIdent: BigInt(file.ident) };
-    if (concurrentEntries.length === 0) return { ok: true, instructions };
+    if (concurrentEntries.length === 0 && bootstraps.length === 0) return { ok: true, instructions };
     // Schema instructions are transformed by schema instructions only, and leave the others as they are: a
     // schema-only upload (a new client's first) is merged with the concurrent schema instructions alone.
     const schemaOnly = instructions.every(isSchemaInstruction);
-    const concurrent = concurrentEntries.map((e) => {
-      const form = forms!.get(e.version) ?? timed(e);
-      return schemaOnly ? { ...form, instructions: form.instructions.filter(isSchemaInstruction) } : form;
-    });
+    const onlySchemaOf = (form: TimedChangeset) => (schemaOnly ? { ...form, instructions: form.instructions.filter(isSchemaInstruction) } : form);
+    const order: ({ entry: HistoryEntry } | { bootstrap: ConcurrentBootstrap })[] = concurrentEntries.map((entry) => ({ entry }));
+    for (const bootstrap of bootstraps) {
+      const at = order.findIndex((o) => ('entry' in o ? o.entry.version : o.bootstrap.version) > bootstrap.version);
+      order.splice(at === -1 ? order.length : at, 0, { bootstrap });
+    }
+    const concurrent = order.map((o) => onlySchemaOf('entry' in o ? forms!.get(o.entry.version) ?? timed(o.entry) : o.bootstrap.form));
     const merged = mergeChangesets(concurrent, [upload]);
     if (!merged.ok) {
       const error = merged.error;
@@ -618,7 +648,12 @@ export class RealmSyncEngine {
     }
     // After a schema-only upload the concurrent changesets differ from their forms at most by schema
     // instructions the upload also declared, which no later upload of this client declares again.
-    if (!schemaOnly) concurrentEntries.forEach((e, i) => forms!.set(e.version, merged.ours[i]!));
+    if (!schemaOnly) {
+      order.forEach((o, i) => {
+        if ('entry' in o) forms!.set(o.entry.version, merged.ours[i]!);
+        else o.bootstrap.keep(merged.ours[i]!);
+      });
+    }
     return { ok: true, instructions: merged.theirs[0]!.instructions };
   }
 
@@ -882,10 +917,6 @@ function columnText(type: string, collection: string, linkTarget: string | undef
 /** Parsed history entries, kept while the entry lives (transforms meet the same entries again). */
 const parsedEntries = new WeakMap<HistoryEntry, Instruction[]>();
 const entryObjectChanges = new WeakMap<HistoryEntry, ObjectChanges>();
-
-function isSchemaInstruction(instruction: Instruction): boolean {
-  return instruction.type === 'AddTable' || instruction.type === 'AddColumn' || instruction.type === 'EraseTable' || instruction.type === 'EraseColumn';
-}
 
 function timed(entry: HistoryEntry): TimedChangeset {
   let instructions = parsedEntries.get(entry);

@@ -322,15 +322,30 @@ export class FlexibleView {
     return { instructions: out, unchanged };
   }
 
-  /** This client's own integrated changeset: the objects it created or changed are on it, those it erased are not. */
-  uploaded(changes: ObjectChanges, schema: RealmSchema): void {
+  /**
+   * This client's own integrated changeset: the objects it created or changed are on it, those it erased are
+   * not. Returns the erasures of those it changed out of the view (no longer selected, or no longer readable):
+   * the client drops them, as it drops what others' changes take out of its view.
+   */
+  async uploaded(changes: ObjectChanges, schema: RealmSchema, documents?: ChangedDocuments): Promise<Instruction[]> {
+    const out: Instruction[] = [];
     for (const [key, group] of changes.objects) {
       const table = schema.get(group.table);
       if (!table || table.embedded || table.asymmetric) continue;
-      const erased = group.instructions[group.instructions.length - 1]!.type === 'EraseObject';
-      if (erased && this.held.has(key)) this.release(key, { table: group.table, object: group.object });
-      else if (!erased && !this.held.has(key)) this.hold(key, { table: group.table, object: group.object });
+      const object = { table: group.table, object: group.object };
+      if (group.instructions[group.instructions.length - 1]!.type === 'EraseObject') {
+        if (this.held.has(key)) this.release(key, object);
+        continue;
+      }
+      const found = await this.visibleWhole(group.table, primaryKeyValue(group.object, table.primaryKey?.bsonType), documents?.has(key) ? documents.get(key) ?? null : undefined);
+      if (found) {
+        if (!this.held.has(key)) this.hold(key, object);
+        continue;
+      }
+      out.push({ type: 'EraseObject', table: group.table, object: group.object });
+      if (this.held.has(key)) this.release(key, object);
     }
+    return out;
   }
 
   /**

@@ -91,3 +91,8 @@ export interface ChangesetEntry {
    */
   bytes?: Uint8Array;
 }
+
+/** AddTable, AddColumn, EraseTable, EraseColumn: instructions on the schema, not on an object. */
+export function isSchemaInstruction(instruction: Instruction): boolean {
+  return instruction.type === 'AddTable' || instruction.type === 'AddColumn' || instruction.type === 'EraseTable' || instruction.type === 'EraseColumn';
+}
