@@ -276,6 +276,75 @@ describe('flexible sync against dist/cli.js serve', { skip, timeout: 240_000 }, 
   });
 });
 
+describe('flexible sync: writes made before the client has its new query\'s bootstrap', { skip, timeout: 240_000 }, () => {
+  let served: ServedDist;
+  let adaId: string;
+  const ada = { type: 'emailPassword', email: 'ada@example.com', password: 'ada-Passw0rd' };
+  const script = (extra: Record<string, unknown>) => ({ baseUrl: served.url, appId: served.appId, flexible: true, schema: ITEM_SCHEMA, timeoutMs: 10000, ...extra });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-flexible-offline-'));
+
+  async function storedItem(id: { $oid: string }): Promise<Record<string, unknown> | null> {
+    const login = await fetch(`${served.app}/auth/providers/local-userpass/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: ada.email, password: ada.password }),
+    });
+    const { access_token: token } = await login.json() as { access_token: string };
+    const res = await fetch(`${served.app}/graphql`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: 'query($id: ObjectId!) { item(query: {_id: $id}) { name done } }', variables: { id: id.$oid } }),
+    });
+    const body = await res.json() as { data: { item: Record<string, unknown> | null } };
+    return body.data.item;
+  }
+
+  before(async () => {
+    served = await serveDist({ appDir: flexibleApp() });
+    adaId = await registerUser(served.app, ada.email, ada.password);
+  });
+  after(async () => {
+    await served?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('an offline copy of an object a later query brings loses to the server\'s object, on the server and on the client', async () => {
+    const seeded = await runProbe(script({
+      credentials: ada, subscriptions: [`Item=owner_id == "${adaId}"`],
+      steps: [{ write: { op: 'create', type: 'Item', value: { _id: oid(101), owner_id: adaId, name: 'server copy', done: false } } }, { waitUpload: true }],
+    }));
+    assertOk(seeded, 'seed');
+    // The device holds only ada's finished items, then, offline, subscribes to her open ones and creates its
+    // own copy of one the server has.
+    assertOk(await runProbe(script({ credentials: ada, dataDir, subscriptions: [{ name: 'finished', type: 'Item', query: `owner_id == "${adaId}" AND done == true` }], steps: [{ waitDownload: true }] })), 'first sync');
+    const offline = await runProbe(script({
+      credentials: ada, dataDir, offline: true,
+      steps: [
+        { subscribe: [{ name: 'open', type: 'Item', query: `owner_id == "${adaId}" AND done == false` }] },
+        { write: { op: 'create', type: 'Item', value: { _id: oid(101), owner_id: adaId, name: 'local copy', done: false } } },
+      ],
+    }));
+    assertOk(offline, 'offline');
+    const back = await runProbe(script({ credentials: ada, dataDir, steps: [{ waitSubscriptions: true }, { waitUpload: true }, { waitDownload: true }, { dump: true }] }));
+    assertOk(back, 'back online');
+    assert.deepEqual(back.objects('Item').map((i) => i.name), ['server copy']);
+    assert.deepEqual(await storedItem(oid(101)), { name: 'server copy', done: false });
+  });
+
+  test('a client may change an object out of its view: the change is kept and the object leaves the client', async () => {
+    const run = await runProbe(script({
+      credentials: ada, subscriptions: [`Item=owner_id == "${adaId}" AND done == false`], cancelWaitsOnError: true,
+      steps: [
+        { expect: { type: 'Item', count: 1 } },
+        { write: { op: 'update', type: 'Item', id: oid(101), value: { done: true } } },
+        { waitUpload: true },
+        { expect: { type: 'Item', count: 0, withinMs: 5000 } },
+        { sleepMs: 500 },
+      ],
+    }));
+    assertOk(run, 'changed out of view');
+    assert.deepEqual(run.events('sync_error'), [], 'no compensating write');
+    assert.deepEqual(await storedItem(oid(101)), { name: 'server copy', done: true });
+  });
+});
+
 describe('flexible sync: a client file\'s view outlives the runtime (kill -9 while the client is away)', { skip, timeout: 240_000 }, () => {
   const state = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-flexible-life-'));
   const dataDir = path.join(state, 'data');

@@ -62,7 +62,7 @@ describe('hostile Realm sync clients', { timeout: 120_000 }, () => {
     assert.ok(error.type === 'json_error');
     assert.equal(error.errorCode, 114);
     assert.equal(error.session, 0);
-    const body = JSON.parse(error.body) as { action: string; tryAgain: boolean; message: string };
+    const body = error.body as { action: string; tryAgain: boolean; message: string };
     assert.equal(body.action, 'ApplicationBug');
     assert.equal(body.tryAgain, false);
     assert.match(body.message, /flexible sync to an app that uses partition-based sync/);
