@@ -113,6 +113,8 @@ export interface SharedFlexibleBootstrap {
 }
 /** An upload committed as one is one journal record, one BSON document (at most 16 MiB): larger ones are written one by one. */
 const MAX_COMMIT_BYTES = 8 * 1024 * 1024;
+/** Compensating writes kept per client file until it downloads their reverts (realm clients have a few at most). */
+const MAX_PENDING_COMPENSATIONS = 256;
 /** Flexible history entries whose documents are kept for the sessions' filtering (the newest ones). */
 const ENTRIES_WITH_DOCUMENTS = 1_000;
 
@@ -457,7 +459,10 @@ export class RealmSyncEngine {
           // The revert is a server version of its own, which the client has once it downloaded the revert:
           // until then the compensating write is sent again (next to that version) in each session.
           const version = await this.newServerVersion(history);
-          (file.compensations ??= []).push({ serverVersion: version, clientVersion: changeset.clientVersion, objects: encodeHeld(applied.rejected), reasons: applied.rejected.map((r) => r.reason) });
+          const pending = (file.compensations ??= []);
+          pending.push({ serverVersion: version, clientVersion: changeset.clientVersion, objects: encodeHeld(applied.rejected), reasons: applied.rejected.map((r) => r.reason) });
+          // A client that never downloads its reverts cannot grow its record without bound: the oldest go.
+          if (pending.length > MAX_PENDING_COMPENSATIONS) pending.splice(0, pending.length - MAX_PENDING_COMPENSATIONS);
           for (const r of applied.rejected) uploader.reverted.set(heldKey(r.table, r.object), version);
         }
         // Durable in the history: other sessions may have it now (an IDENT after a crash recovers this
