@@ -10,7 +10,7 @@ import type { EvaluationUser } from '../../../core/rules';
 import { partitionId, partitionText, type SyncError } from '../../../core/sync';
 import { SYNC_ERRORS } from '../service';
 import type { Logger } from '../../http/server';
-import type { ClientFileRecord, PartitionHistory, PendingCompensation } from '../history/history';
+import type { ClientFileRecord, HistoryEntry, PartitionHistory, PendingCompensation } from '../history/history';
 import type { ViewChange } from '../history/views';
 import { WireError } from '../wire/errors';
 import type { ChangesetEntry, Instruction } from '../wire/instructions';
@@ -853,6 +853,15 @@ export class RealmSyncConnection {
       const viewChanges: ViewChange[] = [];
       let bytes = 0;
       let compensation: PendingCompensation | undefined;
+      // A changeset of `entry`'s version for the batch; true when the batch is full.
+      const add = (entry: HistoryEntry, bytesOut: Uint8Array, originFileIdent = entry.originFileIdent, originalSize = bytesOut.length): boolean => {
+        batch.push({
+          version: BigInt(entry.version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: entry.timestamp,
+          originFileIdent: BigInt(originFileIdent), originalChangesetSize: originalSize, instructions: [], bytes: bytesOut,
+        });
+        bytes += bytesOut.length;
+        return bytes >= DOWNLOAD_BATCH_BYTES;
+      };
       for (const entry of pending) {
         compensation = session.view && file.compensations?.find((c) => c.serverVersion === entry.version);
         // Its own message, after what came before it.
@@ -866,15 +875,7 @@ export class RealmSyncConnection {
             if (!this.isLive(session)) return;
             const journal = session.view.takeJournal();
             if (journal) viewChanges.push({ version: entry.version, ...journal });
-            if (erased.length > 0) {
-              const bytesOut = encodeChangeset(erased);
-              batch.push({
-                version: BigInt(entry.version), lastIntegratedRemoteVersion: BigInt(entry.clientVersion), originTimestamp: entry.timestamp,
-                originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: bytesOut.length, instructions: [], bytes: bytesOut,
-              });
-              bytes += bytesOut.length;
-              if (bytes >= DOWNLOAD_BATCH_BYTES) break;
-            }
+            if (erased.length > 0 && add(entry, encodeChangeset(erased), SERVER_FILE_IDENT)) break;
           }
           continue;
         }
@@ -886,21 +887,10 @@ export class RealmSyncConnection {
           const journal = session.view.takeJournal();
           if (journal) viewChanges.push({ version: entry.version, ...journal });
           if (filtered.instructions.length === 0) continue;
-          const bytesOut = filtered.unchanged ? entry.changeset : encodeChangeset(filtered.instructions);
-          batch.push({
-            version: BigInt(entry.version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: entry.timestamp,
-            originFileIdent: BigInt(entry.originFileIdent), originalChangesetSize: bytesOut.length, instructions: [], bytes: bytesOut,
-          });
-          bytes += bytesOut.length;
-          if (bytes >= DOWNLOAD_BATCH_BYTES) break;
+          if (add(entry, filtered.unchanged ? entry.changeset : encodeChangeset(filtered.instructions))) break;
           continue;
         }
-        batch.push({
-          version: BigInt(entry.version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: entry.timestamp,
-          originFileIdent: BigInt(entry.originFileIdent), originalChangesetSize: entry.originalSize || entry.changeset.length, instructions: [], bytes: entry.changeset,
-        });
-        bytes += entry.changeset.length;
-        if (bytes >= DOWNLOAD_BATCH_BYTES) break;
+        if (add(entry, entry.changeset, entry.originFileIdent, entry.originalSize || entry.changeset.length)) break;
       }
       if (viewChanges.length > 0) {
         // Recorded before the DOWNLOAD leaves, so the record is never behind what the client may have.

@@ -107,6 +107,11 @@ export function compileQueryBody(body: string, collectionOfType: (type: string) 
   return { ok: true, tables };
 }
 
+/** The document a changeset left behind (null: erased), or undefined when it is not known (read the store). */
+function writtenDocument(documents: ChangedDocuments | undefined, key: string): Document | null | undefined {
+  return documents?.has(key) ? documents.get(key) ?? null : undefined;
+}
+
 /** The key of an object in a view and in `ChangedDocuments`. */
 export const heldKey = (table: string, key: PrimaryKey) => `${table}\u0000${primaryKeyText(key)}`;
 
@@ -297,7 +302,7 @@ export class FlexibleView {
         unchanged = false;
         continue;
       }
-      const found = await this.visibleWhole(group.table, primaryKeyValue(group.object, table.primaryKey?.bsonType), documents?.has(key) ? documents.get(key) ?? null : undefined);
+      const found = await this.visibleWhole(group.table, primaryKeyValue(group.object, table.primaryKey?.bsonType), writtenDocument(documents, key));
       const doc = found?.view;
       const wasHeld = this.held.has(key);
       if (found && wasHeld) {
@@ -337,7 +342,7 @@ export class FlexibleView {
         if (this.held.has(key)) this.release(key, object);
         continue;
       }
-      const found = await this.visibleWhole(group.table, primaryKeyValue(group.object, table.primaryKey?.bsonType), documents?.has(key) ? documents.get(key) ?? null : undefined);
+      const found = await this.visibleWhole(group.table, primaryKeyValue(group.object, table.primaryKey?.bsonType), writtenDocument(documents, key));
       if (found) {
         if (!this.held.has(key)) this.hold(key, object);
         continue;

@@ -6,7 +6,7 @@
 // against the same bootstrap, or the two sides diverge (a local copy of an object the bootstrap brings keeps
 // the client's values on the server and the server's values on the client). Kept per client file until its
 // uploads show it integrated the bootstrap (an upload based on the bootstrap's version or later).
-import { heldKey } from './flexible';
+import { changesByObject } from './flexible';
 import type { TimedChangeset } from '../merge/transform';
 import { parseChangeset } from '../wire/changeset';
 import { isSchemaInstruction, type Instruction } from '../wire/instructions';
@@ -39,8 +39,10 @@ const MAX_INDEXED_INSTRUCTIONS = 2_000_000;
 interface Kept {
   sent: SentBootstrap;
   /** Parsed on the first concurrent upload: schema instructions, and each object's instructions by `heldKey`. */
-  index?: { schema: Instruction[]; objects: Map<string, Instruction[]>; size: number };
+  index?: BootstrapIndex;
 }
+
+interface BootstrapIndex { schema: Instruction[]; objects: Map<string, Instruction[]>; size: number }
 
 export class SentBootstraps {
   private readonly byFile = new Map<number, Kept[]>();
@@ -71,8 +73,7 @@ export class SentBootstraps {
     for (const k of kept) if (k.sent.version <= upload.baseVersion) this.forget(k);
     if (unseen.length === 0) this.byFile.delete(file);
     else this.byFile.set(file, unseen);
-    const touched = new Set<string>();
-    for (const i of upload.instructions) if ('object' in i) touched.add(heldKey(i.table, i.object));
+    const touched = [...changesByObject(upload.instructions).objects.keys()];
     return unseen.filter((k) => k.sent.clientVersion < upload.clientVersion).map((k) => {
       const index = this.indexOf(k);
       const instructions = [...index.schema];
@@ -83,40 +84,18 @@ export class SentBootstraps {
         keep: (transformed) => {
           index.schema = transformed.instructions.filter(isSchemaInstruction);
           for (const key of touched) index.objects.delete(key);
-          for (const i of transformed.instructions) {
-            if (!('object' in i)) continue;
-            const key = heldKey(i.table, i.object);
-            const list = index.objects.get(key);
-            if (list) list.push(i);
-            else index.objects.set(key, [i]);
-          }
+          for (const [key, group] of changesByObject(transformed.instructions).objects) index.objects.set(key, group.instructions);
         },
       };
     });
   }
 
-  /** The client file is gone (reset, deleted): its bootstraps with it. */
-  forgetFile(file: number): void {
-    for (const k of this.byFile.get(file) ?? []) this.forget(k);
-    this.byFile.delete(file);
-  }
-
-  private indexOf(k: Kept): NonNullable<Kept['index']> {
+  private indexOf(k: Kept): BootstrapIndex {
     if (k.index) return k.index;
-    const schema: Instruction[] = [];
-    const objects = new Map<string, Instruction[]>();
     const instructions = k.sent.changesets.flatMap((bytes) => parseChangeset(bytes));
-    for (const i of instructions) {
-      if (!('object' in i)) {
-        if (isSchemaInstruction(i)) schema.push(i);
-        continue;
-      }
-      const key = heldKey(i.table, i.object);
-      const list = objects.get(key);
-      if (list) list.push(i);
-      else objects.set(key, [i]);
-    }
-    k.index = { schema, objects, size: instructions.length };
+    const objects = new Map<string, Instruction[]>();
+    for (const [key, group] of changesByObject(instructions).objects) objects.set(key, group.instructions);
+    k.index = { schema: instructions.filter(isSchemaInstruction), objects, size: instructions.length };
     this.indexedInstructions += instructions.length;
     this.shed(k);
     return k.index;
