@@ -60,9 +60,15 @@ export interface DataAccessOptions {
   onWarning?(message: string): void;
 }
 
+/** A collection as a caller may use it: the store's interface, and a question about a write put without writing it. */
+export interface RuleCheckedCollection extends StoreCollection {
+  /** Whether the rules let the caller turn `prev` into `next` (null: no document), without writing. */
+  permits(prev: Document | null, next: Document | null): Promise<boolean>;
+}
+
 export interface DataScope {
-  /** A collection of a data source as this user may use it; the same interface as the store's. */
-  collection(dataSource: string, database: string, collection: string): StoreCollection;
+  /** A collection of a data source as this user may use it. */
+  collection(dataSource: string, database: string, collection: string): RuleCheckedCollection;
 }
 
 export interface DataAccess {
@@ -156,15 +162,17 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
 const INTERNAL_POLICY: CollectionPolicy = { rules: NO_RULES };
 
 /** A system collection whose pipelines may not name an internal database as a `$lookup`/`$out`/`$merge`/… target. */
-function withPipelineTargetsChecked(collection: StoreCollection): StoreCollection {
+function withPipelineTargetsChecked(collection: StoreCollection): RuleCheckedCollection {
   const aggregate = (pipeline: Document[]): Promise<Document[]> => {
     const violation = findPipelineViolation(pipeline, { allowCrossCollection: true, refusedDatabases: RUNTIME_DATABASES });
     if (violation) return Promise.reject(notPermitted('aggregate', describeViolation(violation)));
     return collection.aggregate(pipeline);
   };
-  return new Proxy(collection, {
+  return new Proxy(collection as RuleCheckedCollection, {
     get(target, key) {
       if (key === 'aggregate') return aggregate;
+      // The system bypasses rules: every write is permitted.
+      if (key === 'permits') return () => Promise.resolve(true);
       const value: unknown = Reflect.get(target, key, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -539,7 +547,7 @@ interface WritePlan {
 
 interface Change { prev: Document; next: Document }
 
-class RuledCollection implements StoreCollection {
+class RuledCollection implements RuleCheckedCollection {
   private readonly namespace: string;
 
   constructor(private readonly scope: RequestScope, private readonly policy: CollectionPolicy, private readonly inner: StoreCollection) {
@@ -899,6 +907,18 @@ class RuledCollection implements StoreCollection {
 
   createIndex(field: string): Promise<string> {
     return this.inner.createIndex(field);
+  }
+
+  async permits(prev: Document | null, next: Document | null): Promise<boolean> {
+    const prepared = await this.scope.prepare(this.policy);
+    if (prepared.candidates.length === 0) return false;
+    try {
+      if (next) return await this.run(checkWrite(prepared, prev ?? undefined, next, this.namespace));
+      return prev === null || await this.run(checkDelete(prepared, prev, this.namespace));
+    } catch (e) {
+      if (e instanceof DataAccessError) return false;
+      throw e;
+    }
   }
 }
 

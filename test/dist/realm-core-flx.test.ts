@@ -7,13 +7,8 @@ import { describeRealmCoreSuite } from './fixtures/realm-core-suite';
 const KNOWN_FAILING = new Map<string, string>([
   ['flx: interrupted bootstrap restarts/recovers on reconnect', 'timed out waiting for the restarted bootstrap'],
   ['flx: bootstrap batching prevents orphan documents', 'timed out in "exception occurs during bootstrap application"'],
-  ['flx: data ingest', 'a schema mismatch on IsAsymmetric is InvalidSchemaChange, the suite expects BadChangeset; then timed out'],
-  ['flx: data ingest - write not allowed', 'expects error write_not_allowed'],
-  ['flx: send client error', 'timed out after the client reported error 212'],
   ['flx: bootstraps contain all changes', 'an object changed during the bootstrap is missing from it'],
-  ['flx: compensating write errors get re-sent across sessions', 'fails in some runs (passes in others): one of the two compensating writes sent again in the next session never reaches the error handler'],
   ['flx: bootstrap changesets are applied continuously', 'the client crashes (SIGSEGV)'],
-  ['flx: pause and resume bootstrapping at query version 0', 'subscription set 0 stays AwaitingMark'],
 ]);
 
 describeRealmCoreSuite({ title: 'flx_sync.cpp + client_reset.cpp', spec: '[baas]', files: ['flx_sync.cpp', 'client_reset.cpp'], knownFailing: KNOWN_FAILING });

@@ -309,9 +309,13 @@ export class RealmSyncConnection {
     switch (message.type) {
       case 'ping': return this.send({ type: 'pong', timestamp: message.timestamp });
       case 'bind': return this.bind(message);
-      case 'json_error':
-        this.log.warn(`${this.describe(this.sessions.get(message.session))}: the client reported error ${message.errorCode}: ${message.body.slice(0, 500)}`);
+      case 'json_error': {
+        const session = this.sessions.get(message.session);
+        this.log.warn(`${this.describe(session)}: the client reported error ${message.errorCode}: ${message.body.slice(0, 500)}`);
+        // A client that could not integrate what it was sent cannot go on from its file: it must reset.
+        if (session && session.state !== 'ended') this.enqueue(session, async () => this.sessionError(session, SYNC_ERRORS.badClientFile(`the client reported error ${message.errorCode} integrating what it was sent`)));
         return;
+      }
       case 'unbind': return this.unbind(message.session);
       case 'ident': case 'upload': case 'mark': {
         const session = this.sessions.get(message.session);
@@ -626,7 +630,11 @@ export class RealmSyncConnection {
       case 'mark': {
         if (session.state !== 'identified') return this.fail(109, 'Bad input message order: MARK before IDENT');
         await this.pump(session);
-        if (session.state === 'identified') this.send({ type: 'mark', session: session.ident, requestIdent: message.requestIdent });
+        if (!this.isLive(session)) return;
+        this.send({ type: 'mark', session: session.ident, requestIdent: message.requestIdent });
+        // A resumed flexible client with nothing to download: the answer completes its download (realm-core
+        // completes it on the MARK when it holds the server's version); the session's first DOWNLOAD follows.
+        if (!session.sentFirstDownload && !session.bootstrapPending) this.sendDownload(session, []);
       }
     }
   }
@@ -799,27 +807,37 @@ export class RealmSyncConnection {
     for (const o of objects) if (!schema.get(o.table)?.asymmetric) revert.push(...await view.revert(schema, o.table, o.object));
     if (!this.isLive(session)) return;
     const version = compensation.serverVersion;
+    const rejected = {
+      rejectedUpdates: objects.map((o, i) => ({ table: o.table, pk: encodeBase64PrimaryKey(o.object), reason: compensation.reasons[i] ?? '' })),
+      rejectedClientVersion: compensation.clientVersion,
+    };
     const journal = view.takeJournal();
     if (journal) {
       await engine.history.views.saveChanges(session.clientFile!.ident, view.recordSequence++, view.queryVersion, [{ version, ...journal }]);
       if (!this.isLive(session)) return;
     }
     session.downloadServerVersion = version;
+    const revertDownload: ChangesetEntry = {
+      version: BigInt(version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
+      originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions: revert,
+    };
+    if (objects.every((o) => schema.get(o.table)?.asymmetric)) {
+      // Nothing can be put back, so the write is refused outright (write_not_allowed, no server version), which
+      // ends the session. The DOWNLOAD goes first: it acknowledges the upload, so a reset does not send it again.
+      this.sendDownload(session, [revertDownload]);
+      return this.sessionError(session, SYNC_ERRORS.writeNotAllowed(compensation.reasons.join('; ')), rejected);
+    }
     this.send({
       type: 'json_error', errorCode: 231, session: session.ident,
       body: {
         message: `Client attempted a write that is not allowed; it has been reverted: ${compensation.reasons.join('; ')}`,
         tryAgain: true, action: 'Warning', shouldClientReset: false, isRecoveryModeDisabled: engine.service.runtimeState.running?.settings.isRecoveryModeDisabled ?? false, logURL: '',
-        rejectedUpdates: objects.map((o, i) => ({ table: o.table, pk: encodeBase64PrimaryKey(o.object), reason: compensation.reasons[i] ?? '' })),
+        ...rejected,
         compensatingWriteServerVersion: version,
-        rejectedClientVersion: compensation.clientVersion,
       },
     });
     // Sent even with nothing to revert: the client reports the compensating write once it integrates a changeset of that version.
-    this.sendDownload(session, [{
-      version: BigInt(version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
-      originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions: revert,
-    }]);
+    this.sendDownload(session, [revertDownload]);
   }
 
   private schedulePump(session: Session): void {
@@ -903,7 +921,9 @@ export class RealmSyncConnection {
         if (!this.isLive(session)) return;
       }
     }
-    if (!session.sentFirstDownload || session.reportedUploadVersion !== file.uploadClientVersion) this.sendDownload(session, []);
+    // A flexible client resuming with nothing to download gets its first DOWNLOAD with the answer to its MARK.
+    const waitsForMark = !session.sentFirstDownload && session.view !== undefined;
+    if (!waitsForMark && (!session.sentFirstDownload || session.reportedUploadVersion !== file.uploadClientVersion)) this.sendDownload(session, []);
   }
 
   private sendDownload(session: Session, changesets: ChangesetEntry[], batchState: 'moreToCome' | 'lastInBatch' | 'steadyState' = 'steadyState'): void {
@@ -944,7 +964,7 @@ export class RealmSyncConnection {
   }
 
   /** A session-level error: JSON_ERROR (the client answers with UNBIND), the session ends. */
-  private sessionError(session: Session, error: SyncError | EngineError): void {
+  private sessionError(session: Session, error: SyncError | EngineError, details: Record<string, unknown> = {}): void {
     if (session.state === 'ended') return;
     this.endSession(session);
     const recoveryDisabled = this.options.engine.service.runtimeState.running?.settings.isRecoveryModeDisabled ?? false;
@@ -954,6 +974,7 @@ export class RealmSyncConnection {
       action: error.code === 212 ? 'ProtocolViolation' : error.action === 'client-reset' && recoveryDisabled ? 'ClientResetNoRecovery' : ACTIONS[error.action],
       shouldClientReset: error.action === 'client-reset', isRecoveryModeDisabled: recoveryDisabled, logURL: '',
       ...(error.action === 'retry-later' ? { backoffIntervalSec: 5, backoffMaxDelaySec: 300, backoffMultiplier: 2 } : {}),
+      ...details,
     };
     if (this.info.protocolVersion >= 4) this.send({ type: 'json_error', errorCode: error.code, session: session.ident, body });
     else this.send({ type: 'error', errorCode: error.code, message: error.message, tryAgain: error.tryAgain, session: session.ident });

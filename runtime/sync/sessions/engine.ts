@@ -9,7 +9,7 @@ import { Binary, BSON, EJSON, Long } from 'bson';
 import { membershipOf, partitionId, partitionText, type PartitionSettings, type SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
 import type { ChangeEvent } from '../../store/changes';
-import { byId, StoreError, SYNC_METADATA_DATABASE, StoreErrorCode, type CommitWrite, type Document, type DocumentStore, type StoreCollection } from '../../store/types';
+import { byId, StoreError, SYNC_METADATA_DATABASE, StoreErrorCode, type CommitWrite, type Document, type DocumentStore } from '../../store/types';
 import type { EvaluationUser } from '../../../core/rules';
 import { SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
 import { mergeChangesets, type TimedChangeset } from '../merge/transform';
@@ -19,10 +19,11 @@ import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstr
 import { primaryKeyForClients, primaryKeyOf, primaryKeyText, primaryKeyValue, requiredDefaults, syncTimestamp } from '../translate/values';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import { isSchemaInstruction, type Instruction, type PrimaryKey } from '../wire/instructions';
+import type { RuleCheckedCollection } from '../../data/access';
 import { DataAccessError } from '../../data/errors';
 import type { QueriedFields } from '../devmode';
 import { SentBootstraps, type ConcurrentBootstrap } from './sent-bootstraps';
-import { changesByObject, encodeHeld, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type UserCollections } from './flexible';
+import { changesByObject, encodeHeld, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type StoredCollections, type UserCollections } from './flexible';
 
 /** An uploaded changeset as the session hands it over. */
 export interface UploadedChangeset {
@@ -57,7 +58,7 @@ export interface RealmSyncEngineOptions {
   /** Development mode, flexible sync: object types a client declared asymmetric join `asymmetric_tables` (then the app reloads). */
   addAsymmetricTables?(tables: string[]): Promise<void>;
   /** Flexible sync: a data source's collections as the user may use them (the runtime's rule-checked data access). */
-  dataFor?(user: EvaluationUser): { collection(dataSource: string, database: string, collection: string): StoreCollection };
+  dataFor?(user: EvaluationUser): { collection(dataSource: string, database: string, collection: string): RuleCheckedCollection };
 }
 
 /** Flexible sync keeps one history for the whole app under this partition id. */
@@ -167,7 +168,7 @@ export class RealmSyncEngine {
   }
 
   /** Flexible sync: the synced collections unchecked (what a view reads to tell what of a document the user may not read). */
-  storedCollections(): UserCollections {
+  storedCollections(): StoredCollections {
     return (collection) => this.options.store.collection(collection.database, collection.collection);
   }
 
@@ -511,11 +512,13 @@ export class RealmSyncEngine {
         const outside = entry.after
           ? !entry.table.asymmetric && !uploader.selects(type, entry.after) && !(entry.before && uploader.selects(type, entry.before))
           : entry.before !== null && !uploader.selects(type, entry.before);
+        const store = uploader.collections(entry.collection);
         if (outside) {
-          reject(entry, `${notAllowed(entry)}; object is outside of the current query view`);
+          // A write the rules refuse is refused for that, whether in view or not (the reason says which).
+          if (await store.permits(entry.before, entry.after)) reject(entry, `${notAllowed(entry)}; object is outside of the current query view`);
+          else reject(entry, notAllowed(entry), 'no role lets the user write it, and it is outside of the current query view');
           continue;
         }
-        const store = uploader.collections(entry.collection);
         try {
           // The rules' write filter narrows what a write matches: nothing matched is a refusal.
           let matched = true;
@@ -523,14 +526,18 @@ export class RealmSyncEngine {
             if (entry.before) matched = (await store.deleteOne({ _id: entry.id as never })).deletedCount === 1;
           } else if (!entry.before) await store.insertOne(entry.after);
           else matched = (await store.replaceOne({ _id: entry.id as never }, entry.after)).matchedCount === 1;
-          if (!matched) reject(entry, `${notAllowed(entry)}; permission denied`, `no role lets the user ${entry.after ? 'update' : 'delete'} it`);
+          if (!matched) reject(entry, notAllowed(entry), `no role lets the user ${entry.after ? 'update' : 'delete'} it`);
         } catch (e) {
+          // Data ingest only creates: an object whose primary key was ingested before is dropped, as the platform did.
+          if (e instanceof StoreError && e.code === StoreErrorCode.DuplicateKey && entry.table.asymmetric) continue;
+          // Checked before the store sees the key: dropped all the same (not read up front: ingest stays lookup-free).
+          if (e instanceof DataAccessError && entry.table.asymmetric && await this.options.store.collection(entry.collection.database, entry.collection.collection).findOne({ _id: entry.id as never })) continue;
           if (e instanceof StoreError && e.code === StoreErrorCode.DuplicateKey) {
-            reject(entry, `${notAllowed(entry)}; permission denied`, 'a document the user may not read has this primary key');
+            reject(entry, notAllowed(entry), 'a document the user may not read has this primary key');
             continue;
           }
           if (!(e instanceof DataAccessError)) throw e;
-          reject(entry, `${notAllowed(entry)}; permission denied`, e.message);
+          reject(entry, notAllowed(entry), e.message);
         }
       }
     });

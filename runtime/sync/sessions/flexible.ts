@@ -5,6 +5,7 @@
 // its client file's record, so a resuming client's view is known exactly. Pure of the wire: it turns
 // documents and history instructions into the instructions a client of this view must get.
 import { compileSubscription, type QueryableFieldSettings } from '../../../core/rql';
+import type { RuleCheckedCollection } from '../../data/access';
 import type { Document, StoreCollection } from '../../store/types';
 import type { SyncedCollection } from '../service';
 import { changeInstructions, documentInstructions } from '../translate/documents';
@@ -14,7 +15,9 @@ import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import type { Instruction, PathElement, PrimaryKey } from '../wire/instructions';
 
 /** The user's rule-checked collections (the runtime's data access for this user). */
-export type UserCollections = (collection: SyncedCollection) => StoreCollection;
+export type UserCollections = (collection: SyncedCollection) => RuleCheckedCollection;
+/** The synced collections as stored, rules aside. */
+export type StoredCollections = (collection: SyncedCollection) => StoreCollection;
 
 /** A rule-checked collection that decides in memory what the user may read of a document (the runtime's data access). */
 interface ReadViewCollection extends StoreCollection {
@@ -152,7 +155,7 @@ export class FlexibleView {
    * data, the app's rules); uploads are then checked with the new role. `stored`: the same collections
    * unchecked, where the view reads a document whole to tell which of its fields the user may not read.
    */
-  constructor(public collections: UserCollections, private readonly stored: UserCollections) {}
+  constructor(public collections: UserCollections, private readonly stored: StoredCollections) {}
 
   setQueries(version: number, tables: Map<string, TableQuery>): void {
     this.queryVersion = version;
