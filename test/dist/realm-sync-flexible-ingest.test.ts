@@ -336,8 +336,8 @@ describe('flexible sync: asymmetric (data ingest) objects and bad subscription i
     const { token } = await login(served, ada.email, ada.password);
     const client = await connect(served, token);
     await identify(client, 1);
-    await identify(client, 2);
     await client.next((m) => m.type === 'download' && m.session === 1);
+    await identify(client, 2);
     client.send({ type: 'json_error', session: 1, errorCode: 212, body: JSON.stringify({ message: 'Failed to apply received changeset' }) });
     const answer = await client.next((m) => m.type === 'error' || (m.type === 'json_error' && m.session === 1));
     assert.equal(answer.type === 'json_error' && answer.errorCode, 217, json(answer));

@@ -82,11 +82,26 @@ function toWorking(changeset: TimedChangeset): WorkingChangeset {
 }
 
 function fromWorking(changeset: WorkingChangeset): TimedChangeset {
+  const { source, slots } = changeset;
+  // Left as it was: the input itself, so a caller keeping reciprocal forms keeps only those that differ.
+  if (slots.length === source.instructions.length && slots.every((slot, i) => slot.instr !== null && sameInstruction(slot.instr, source.instructions[i]!))) return source;
   return {
     instructions: changeset.slots.flatMap((slot) => (slot.instr ? [slot.instr] : [])),
     originTimestamp: changeset.source.originTimestamp,
     originFileIdent: changeset.source.originFileIdent,
   };
+}
+
+/** Transforms replace an instruction's fields and edit only its path in place, so fields compare by identity and the path by element. */
+function sameInstruction(a: Instruction, b: Instruction): boolean {
+  const fieldsOfA = Object.keys(a);
+  if (fieldsOfA.length !== Object.keys(b).length) return false;
+  return fieldsOfA.every((key) => {
+    const x = (a as unknown as Record<string, unknown>)[key];
+    const y = (b as unknown as Record<string, unknown>)[key];
+    if (x === y) return true;
+    return key === 'path' && Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((element, i) => element === y[i]);
+  });
 }
 
 // Payloads are never modified in place (AddInteger folding replaces `value`), so only paths are copied.

@@ -662,9 +662,15 @@ export class RealmSyncEngine {
     // instructions the upload also declared, which no later upload of this client declares again.
     if (!schemaOnly) {
       order.forEach((o, i) => {
-        if ('entry' in o) forms!.set(o.entry.version, merged.ours[i]!);
-        else o.bootstrap.keep(merged.ours[i]!);
+        const form = merged.ours[i]!;
+        // A changeset the upload left as it was needs no form of its own (a base-0 upload would otherwise keep
+        // a copy of the whole history for its client file).
+        if ('entry' in o) {
+          if (form === concurrent[i] && !forms!.has(o.entry.version)) return;
+          forms!.set(o.entry.version, form);
+        } else o.bootstrap.keep(form);
       });
+      if (forms.size === 0) this.reciprocal.delete(file.ident);
     }
     return { ok: true, instructions: merged.theirs[0]!.instructions };
   }
