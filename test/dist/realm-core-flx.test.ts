@@ -3,12 +3,9 @@
 // writes, TEST_COMMAND, client errors, and client resets in both sync modes.
 import { describeRealmCoreSuite } from './fixtures/realm-core-suite';
 
-/** Failing on 2026-12-03, with what the failure showed; each one that passes comes off the list. */
+/** Failing on 2026-12-04, with what the failure showed; each one that passes comes off the list. */
 const KNOWN_FAILING = new Map<string, string>([
-  ['flx: interrupted bootstrap restarts/recovers on reconnect', 'timed out waiting for the restarted bootstrap'],
-  ['flx: bootstrap batching prevents orphan documents', 'timed out in "exception occurs during bootstrap application"'],
   ['flx: bootstraps contain all changes', 'an object changed during the bootstrap is missing from it'],
-  ['flx: bootstrap changesets are applied continuously', 'the client crashes (SIGSEGV)'],
 ]);
 
 describeRealmCoreSuite({ title: 'flx_sync.cpp + client_reset.cpp', spec: '[baas]', files: ['flx_sync.cpp', 'client_reset.cpp'], knownFailing: KNOWN_FAILING });

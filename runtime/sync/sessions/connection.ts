@@ -17,7 +17,7 @@ import type { ChangesetEntry, Instruction } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
 import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine, type UploadedChangeset } from './engine';
 import { compileQueryBody, decodeHeld, FlexibleView, type CompiledQueries, type UserCollections } from './flexible';
-import { encodeBase64PrimaryKey, encodeChangeset } from '../wire/changeset';
+import { encodeBase64PrimaryKey, encodeChangeset, encodeChangesetBatches } from '../wire/changeset';
 import { syncTimestamp } from '../translate/values';
 import { SERVER_FILE_IDENT } from '../history/history';
 import { TrafficLog, type TrafficEntry } from './traffic';
@@ -35,8 +35,11 @@ function uploadedChangesets(message: Extract<ClientMessage, { type: 'upload' }>)
 }
 /** For each user's rule-checked collections, what their rules' outcome depends on (the user with custom data). */
 const rulesOutcomeKeys = new WeakMap<UserCollections, string>();
-/** Instructions per changeset (and DOWNLOAD) of a flexible bootstrap. */
-const BOOTSTRAP_CHANGESET_INSTRUCTIONS = 20_000;
+/**
+ * A flexible bootstrap's changesets (one per DOWNLOAD): closed at this many instructions or bytes, so a large
+ * bootstrap comes in several messages as the platform's did (realm-core's bootstrap tests count on it).
+ */
+const BOOTSTRAP_CHANGESET_LIMITS = { maxInstructions: 20_000, maxBytes: 1_000_000 };
 /** WebSocket close codes realm-core reads as an authentication failure (its RLM_ERR_WEBSOCKET_UNAUTHORIZED / _FORBIDDEN). */
 const WS_CLOSE_UNAUTHORIZED = 4001;
 const WS_CLOSE_FORBIDDEN = 4002;
@@ -533,8 +536,8 @@ export class RealmSyncConnection {
   }
 
   /**
-   * Sends the active query version's bootstrap at the server version the client has reached: changesets of at
-   * most BOOTSTRAP_CHANGESET_INSTRUCTIONS instructions, one per DOWNLOAD, `moreToCome` until the `lastInBatch`
+   * Sends the active query version's bootstrap at the server version the client has reached: changesets
+   * within BOOTSTRAP_CHANGESET_LIMITS, one per DOWNLOAD, `moreToCome` until the `lastInBatch`
    * one (the client applies them together).
    */
   private async bootstrapView(session: Session, next?: { version: number; tables: Parameters<FlexibleView['setQueries']>[1]; body: string }): Promise<void> {
@@ -569,8 +572,7 @@ export class RealmSyncConnection {
       }
       const instructions = await view.bootstrap(await engine.realmSchema());
       if (!this.isLive(session)) return;
-      const changesets: Uint8Array[] = [];
-      for (let start = 0; start === 0 || start < instructions.length; start += BOOTSTRAP_CHANGESET_INSTRUCTIONS) changesets.push(encodeChangeset(instructions.slice(start, start + BOOTSTRAP_CHANGESET_INSTRUCTIONS)));
+      const changesets = encodeChangesetBatches(instructions, BOOTSTRAP_CHANGESET_LIMITS);
       // The documents the bootstrap read hold everything up to the latest version, this client's uploads included.
       const version = session.history!.latest;
       // Encoded once, sent to this client and to the next ones with the same queries and rule outcome.
@@ -605,7 +607,7 @@ export class RealmSyncConnection {
       this.sendDownload(session, [{
         version: BigInt(version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: timestamp,
         originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: bytes.length, instructions: [], bytes,
-      }], i === changesets.length - 1 ? 'lastInBatch' : 'moreToCome');
+      }], i === changesets.length - 1 ? 'lastInBatch' : 'moreToCome', (i + 1) / changesets.length);
     });
     await this.pump(session);
   }
@@ -926,7 +928,7 @@ export class RealmSyncConnection {
     if (!waitsForMark && (!session.sentFirstDownload || session.reportedUploadVersion !== file.uploadClientVersion)) this.sendDownload(session, []);
   }
 
-  private sendDownload(session: Session, changesets: ChangesetEntry[], batchState: 'moreToCome' | 'lastInBatch' | 'steadyState' = 'steadyState'): void {
+  private sendDownload(session: Session, changesets: ChangesetEntry[], batchState: 'moreToCome' | 'lastInBatch' | 'steadyState' = 'steadyState', progressEstimate = 1): void {
     const history = session.history!;
     const file = session.clientFile!;
     session.sentFirstDownload = true;
@@ -937,7 +939,7 @@ export class RealmSyncConnection {
       latestServerVersion: BigInt(history.latest), latestServerVersionSalt: history.salt,
       uploadClientVersion: BigInt(file.uploadClientVersion), uploadServerVersion: BigInt(file.uploadServerVersion),
       downloadableBytes: 0n, changesets,
-      ...(session.view ? { flexible: { queryVersion: BigInt(session.view.queryVersion), batchState, progressEstimate: 1 } } : {}),
+      ...(session.view ? { flexible: { queryVersion: BigInt(session.view.queryVersion), batchState, progressEstimate } } : {}),
     });
   }
 

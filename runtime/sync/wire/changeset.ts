@@ -626,6 +626,10 @@ class ChangesetWriter {
   result(): Uint8Array {
     return this.buffer.slice(0, this.length);
   }
+
+  get size(): number {
+    return this.length;
+  }
 }
 
 function internPrimaryKey(writer: ChangesetWriter, key: PrimaryKey): void {
@@ -889,6 +893,28 @@ export function encodeChangeset(instructions: readonly Instruction[], options: E
   });
   for (; next < planned.length; next++) writer.intern(planned[next].value);
   return writer.result();
+}
+
+/**
+ * Encodes instructions as consecutive changesets, each closed once it holds `maxInstructions` instructions or
+ * `maxBytes` bytes (so one may pass `maxBytes` by its last instruction): a bootstrap the platform sends in
+ * several DOWNLOAD messages. Always at least one changeset, empty when there is no instruction.
+ */
+export function encodeChangesetBatches(instructions: readonly Instruction[], limits: { maxInstructions: number; maxBytes: number }): Uint8Array[] {
+  const batches: Uint8Array[] = [];
+  let writer = new ChangesetWriter();
+  let count = 0;
+  for (const instruction of instructions) {
+    internInstruction(writer, instruction);
+    writeInstruction(writer, instruction);
+    if (++count >= limits.maxInstructions || writer.size >= limits.maxBytes) {
+      batches.push(writer.result());
+      writer = new ChangesetWriter();
+      count = 0;
+    }
+  }
+  if (count > 0 || batches.length === 0) batches.push(writer.result());
+  return batches;
 }
 
 /**
