@@ -329,6 +329,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   const realmSync: RealmSyncEngine = new RealmSyncEngine({
     service: sync, store, log, ...(clock ? { now: () => clock.now() } : {}),
     dataFor: (user) => state.data.forUser(user as FunctionUser),
+    rulesReadUser: () => state.data.rulesReadUser,
     applySchema: async (types) => {
       const running = sync.runtimeState.running;
       if (!running) throw new Error('sync is not enabled');

@@ -73,6 +73,8 @@ export interface DataScope {
 
 export interface DataAccess {
   forUser(user: DataPrincipal, request?: Record<string, unknown>): DataScope;
+  /** Whether some collection's rules read `%%user` (or call a function): if not, every user gets the same outcome. */
+  readonly rulesReadUser: boolean;
 }
 
 /** Everything about one collection that does not depend on the user, compiled once. */
@@ -125,6 +127,7 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
   };
 
   return {
+    rulesReadUser: [...policies.values(), ...defaultPolicies.values()].some((policy) => policy.rules.readsUser),
     forUser(principal, request) {
       if (principal === 'system') {
         return {

@@ -48,6 +48,8 @@ export interface CollectionRules {
   readonly filters: readonly CompiledFilter[];
   /** Some expression calls an app function (`%function`), so its outcome may change between requests. */
   readonly callsFunctions: boolean;
+  /** Some expression reads `%%user` or calls a function (which may read it): users may get different outcomes. */
+  readonly readsUser: boolean;
 }
 
 export const TRUE: Permission = { kind: 'const', value: true };
@@ -58,10 +60,20 @@ export function compileRules(value: unknown, source: 'collection' | 'default'): 
   const config = isRecord(value) ? value : {};
   const roles = Array.isArray(config.roles) ? config.roles.filter(isRecord).map((role, i) => compileRole(role, i)) : [];
   const filters = Array.isArray(config.filters) ? config.filters.filter(isRecord).map(compileFilter) : [];
-  return { source, roles, filters, callsFunctions: containsKey(config, '%function') };
+  const callsFunctions = containsKey(config, '%function');
+  return { source, roles, filters, callsFunctions, readsUser: callsFunctions || mentionsUser(config) };
 }
 
-export const NO_RULES: CollectionRules = { source: 'none', roles: [], filters: [], callsFunctions: false };
+export const NO_RULES: CollectionRules = { source: 'none', roles: [], filters: [], callsFunctions: false, readsUser: false };
+
+/** A `%%user…` expansion as a key or a value anywhere in the rules (deeper than 64 levels counts as one). */
+function mentionsUser(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.startsWith('%%user');
+  if (typeof value !== 'object' || value === null) return false;
+  if (depth > 64) return true;
+  if (Array.isArray(value)) return value.some((item) => mentionsUser(item, depth + 1));
+  return Object.entries(value).some(([k, v]) => k.startsWith('%%user') || mentionsUser(v, depth + 1));
+}
 
 function containsKey(value: unknown, key: string, depth = 0): boolean {
   if (depth > 64 || typeof value !== 'object' || value === null) return false;

@@ -3,9 +3,7 @@
 // writes, TEST_COMMAND, client errors, and client resets in both sync modes.
 import { describeRealmCoreSuite } from './fixtures/realm-core-suite';
 
-/** Failing on 2026-12-04, with what the failure showed; each one that passes comes off the list. */
-const KNOWN_FAILING = new Map<string, string>([
-  ['flx: bootstraps contain all changes', 'an object changed during the bootstrap is missing from it'],
-]);
+/** Failing cases with what the failure showed (none since 2026-12-04); each one that passes comes off the list. */
+const KNOWN_FAILING = new Map<string, string>();
 
 describeRealmCoreSuite({ title: 'flx_sync.cpp + client_reset.cpp', spec: '[baas]', files: ['flx_sync.cpp', 'client_reset.cpp'], knownFailing: KNOWN_FAILING });

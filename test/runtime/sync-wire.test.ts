@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import { WebSocket, WebSocketServer } from 'ws';
 import {
   encodeChangeset,
+  encodeChangesetBatches,
   parseChangeset,
   parseChangesetWithStrings,
   DEFAULT_CHANGESET_LIMITS,
@@ -299,6 +300,17 @@ describe('changeset codec', () => {
       '05 00 01 c0 40 01 00', // AddInteger T[int -65, written as 64 with the sign bit: 0x80|64, 0x40|0] . a, path []
       'ac 02', // 300: 0x80|(300 & 0x7f), then 300 >> 7
     ].join('').replaceAll(' ', ''));
+  });
+
+  it('a bootstrap in batches: each changeset closed at its instruction or byte limit, together the same instructions', () => {
+    const big = 'x'.repeat(1000);
+    const instructions: Instruction[] = Array.from({ length: 50 }, (_, i) => ({ type: 'Update', table: 'T', object: { type: 'int', value: BigInt(i) }, field: 'f', path: [], value: { type: 'string', value: big }, isDefault: false, priorSize: 0 }));
+    const byBytes = encodeChangesetBatches(instructions, { maxInstructions: 1000, maxBytes: 10_000 });
+    assert.equal(byBytes.length, 5, '10 updates of ~1 KB fill each 10 KB batch');
+    for (const batch of byBytes.slice(0, -1)) assert.ok(batch.length >= 10_000 && batch.length < 11_100, `batch of ${batch.length} bytes`);
+    assert.deepEqual(byBytes.flatMap((batch) => parseChangeset(batch)), instructions, 'each batch stands alone (its own strings)');
+    assert.deepEqual(encodeChangesetBatches(instructions, { maxInstructions: 20, maxBytes: 1e9 }).map((batch) => parseChangeset(batch).length), [20, 20, 10]);
+    assert.deepEqual(encodeChangesetBatches([], { maxInstructions: 20, maxBytes: 1e9 }).map((batch) => batch.length), [0], 'no instruction: one empty changeset');
   });
 
   it('an empty changeset is no bytes at all', () => {

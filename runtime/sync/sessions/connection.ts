@@ -3,7 +3,6 @@
 // DOWNLOAD (bootstrap, then the history the client has not seen), MARK, UNBIND; PING/PONG; errors for a
 // session (JSON_ERROR, the session ends) or the connection (ERROR, the connection closes). Messages of one
 // session are handled in order; sessions run independently.
-import { EJSON } from 'bson';
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { EvaluationUser } from '../../../core/rules';
@@ -33,7 +32,7 @@ function uploadedChangesets(message: Extract<ClientMessage, { type: 'upload' }>)
     instructions: c.instructions, size: c.bytes?.length ?? 0,
   }));
 }
-/** For each user's rule-checked collections, what their rules' outcome depends on (the user with custom data). */
+/** For each user's rule-checked collections, what their rules' outcome depends on (`RealmSyncEngine.ruleOutcomeKey`). */
 const rulesOutcomeKeys = new WeakMap<UserCollections, string>();
 /**
  * A flexible bootstrap's changesets (one per DOWNLOAD): closed at this many instructions or bytes, so a large
@@ -467,7 +466,7 @@ export class RealmSyncConnection {
     const user = { ...this.info.user, custom_data: customData ?? {} };
     const collections = engine.userCollections(user);
     // What the rules' outcome depends on: clients with the same one and the same queries share a bootstrap.
-    rulesOutcomeKeys.set(collections, EJSON.stringify(user as never, { relaxed: false }));
+    rulesOutcomeKeys.set(collections, engine.ruleOutcomeKey(user));
     return collections;
   }
 
@@ -551,25 +550,28 @@ export class RealmSyncConnection {
       // A client with no subscription yet (a new client file, or a first QUERY) gets what any client with the
       // same queries and rule outcome gets: such a bootstrap is built once and shared.
       const fromNothing = (view.queryVersion === 0 || session.downloadServerVersion === 0) && view.holdsNothing();
+      const queryVersion = next ? next.version : view.queryVersion;
+      const body = next ? next.body : session.initialQueryBody;
+      const sharedKey = fromNothing && body !== undefined && rulesOutcomeKeys.has(view.collections)
+        ? `${rulesOutcomeKeys.get(view.collections)}\u0000${queryVersion}\u0000${body}` : undefined;
+      const history = session.history!;
+      const cached = sharedKey === undefined ? undefined : engine.sharedFlexibleBootstrap(sharedKey, history);
+      // A client never goes back to an older server version: a bootstrap older than the client's version
+      // serves when the history between them changed no object (a new client's schema upload, empty ones).
+      // Like the platform's cached snapshots, it may be older than the latest version: the history after it
+      // follows as for any client catching up, before the MARK that completes the query version.
+      const shared = cached && history.since(cached.version).every((e) => e.version > session.downloadServerVersion || engine.entryChanges(e).objects.size === 0) ? cached : undefined;
       if (next) {
         // In the history's queue nothing is appended meanwhile: what the client holds is brought up to the
         // latest version under the old queries, so the bootstrap only adds and erases objects (a client
-        // that was not bootstrapped yet gets this version's bootstrap alone).
-        await this.pump(session);
+        // that was not bootstrapped yet gets this version's bootstrap alone; one that holds nothing needs
+        // nothing brought up before a shared bootstrap).
+        if (!shared) await this.pump(session);
         if (!this.isLive(session)) return;
         view.setQueries(next.version, next.tables);
       }
       session.bootstrapPending = false;
-      const body = next ? next.body : session.initialQueryBody;
-      const sharedKey = fromNothing && body !== undefined && rulesOutcomeKeys.has(view.collections)
-        ? `${rulesOutcomeKeys.get(view.collections)}\u0000${view.queryVersion}\u0000${body}` : undefined;
-      const shared = sharedKey === undefined ? undefined : engine.sharedFlexibleBootstrap(sharedKey, session.history!);
-      // A client never goes back to an older server version: a bootstrap older than the client's version
-      // serves when the history between them changed no object (a new client's schema upload, empty ones).
-      const history = session.history!;
-      if (shared && history.since(shared.version).every((e) => e.version > session.downloadServerVersion || engine.entryChanges(e).objects.size === 0)) {
-        return this.sendBootstrap(session, shared.changesets, Math.max(shared.version, session.downloadServerVersion), shared.held);
-      }
+      if (shared) return this.sendBootstrap(session, shared.changesets, Math.max(shared.version, session.downloadServerVersion), shared.held);
       const instructions = await view.bootstrap(await engine.realmSchema());
       if (!this.isLive(session)) return;
       const changesets = encodeChangesetBatches(instructions, BOOTSTRAP_CHANGESET_LIMITS);

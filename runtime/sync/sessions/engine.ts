@@ -59,6 +59,8 @@ export interface RealmSyncEngineOptions {
   addAsymmetricTables?(tables: string[]): Promise<void>;
   /** Flexible sync: a data source's collections as the user may use them (the runtime's rule-checked data access). */
   dataFor?(user: EvaluationUser): { collection(dataSource: string, database: string, collection: string): RuleCheckedCollection };
+  /** Whether the running rules read `%%user` (or call functions); unknown counts as yes. */
+  rulesReadUser?(): boolean;
 }
 
 /** Flexible sync keeps one history for the whole app under this partition id. */
@@ -165,6 +167,14 @@ export class RealmSyncEngine {
       if (!scope) throw new Error('flexible sync needs the runtime\'s data access');
       return scope.collection(dataSource, collection.database, collection.collection);
     };
+  }
+
+  /**
+   * What a user's rule outcome depends on, as a key: the user with custom data when the rules read `%%user`
+   * (or call a function), else one key for every user (their sessions may share a bootstrap, as the platform's did).
+   */
+  ruleOutcomeKey(user: EvaluationUser): string {
+    return this.options.rulesReadUser?.() === false ? 'every user' : `user ${EJSON.stringify(user as never, { relaxed: false })}`;
   }
 
   /** Flexible sync: the synced collections unchecked (what a view reads to tell what of a document the user may not read). */
