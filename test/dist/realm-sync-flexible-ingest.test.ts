@@ -307,6 +307,38 @@ describe('flexible sync: asymmetric (data ingest) objects and bad subscription i
     assert.deepEqual(notes.notes, [], 'neither note was written');
   });
 
+  test('a bootstrap kept for sharing never reaches a user whose rules select otherwise, even a client old enough to take it', async () => {
+    const adas = await login(served, ada.email, ada.password);
+    const bobs = await login(served, bob.email, bob.password);
+    const noteId = new ObjectId(oid(50).$oid);
+    await graphqlData(served, adas.token, 'mutation($id: ObjectId!, $o: String!) { insertOneNote(data: {_id: $id, owner_id: $o, text: "ada alone"}) { _id } }', { id: noteId.toHexString(), o: adaId });
+    // Bob's client is identified before ada's bootstrap and its router paused: a bootstrap kept since would
+    // be recent enough for it, so only the rules' outcome keeps ada's from serving him.
+    const bobClient = await connect(served, bobs.token);
+    await identify(bobClient, 1);
+    await bobClient.next((m) => sessionOf(m) === 1 && m.type === 'download');
+    bobClient.send({ type: 'test_command', session: 1, requestIdent: 1n, body: '{"command":"PAUSE_ROUTER_SESSION"}' });
+    await bobClient.next((m) => sessionOf(m) === 1 && m.type === 'test_command');
+    const body = '{"Note":"TRUEPREDICATE"}';
+    const bootstrapOf = async (client: RawSyncClient) => {
+      client.send({ type: 'query', session: 1, queryVersion: 1n, body });
+      const objects: string[] = [];
+      for (;;) {
+        const m = await client.next((x) => x.type === 'error' || (sessionOf(x) === 1 && (x.type === 'download' || x.type === 'json_error' || x.type === 'query_error')));
+        assert.equal(m.type, 'download', json(m));
+        if (m.type !== 'download') return objects;
+        for (const c of m.changesets) for (const i of c.instructions) if (i.type === 'CreateObject' && i.object.type === 'objectId') objects.push(i.object.value.toHexString());
+        if (m.flexible?.queryVersion === 1n && m.flexible.batchState === 'lastInBatch') return objects;
+      }
+    };
+    const adaClient = await connect(served, adas.token);
+    await identify(adaClient, 1);
+    assert.ok((await bootstrapOf(adaClient)).includes(noteId.toHexString()), 'ada\'s bootstrap holds her note');
+    assert.ok(!(await bootstrapOf(bobClient)).includes(noteId.toHexString()), 'bob\'s, with the same query, does not');
+    adaClient.close();
+    bobClient.close();
+  });
+
   test('an asymmetric write the rules refuse is write_not_allowed (230): a client reset, the refused objects listed, no server version; the session ends', async () => {
     const { token } = await login(served, ada.email, ada.password);
     const client = await connect(served, token);

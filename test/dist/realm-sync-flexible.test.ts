@@ -210,6 +210,18 @@ describe('flexible sync against dist/cli.js serve', { skip, timeout: 240_000 }, 
     assert.deepEqual(await fresh('a client with nothing changed since'), third);
   });
 
+  test('a bootstrap shared between clients never crosses users whose rules differ: a new user with the same query gets only her own', async () => {
+    const gwen = { type: 'emailPassword', email: 'gwen@example.com', password: 'gwen-Passw0rd', register: true };
+    const query = 'Item=done == false';
+    await graphql(ada.email, ada.password, 'mutation($o: String!) { insertOneItem(data: {_id: "65b000000000000000000311", owner_id: $o, name: "ada alone", done: false}) { _id } }', { o: adaId });
+    const adas = await runProbe(script({ credentials: ada, subscriptions: [query], steps: [{ waitDownload: true }, { dump: true }] }));
+    assertOk(adas, 'ada builds the bootstrap');
+    assert.ok(adas.objects('Item').some((i) => i.name === 'ada alone'));
+    const gwens = await runProbe(script({ credentials: gwen, subscriptions: [query], steps: [{ waitDownload: true }, { dump: true }] }));
+    assertOk(gwens, 'gwen, same query');
+    assert.deepEqual(gwens.objects('Item'), [], 'the owner rule reads %%user.id: gwen gets nothing of ada\'s');
+  });
+
   describe('a client file resumes with what it held: what left its view while it was away is erased', () => {
     const dave = { type: 'emailPassword', email: 'dave@example.com', password: 'dave-Passw0rd' };
     let daveId: string;

@@ -110,6 +110,19 @@ describe('document filters', () => {
   });
 });
 
+describe('whether rules read the user', () => {
+  test('%%user as a value or a key, or a %function, makes the outcome per user; rules on documents alone do not', async () => {
+    const readsUser = async (rules: Record<string, unknown>) => (await setup(rules)).data.rulesReadUser;
+    const role = (extra: Record<string, unknown>) => ({ roles: [{ name: 'r', apply_when: {}, read: true, write: false, ...extra }] });
+    assert.equal(await readsUser(OWNER_ONLY), true, 'a document filter on %%user.id');
+    assert.equal(await readsUser(role({ apply_when: { '%%user.custom_data.admin': true } })), true, 'a key');
+    assert.equal(await readsUser(role({ apply_when: { '%%true': { '%function': { name: 'isAdmin' } } } })), true, 'a function');
+    assert.equal(await readsUser(role({ document_filters: { read: { tags: { '%in': ['a', '%%user.data.email'] } }, write: false } })), true, 'in an array');
+    assert.equal(await readsUser(role({ document_filters: { read: { public: true }, write: false } })), false, 'documents only');
+    assert.equal(await readsUser(role({ apply_when: { '%%root.owner': '%%values.owner' } })), false, '%%root and %%values');
+  });
+});
+
 describe('role selection', () => {
   const ADMIN_OR_OWNER = {
     roles: [
