@@ -5,9 +5,12 @@
 //      download complete), median of per-round ratios, rounds alternating which goes first         goal ≤ 1.3×
 //   2. a write uploaded by client A → the DOWNLOAD carrying it at the last of 100 clients subscribed with the
 //      same query, p95 (the same with 100 clients of one partition printed beside, writes alternating)  goal ≤ 20 ms
-// Clients of 2 are raw protocol clients in this process (fixtures/realm-sync-peers.ts), so one clock times
+//   3. a role change through the Admin API (`PUT …/rules/{id}`, a read filter hiding half the watched items, then
+//      showing them again) → the DOWNLOAD with the objects leaving or arriving at the last of the same 100 clients,
+//      p95 over the changes                                                                             goal ≤ 1 s
+// Clients of 2 and 3 are raw protocol clients in this process (fixtures/realm-sync-peers.ts), so one clock times
 // both ends. Everything is on 127.0.0.1 and bounded in time.
-// Run: node --import tsx bench/realm-sync-flexible.bench.ts [--objects 10000] [--rounds 5] [--watchers 100] [--fan-out-writes 100]
+// Run: node --import tsx bench/realm-sync-flexible.bench.ts [--objects 10000] [--rounds 5] [--watchers 100] [--fan-out-writes 100] [--role-changes 20]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +27,10 @@ const OBJECTS = option('objects', 10_000);
 const ROUNDS = option('rounds', 5);
 const WATCHERS = option('watchers', 100);
 const FAN_OUT_WRITES = option('fan-out-writes', 100);
+const ROLE_CHANGES = option('role-changes', 20);
+/** Role changes not counted at the start (the first reloads warm the code up). */
+const WARMUP_ROLE_CHANGES = 2;
+const ADMIN = { username: 'bench-admin@example.com', password: 'bench-admin-Passw0rd' };
 /** Writes not counted at the start of the series (connections and code warming up). */
 const WARMUP_WRITES = 5;
 /** Pause between two writes, so each one meets an idle server as a user's write would. */
@@ -92,6 +99,35 @@ async function seedDataDir(dir: string): Promise<void> {
   }
 }
 
+/** `benchdb.Item`'s rule: everyone reads and writes every item, or (`hideCompleted`) only the items not complete. */
+function itemRule(hideCompleted: boolean): Record<string, unknown> {
+  const filter = hideCompleted ? { isComplete: false } : true;
+  return { roles: [{ name: 'everyone', apply_when: {}, document_filters: { read: filter, write: filter }, read: true, write: true, insert: true, delete: true, search: true }], filters: [] };
+}
+
+/** The Admin API's address of `benchdb.Item`'s rule on a runtime started with ADMIN's credentials. */
+async function itemRuleUrl(origin: string, appId: string): Promise<{ url: string; token: string }> {
+  const call = async <T>(url: string, init: RequestInit = {}, token?: string): Promise<T> => {
+    const res = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+    if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${await res.text()}`);
+    return res.json() as Promise<T>;
+  };
+  const admin = `${origin}/api/admin/v3.0`;
+  const { access_token: token } = await call<{ access_token: string }>(`${admin}/auth/providers/local-userpass/login`, { method: 'POST', body: JSON.stringify(ADMIN) });
+  const profile = await call<{ roles: { group_id: string }[] }>(`${admin}/auth/profile`, {}, token);
+  const group = profile.roles[0]!.group_id;
+  const apps = await call<{ _id: string; client_app_id: string }[]>(`${admin}/groups/${group}/apps`, {}, token);
+  const app = apps.find((a) => a.client_app_id === appId);
+  if (!app) throw new Error(`the Admin API lists no app ${appId}`);
+  const base = `${admin}/groups/${group}/apps/${app._id}`;
+  const services = await call<{ _id: string; name: string }[]>(`${base}/services`, {}, token);
+  const service = services.find((s) => s.name === 'mongodb-atlas')!;
+  const rules = await call<{ _id: string; database: string; collection: string }[]>(`${base}/services/${service._id}/rules`, {}, token);
+  const rule = rules.find((r) => r.database === DATABASE && r.collection === 'Item');
+  if (!rule) throw new Error('the Admin API lists no rule of benchdb.Item');
+  return { url: `${base}/services/${service._id}/rules/${rule._id}`, token };
+}
+
 function rename(id: ObjectId, name: string): Instruction[] {
   return [{ type: 'Update', table: 'Item', object: { type: 'objectId', value: id }, field: 'name', path: [], value: { type: 'string', value: name }, isDefault: false, priorSize: 0 }];
 }
@@ -136,7 +172,7 @@ async function main(): Promise<void> {
       const dataDir = path.join(root, `data-${mode}`);
       writeApp(appDir, mode);
       fs.cpSync(seedDir, dataDir, { recursive: true });
-      const runtime = await startInspectableRuntime(appDir, dataDir);
+      const runtime = await startInspectableRuntime(appDir, dataDir, ['--admin-user', ADMIN.username, '--admin-password', ADMIN.password]);
       runtimes.push(runtime);
       servers[mode] = { runtime, baseUrl: new URL(runtime.appUrl).origin, appId: runtime.appUrl.slice(runtime.appUrl.lastIndexOf('/') + 1) };
     }
@@ -207,6 +243,27 @@ async function main(): Promise<void> {
       console.log(`write → last of ${WATCHERS}, ${mode.padEnd(9)}  p50 ${percentile(values, 50).toFixed(2).padStart(6)} ms  p95 ${percentile(values, 95).toFixed(2).padStart(6)} ms  max ${Math.max(...values).toFixed(2).padStart(6)} ms  (${values.length} writes)`);
     }
     console.log(goalLine(`write by client A → the last of ${WATCHERS} subscribed clients' DOWNLOAD (same query), p95`, percentile(latencies.flexible, 95), '<=', 20, ' ms'));
+
+    // 3. The rule of the watched items changes through the Admin API: half of them leave every watcher's view,
+    // then come back. Timed from the request to the last watcher's DOWNLOAD carrying the change.
+    const flexible = audiences.find((a) => a.mode === 'flexible')!;
+    const rule = await itemRuleUrl(servers.flexible.baseUrl, servers.flexible.appId);
+    const roleChangeMs: number[] = [];
+    for (let i = 0; i < ROLE_CHANGES + WARMUP_ROLE_CHANGES; i++) {
+      const arrivals = flexible.watchers.map((w) => w.waitFor((a) => a.head[0] === 'download' && a.hasBody, 20_000));
+      const sentAt = performance.now();
+      const res = await fetch(rule.url, { method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${rule.token}` }, body: JSON.stringify(itemRule(i % 2 === 0)) });
+      if (!res.ok) throw new Error(`role change ${i}: PUT ${res.status} ${await res.text()}`);
+      const received = await Promise.all(arrivals).catch((error: Error) => { throw new Error(`role change ${i}: ${error.message}`); });
+      if (i >= WARMUP_ROLE_CHANGES) roleChangeMs.push(Math.max(...received.map((a) => a.at)) - sentAt);
+    }
+    // What the changes did: with the completed items hidden, a new client gets the other half.
+    const hide = await fetch(rule.url, { method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${rule.token}` }, body: JSON.stringify(itemRule(true)) });
+    if (!hide.ok) throw new Error(`hiding the completed items: PUT ${hide.status}`);
+    const visible = Array.from({ length: WATCHED_OBJECTS }, (_, n) => OBJECTS + n).filter((n) => n % 2 !== 0).length;
+    await probeOk(runProbe({ baseUrl: servers.flexible.baseUrl, appId: servers.flexible.appId, credentials, schema: ITEM_SCHEMA, timeoutMs: 30_000, dump: false, flexible: true, subscriptions: [`Item=_partition == "${WATCHED}"`], steps: [{ expect: { type: 'Item', count: visible } }] }), 'a new client under the role hiding completed items');
+    console.log(`role change → last of ${WATCHERS}  p50 ${percentile(roleChangeMs, 50).toFixed(0)} ms  p95 ${percentile(roleChangeMs, 95).toFixed(0)} ms  max ${Math.max(...roleChangeMs).toFixed(0)} ms  (${roleChangeMs.length} changes)`);
+    console.log(goalLine(`a role change (Admin API) → the last of ${WATCHERS} connected flexible clients' DOWNLOAD, p95`, percentile(roleChangeMs, 95) / 1000, '<=', 1, ' s'));
     console.log(`(${((performance.now() - benchStart) / 1000).toFixed(0)} s; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})`);
   } finally {
     clearTimeout(watchdog);
