@@ -601,6 +601,28 @@ async function soak(server) {
     errors === 0 && lost === 0 && growth < 25);
 }
 
+// ---------------------------------------------------------------- flexible sync merge attacks (issue 33, items 6 and 7)
+
+/** sync-merge-attacks.ts in a child (it speaks the Realm protocol with the runtime's own codec, through tsx). */
+async function syncMergeAttacks() {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'sync-merge-attacks.ts'), ...(SHORT ? ['--short'] : [])], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { err = (err + d).slice(-4000); });
+  const code = await new Promise((resolve) => child.once('exit', (c) => resolve(c)));
+  const line = out.trim().split('\n').pop();
+  let r;
+  try { r = JSON.parse(line); } catch { r = undefined; }
+  if (code !== 0 || !r) {
+    figure(`flexible sync merge attacks: the attack script failed (exit ${code}): ${err.slice(-1500)}`, false);
+    return;
+  }
+  figure(`flexible sync merge attacks: ${r.memoryFiles} client files each uploading a base-0 changeset over a ${r.history}-entry history (all ${r.notes} of a victim's notes, winning every conflict) leave ${r.retainedMiB.toFixed(1)} MiB of heap behind; ${r.refused} refused, ${r.overwritten} of the victim's notes changed (goal ≤ 64 MiB / ${r.memoryFiles} / 0)`,
+    r.retainedMiB <= 64 && r.refused === r.memoryFiles && r.overwritten === 0);
+  figure(`flexible sync merge attacks: ${r.stallUploads} such uploads in flight; another user's new client file, bootstrap and acknowledged upload took ${Math.round(r.innocentMs)} ms (the attacks ${Math.round(r.attacksMs)} ms) (goal ≤ 2500 ms)`, r.innocentMs <= 2500);
+}
+
 // ---------------------------------------------------------------- main
 
 async function main() {
@@ -610,6 +632,7 @@ async function main() {
   try {
     if (SECURITY_ONLY) {
       await securitySuite({ prepareApp, startServer, stopServer, send, login, figure, APP_ID, CLI });
+      await syncMergeAttacks();
       return finish();
     }
     let server = await startServer(app);
@@ -622,6 +645,7 @@ async function main() {
     await soak(server);
     await stopServer(server);
     await securitySuite({ prepareApp, startServer, stopServer, send, login, figure, APP_ID, CLI });
+    await syncMergeAttacks();
   } finally {
     cleanup();
     fs.rmSync(app.root, { recursive: true, force: true });

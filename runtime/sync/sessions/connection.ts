@@ -497,7 +497,7 @@ export class RealmSyncConnection {
         version: BigInt(session.downloadServerVersion), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
         originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions: changes,
       }]);
-    });
+    }, this.info.user.id);
   }
 
   /**
@@ -580,7 +580,7 @@ export class RealmSyncConnection {
       // Encoded once, sent to this client and to the next ones with the same queries and rule outcome.
       if (sharedKey !== undefined) engine.keepFlexibleBootstrap(sharedKey, { version, held: view.heldBytes(), changesets });
       return this.sendBootstrap(session, changesets, version);
-    });
+    }, this.info.user.id);
   }
 
   /**
@@ -650,9 +650,9 @@ export class RealmSyncConnection {
     const ident = Number(message.clientFileIdent);
     const reset = (code: number, name: string, why: string) => this.sessionError(session, { code, name, message: why, action: 'client-reset', tryAgain: false });
     if (session.clientFile && session.clientFile.ident !== ident) return reset(208, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): the server gave this session client file ${session.clientFile.ident}, not ${ident}`);
-    // Read in the history's queue: an upload of this client file still being integrated (from a session
-    // that just ended) has saved its record by then.
-    const file = session.clientFile ?? await engine.run(session.partitionId!, () => engine.history.clientFile(ident));
+    // Read in the history's queue, after this user's earlier tasks: an upload of this client file still being
+    // integrated (from a session that just ended) has saved its record by then.
+    const file = session.clientFile ?? await engine.run(session.partitionId!, () => engine.history.clientFile(ident), this.info.user.id);
     if (!file || file.salt !== message.clientFileIdentSalt) {
       return reset(208, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): client file ${ident} is unknown to this server (its sync history was reset or terminated); the client must reset`);
     }

@@ -23,6 +23,7 @@ import type { RuleCheckedCollection } from '../../data/access';
 import { DataAccessError } from '../../data/errors';
 import type { QueriedFields } from '../devmode';
 import { SentBootstraps, type ConcurrentBootstrap } from './sent-bootstraps';
+import { FairQueue } from './fair-queue';
 import { changesByObject, encodeHeld, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type StoredCollections, type UserCollections } from './flexible';
 
 /** An uploaded changeset as the session hands it over. */
@@ -62,6 +63,9 @@ export interface RealmSyncEngineOptions {
   /** Whether the running rules read `%%user` (or call functions); unknown counts as yes. */
   rulesReadUser?(): boolean;
 }
+
+/** The owner of flexible queue tasks that record store writes (not a user's): they go first. */
+const STORE_WRITES = '\u0000store writes';
 
 /** Flexible sync keeps one history for the whole app under this partition id. */
 export const FLEXIBLE_HISTORY = '__flexible';
@@ -135,6 +139,7 @@ export class RealmSyncEngine {
   private schema?: RealmSchema;
   private readonly bootstraps = new Map<string, { version: number; changeset: Uint8Array; instructionCount: number }>();
   private readonly flexibleBootstraps = new Map<string, SharedFlexibleBootstrap>();
+  private readonly flexibleQueue = new FairQueue(STORE_WRITES);
   private declared?: Promise<Map<string, Instruction[]>>;
   private readonly now: () => number;
   /**
@@ -217,8 +222,13 @@ export class RealmSyncEngine {
     if (this.entriesWithDocs.length > ENTRIES_WITH_DOCUMENTS) this.entryDocs.delete(this.entriesWithDocs.shift()!);
   }
 
-  /** Runs `task` after every earlier task of the partition. */
-  run<T>(partition: string, task: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `task` after every earlier task of the partition. In flexible sync's one app-wide queue, `owner`
+   * (a user id) takes turns with the other owners waiting, store writes first (FairQueue): one user's
+   * backlog of costly uploads does not stall everyone else's bootstraps and uploads.
+   */
+  run<T>(partition: string, task: () => Promise<T>, owner = STORE_WRITES): Promise<T> {
+    if (partition === FLEXIBLE_HISTORY) return this.flexibleQueue.run(owner, task);
     const previous = this.queues.get(partition) ?? Promise.resolve();
     const next = previous.then(task, task);
     const settled = next.catch(() => undefined);
@@ -482,7 +492,7 @@ export class RealmSyncEngine {
       }
       await finish();
       return { ok: true as const, rejected };
-    });
+    }, uploader.userId);
   }
 
   private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], changeset: UploadedChangeset): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[]; documents: ChangedDocuments } | { ok: false; error: EngineError }> {
@@ -645,7 +655,18 @@ export class RealmSyncEngine {
     let forms = this.reciprocal.get(file.ident);
     if (!forms) this.reciprocal.set(file.ident, (forms = new Map()));
     for (const version of forms.keys()) if (version <= changeset.baseVersion) forms.delete(version);
-    const concurrentEntries = history.since(Math.max(changeset.baseVersion, 0)).filter((e) => e.originFileIdent !== file.ident);
+    // realm's merge rules set an instruction against those of the same object, and schema instructions against
+    // schema instructions: an entry that changes the schema or an object the upload touches may change it or
+    // be changed by it; the others are passed by (so a changeset based on version 0 costs a look at each
+    // entry, not a merge with the whole history).
+    const touched = changesByObject(instructions).objects;
+    const meets = (entry: HistoryEntry) => {
+      const changes = this.entryChanges(entry);
+      if (changes.schemaChanges) return true;
+      for (const key of touched.keys()) if (changes.objects.has(key)) return true;
+      return false;
+    };
+    const concurrentEntries = history.since(Math.max(changeset.baseVersion, 0)).filter((e) => e.originFileIdent !== file.ident && meets(e));
     // Flexible sync: the bootstraps the client integrated before this changeset reached the server, each
     // where the client met it (after the history entries of its version).
     const bootstraps = history.partition === FLEXIBLE_HISTORY ? this.sentBootstraps.concurrentWith(file.ident, { ...changeset, instructions }) : [];
