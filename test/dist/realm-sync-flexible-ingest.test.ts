@@ -337,6 +337,7 @@ describe('flexible sync: asymmetric (data ingest) objects and bad subscription i
     assert.ok(!(await bootstrapOf(bobClient)).includes(noteId.toHexString()), 'bob\'s, with the same query, does not');
     adaClient.close();
     bobClient.close();
+    await graphqlData(served, adas.token, 'mutation($id: ObjectId!) { deleteOneNote(query: {_id: $id}) { _id } }', { id: noteId.toHexString() });
   });
 
   test('an asymmetric write the rules refuse is write_not_allowed (230): a client reset, the refused objects listed, no server version; the session ends', async () => {
