@@ -328,7 +328,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   sync = new SyncService({ dataDir, store, log, ...(clock ? { now: () => clock.now() } : {}) });
   const realmSync: RealmSyncEngine = new RealmSyncEngine({
     service: sync, store, log, ...(clock ? { now: () => clock.now() } : {}),
-    dataFor: (user) => state.data.forUser(user as FunctionUser),
+    dataFor: (user) => state.data.forSyncSession(user as FunctionUser),
     rulesReadUser: () => state.data.rulesReadUser,
     applySchema: async (types) => {
       const running = sync.runtimeState.running;

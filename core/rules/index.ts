@@ -9,3 +9,4 @@ export { expandExpressionToQuery, matchNothingQuery } from './query';
 export { completionsAt, describeRuleToken, type RuleCompletion, type RuleCompletionKind } from './completion';
 export { compileExpression, type CompiledExpression } from './compile';
 export { redactTrace, redactText, redactValue, REDACTED } from './redact';
+export { syncIncompatibilities, type SyncIncompatibility } from './sync-compatibility';

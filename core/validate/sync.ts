@@ -10,6 +10,7 @@ import type { AppModel, Collection } from '../model';
 import { frozenChanges, syncSettingsFromFile, type FrozenSettings } from '../sync/config';
 import { frozenMessage } from '../sync/state';
 import { validateFlexibleSync } from './syncFlexible';
+import { validateSyncRoles } from './syncRoles';
 
 /** bsonTypes a schema may declare for each `partition.type`. */
 const SCHEMA_TYPES_FOR_PARTITION: Record<string, string[]> = {
@@ -23,7 +24,10 @@ export function validateSync(app: AppModel, sink: DiagnosticSink): void {
   const sync = app.sync;
   if (!sync) return;
   checkFrozenWhileEnabled(sync.file, sync.runtimeState, sink);
-  if (sync.type === 'flexible') validateFlexibleSync(app, sink);
+  if (sync.type === 'flexible') {
+    validateFlexibleSync(app, sink);
+    validateSyncRoles(app, sink);
+  }
   if (sync.type !== 'partition') return;
   const file = sync.file;
   if (sync.developmentModeEnabled && !sync.databaseName) {

@@ -20,7 +20,8 @@ import { BSON, ObjectId } from 'bson';
 import { Query } from '../store/regex';
 import { aggregateDocuments, evaluateAggregation } from '../store/evaluator';
 import { EvaluationTooLong } from '../store/evaluation-limits';
-import { evaluateExpression, expandExpressionToQuery, type EvaluationEnv } from '../../core/rules';
+import { evaluateExpression, expandExpressionToQuery, syncIncompatibilities, type EvaluationEnv } from '../../core/rules';
+import { queryableFieldsOf } from '../../core/rql';
 import type { AppModel, DataSource } from '../../core/model';
 import { cloneStored, toComparable, toStorable, valueKey } from '../store/bson-values';
 import {
@@ -33,7 +34,7 @@ import { applyUpdate, prepareUpdate, seedFromFilter } from '../store/update';
 import { byId } from '../store/types';
 import { describeViolation, findPipelineViolation, MAX_PIPELINE_DEPTH } from '../store/pipeline-check';
 import { DataAccessError, noMatchingRole, notPermitted } from './errors';
-import { compileRules, isRecord, NO_RULES, type CollectionRules, type CompiledRole, type FieldRule, type Permission } from './rules';
+import { compileRules, isRecord, NO_RULES, TRUE, type CollectionRules, type CompiledRole, type FieldRule, type Permission } from './rules';
 import { compileSchema, writeValidationSettings, type SchemaValidator, type WriteValidationSettings } from './schema';
 import type { FunctionUser } from '../functions';
 import { updateBetween } from '../store/changes';
@@ -73,6 +74,12 @@ export interface DataScope {
 
 export interface DataAccess {
   forUser(user: DataPrincipal, request?: Record<string, unknown>): DataScope;
+  /**
+   * A flexible sync session's collections: roles assigned as the platform assigns them to a session (the
+   * first whose apply_when holds with no document; none when that one is not Sync compatible); a document
+   * read in part is read with its `_id`.
+   */
+  forSyncSession(user: DataAccessUser): DataScope;
   /** Whether some collection's rules read `%%user` (or call a function): if not, every user gets the same outcome. */
   readonly rulesReadUser: boolean;
 }
@@ -81,6 +88,11 @@ export interface DataAccess {
 interface CollectionPolicy {
   readonly rules: CollectionRules;
   readonly validator?: SchemaValidator;
+  /**
+   * Flexible sync sessions: the collection's queryable fields. The session's role is assigned once, with no
+   * document, and must be Sync compatible (prepareSyncRules).
+   */
+  readonly syncQueryable?: ReadonlySet<string>;
 }
 
 export function createDataAccess(options: DataAccessOptions): DataAccess {
@@ -100,7 +112,7 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
   const userScopes = new WeakMap<DataAccessUser, DataScope>();
   const someRulesCallFunctions = [...policies.values(), ...defaultPolicies.values()].some((policy) => policy.rules.callsFunctions);
   /** A DataScope whose collections share one RequestScope, made when first needed. */
-  const scopeOf = (makeScope: () => RequestScope): DataScope => {
+  const scopeOf = (makeScope: () => RequestScope, policyOf = policyFor): DataScope => {
     let scope: RequestScope | undefined;
     const collections = new Map<string, RuledCollection>();
     return {
@@ -108,7 +120,7 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
         const key = policyKey(dataSource, database, collection);
         let ruled = collections.get(key);
         if (!ruled) {
-          const policy = policyFor(dataSource, database, collection);
+          const policy = policyOf(dataSource, database, collection);
           ruled = new RuledCollection((scope ??= makeScope()), policy, options.store.collection(database, collection));
           collections.set(key, ruled);
         }
@@ -126,8 +138,28 @@ export function createDataAccess(options: DataAccessOptions): DataAccess {
     return policies.get(policyKey(dataSource, database, collection)) ?? defaultPolicies.get(dataSource)!;
   };
 
+  const syncPolicies = new Map<string, CollectionPolicy>();
+  const syncSettings = options.app.sync?.type === 'flexible' && isRecord(options.app.sync.file.value) ? options.app.sync.file.value : {};
+  const syncPolicyFor = (dataSource: string, database: string, collection: string): CollectionPolicy => {
+    const key = policyKey(dataSource, database, collection);
+    let policy = syncPolicies.get(key);
+    if (!policy) {
+      const title = sources.get(dataSource)?.collections.find((c) => c.database === database && c.collection === collection)?.schema?.value;
+      const table = isRecord(title) && typeof title.title === 'string' ? title.title : collection;
+      policy = { ...policyFor(dataSource, database, collection), syncQueryable: queryableFieldsOf(syncSettings, table, collection) };
+      syncPolicies.set(key, policy);
+    }
+    return policy;
+  };
+  const syncScopes = new WeakMap<DataAccessUser, DataScope>();
+
   return {
     rulesReadUser: [...policies.values(), ...defaultPolicies.values()].some((policy) => policy.rules.readsUser),
+    forSyncSession(user) {
+      let scope = syncScopes.get(user);
+      if (!scope) syncScopes.set(user, (scope = scopeOf(() => new RequestScope(options, user, undefined, settings), syncPolicyFor)));
+      return scope;
+    },
     forUser(principal, request) {
       if (principal === 'system') {
         return {
@@ -222,6 +254,11 @@ interface Prepared {
   readonly exactWrite: boolean;
   /** One role applies whatever the document and reads whole documents: every document in the read scope is readable as it is. */
   readonly wholeDocumentsInScope: boolean;
+  /**
+   * Flexible sync: the `_id` of a document with anything readable is readable too (the object's identity on
+   * the client; a Sync-compatible role has no field rule for it).
+   */
+  readonly syncIdentity?: boolean;
 }
 
 /**
@@ -254,13 +291,28 @@ class RequestScope {
   prepare(policy: CollectionPolicy): Promise<Prepared> {
     let prepared = this.prepared.get(policy);
     if (!prepared) {
-      prepared = prepareRules(policy.rules, this.env);
+      prepared = policy.syncQueryable ? prepareSyncRules(policy.rules, this.env, policy.syncQueryable) : prepareRules(policy.rules, this.env);
       this.prepared.set(policy, prepared);
       // A failed evaluation is reported to the requests waiting for it; the next one tries again.
       prepared.catch(() => { if (this.prepared.get(policy) === prepared) this.prepared.delete(policy); });
     }
     return prepared;
   }
+}
+
+/**
+ * A flexible sync session's rule decisions: its role is the first whose apply_when holds when the session
+ * starts, with no document (a field it names reads as missing), as the platform assigns it; other roles
+ * are never considered, and when that role is not Sync compatible the session gets no access at all.
+ */
+async function prepareSyncRules(rules: CollectionRules, env: EvaluationEnv, queryable: ReadonlySet<string>): Promise<Prepared> {
+  for (const role of rules.roles) {
+    const applies = role.applyWhen.kind === 'const' ? role.applyWhen.value : await evaluateExpression(role.applyWhen.expr, { ...env, root: {} });
+    if (!applies) continue;
+    const assigned = syncIncompatibilities(role.config, queryable).length === 0 ? [{ ...role, applyWhen: TRUE }] : [];
+    return { ...(await prepareRules({ ...rules, roles: assigned }, env)), syncIdentity: true };
+  }
+  return { ...(await prepareRules({ ...rules, roles: [] }, env)), syncIdentity: true };
 }
 
 async function prepareRules(rules: CollectionRules, env: EvaluationEnv): Promise<Prepared> {
@@ -415,7 +467,8 @@ function* readView(prepared: Prepared, doc: Document, fromReadScope: boolean): D
   if (yield* holds(role.read, values, env)) return doc;
   if (known(role.write, values) !== false && inWriteFilter() && (yield* holds(role.write, values, env))) return doc;
   const view = yield* readableFields(role.fields, role.additional, doc, env, values);
-  return Object.keys(view).length > 0 ? view : undefined;
+  if (Object.keys(view).length === 0) return undefined;
+  return prepared.syncIdentity && !Object.hasOwn(view, '_id') ? { _id: doc._id, ...view } : view;
 }
 
 function* readableFields(

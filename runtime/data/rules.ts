@@ -19,6 +19,8 @@ export interface FieldRule {
 
 export interface CompiledRole {
   readonly name: string;
+  /** The role as written (what Sync compatibility is judged on). */
+  readonly config: Record<string, unknown>;
   readonly applyWhen: Permission;
   /** `document_filters.read` / `.write` as written; undefined when the role sets none (every document). */
   readonly readFilter?: unknown;
@@ -87,6 +89,7 @@ function compileRole(role: Record<string, unknown>, index: number): CompiledRole
   const additional = compileFieldRule(role.additional_fields) ?? DENY_FIELD;
   const compiled = {
     name: typeof role.name === 'string' ? role.name : `role ${index + 1}`,
+    config: role,
     applyWhen: permission(role.apply_when, true),
     readFilter: filters.read,
     writeFilter: filters.write,

@@ -461,6 +461,28 @@ describe('editor: flexible sync queryable fields against the synced schemas', ()
     assert.equal(diagnostics.length, 7);
   });
 
+  test('roles a flexible sync session cannot use are warned at the role, with why; compatible ones are not', async () => {
+    const files = baseApp();
+    files['sync/config.json'] = { type: 'flexible', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: 'todo', queryable_fields_names: ['owner_id'] };
+    files['data_sources/mongodb-atlas/todo/Task/rules.json'] = {
+      database: 'todo', collection: 'Task', filters: [],
+      roles: [
+        { name: 'owner', apply_when: { owner_id: '%%user.id' }, document_filters: { read: true, write: true }, read: true, write: true },
+        { name: 'byName', apply_when: {}, document_filters: { read: { name: 'x' }, write: false }, read: true, write: false, fields: { _id: { read: true } } },
+        { name: 'teamed', apply_when: { '%%user.custom_data.team': 'a' }, document_filters: { read: { owner_id: { '%function': { name: 'owners', arguments: ['%%root'] } } }, write: false }, read: { '%%true': true } },
+        { name: 'fine', apply_when: { '%%user.data.email': 'a@b.c' }, document_filters: { read: { owner_id: '%%user.id' }, write: { owner_id: '%%user.id' } }, read: true, write: true, fields: { name: { read: true } } },
+      ],
+    };
+    const diagnostics = checkApp(await loadApp(appFs(files), APP_ROOT)).filter((d) => d.code === 'sync/role-not-sync-compatible' || d.code === 'sync/apply-when-uses-document');
+    const byRole = (name: string) => diagnostics.filter((d) => d.message.includes(`"${name}"`) || (name === 'owner' && d.code === 'sync/apply-when-uses-document')).map((d) => d.code);
+    assert.deepEqual(byRole('owner'), ['sync/apply-when-uses-document'], 'compatible, but decided with no document');
+    assert.ok(diagnostics.some((d) => d.code === 'sync/apply-when-uses-document' && /the field "owner_id" reads as missing/.test(d.message)));
+    assert.deepEqual(diagnostics.filter((d) => d.message.includes('Role "byName"')).map((d) => /"name" is not a queryable field|"_id"/.exec(d.message)?.[0]), ['"name" is not a queryable field', '"_id"']);
+    const teamed = diagnostics.filter((d) => d.message.includes('Role "teamed"')).map((d) => d.message);
+    assert.ok(teamed.some((m) => m.includes('%function')) && teamed.some((m) => m.includes('top-level "read"')), teamed.join('\n'));
+    assert.equal(diagnostics.filter((d) => d.message.includes('Role "fine"')).length, 0);
+  });
+
   test('a consistent flexible configuration has no sync diagnostics', async () => {
     const files = baseApp();
     files['sync/config.json'] = {

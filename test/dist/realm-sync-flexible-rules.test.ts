@@ -24,7 +24,7 @@ const RULES_FILE = 'data_sources/mongodb-atlas/rulesdb/Item/rules.json';
 const TEAMMATE = {
   name: 'teammate', apply_when: { '%%user.data.email': 'bob@example.com' },
   document_filters: { read: true, write: false }, read: false, write: false, insert: false, delete: false, search: true,
-  fields: { _id: { read: true }, owner_id: { read: true }, name: { read: true }, sub: { fields: { visible: { read: true } } } },
+  fields: { owner_id: { read: true }, name: { read: true }, sub: { fields: { visible: { read: true } } } },
 };
 const OWNER = {
   name: 'owner', apply_when: {},
@@ -72,6 +72,7 @@ describe('flexible sync with field rules and changing rules against dist/cli.js 
   let appDir: string;
   let dataDir: string;
   let adaId: string;
+  let bobId: string;
   const bobDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-bob-'));
   const ada = { type: 'emailPassword', email: 'ada@example.com', password: 'ada-Passw0rd' };
   const bob = { type: 'emailPassword', email: 'bob@example.com', password: 'bob-Passw0rd' };
@@ -84,7 +85,7 @@ describe('flexible sync with field rules and changing rules against dist/cli.js 
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-rules-data-'));
     served = await serveDist({ appDir, dataDir });
     adaId = await registerUser(served.app, ada.email, ada.password);
-    await registerUser(served.app, bob.email, bob.password);
+    bobId = await registerUser(served.app, bob.email, bob.password);
     assertOk(await asAda([
       { write: { op: 'create', type: 'Item', value: { _id: ITEM, owner_id: adaId, name: 'one', secret: 'secret-a0', sub: { visible: 'visible-0', hidden: 'hidden-a0' } } } },
       { waitUpload: true },
@@ -149,5 +150,38 @@ describe('flexible sync with field rules and changing rules against dist/cli.js 
     assert.equal(run.events('protocol_error').length, 0, 'no error, no client reset');
     assert.deepEqual(leaked(run), [], 'hidden values reached the reader\'s client');
     assert.match(served.stderr(), /the app's rules changed; rules evaluated again \(1 objects erased/);
+  });
+
+  test('a role whose apply_when reads the document is decided per session with no document: a reader cannot make herself the owner, then erase the item', async () => {
+    const ownerByDocument = { name: 'ownerByDocument', apply_when: { owner_id: '%%user.id' }, document_filters: { read: true, write: true }, read: true, write: true, insert: true, delete: true, search: true };
+    const reader = { name: 'reader', apply_when: {}, document_filters: { read: true, write: false }, read: true, write: false, insert: false, delete: false, search: true };
+    fs.writeFileSync(path.join(appDir, RULES_FILE), JSON.stringify(rules([ownerByDocument, reader]), null, 2));
+    try {
+      // The reload is seen once a reader's bootstrap holds the whole item (the reader role reads every field).
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const peek = await runProbe(script({ credentials: bob, subscriptions: ['Item=TRUEPREDICATE'], steps: [{ waitDownload: true }, { dump: true }] }));
+        if (peek.objects('Item').some((i) => typeof i.secret === 'string') || Date.now() > deadline) break;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      const run = await runProbe(script({
+        credentials: bob, subscriptions: ['Item=TRUEPREDICATE'], cancelWaitsOnError: true,
+        steps: [
+          { waitDownload: true },
+          { write: { op: 'update', type: 'Item', id: ITEM, value: { owner_id: bobId } } },
+          { write: { op: 'delete', type: 'Item', id: ITEM } },
+          { waitUpload: true },
+          { expect: { type: 'Item', count: 1, withinMs: 5000 } },
+          { sleepMs: 1000 },
+          { dump: true },
+        ],
+      }));
+      const writes = run.events('sync_error').flatMap((e) => (e.compensatingWrites ?? []) as { objectName: string }[]);
+      assert.ok(writes.length > 0 && writes.every((w) => w.objectName === 'Item'), JSON.stringify(run.lines.slice(-8)));
+      const stored = await runProbe(script({ credentials: ada, subscriptions: [`Item=owner_id == "${adaId}"`], steps: [{ waitDownload: true }, { dump: true }] }));
+      assert.deepEqual(stored.objects('Item').map((i) => i.owner_id), [adaId], 'the item is still there, still ada\'s');
+    } finally {
+      fs.writeFileSync(path.join(appDir, RULES_FILE), JSON.stringify(rules([TEAMMATE, OWNER]), null, 2));
+    }
   });
 });

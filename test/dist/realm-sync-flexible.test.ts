@@ -432,7 +432,7 @@ describe('flexible sync: a field the user may not read never reaches her client,
     rules.roles[0] = {
       name: 'reader', apply_when: { '%%user.data.email': reader.email }, document_filters: { read: true, write: false },
       read: false, write: false, insert: false, delete: false, search: true,
-      fields: { _id: { read: true }, owner_id: { read: true }, name: { read: true }, done: { read: true } }, additional_fields: {},
+      fields: { owner_id: { read: true }, name: { read: true }, done: { read: true } }, additional_fields: {},
     };
     fs.writeFileSync(path.join(dir, 'rules.json'), JSON.stringify(rules, null, 2));
     served = await serveDist({ appDir });

@@ -123,6 +123,67 @@ describe('whether rules read the user', () => {
   });
 });
 
+describe('flexible sync sessions: roles assigned once, Sync compatible only', () => {
+  const FLEXIBLE = { 'sync/config.json': { type: 'flexible', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', queryable_fields_names: ['owner_id'] } };
+  const syncSetup = async (roles: unknown[]) => {
+    const ctx = await setup({ roles }, FLEXIBLE);
+    const asSync = (who: DataAccessUser) => ctx.data.forSyncSession(who).collection('mongodb-atlas', 'todo', 'Task');
+    return { ...ctx, asSync };
+  };
+  const victimTask = () => ({ _id: new ObjectId('64c000000000000000000001'), owner_id: ALICE, name: 'victim task', secret: 's' });
+  const OWNER_BY_DOCUMENT = { name: 'owner', apply_when: { owner_id: '%%user.id' }, document_filters: { read: true, write: true }, read: true, write: true, insert: true, delete: true, search: true };
+  const READER = { name: 'reader', apply_when: {}, document_filters: { read: true, write: false }, read: true, write: false, insert: false, delete: false, search: true };
+
+  test('an apply_when on document fields is decided with no document: a teammate cannot make herself the owner, then erase', async () => {
+    const { system, as, asSync } = await syncSetup([OWNER_BY_DOCUMENT, READER]);
+    await system.insertOne(victimTask());
+    // Refused, or nothing the user may write matched: either way nothing changes.
+    const changed = async (write: Promise<{ modifiedCount?: number; deletedCount?: number }>) => {
+      try {
+        const result = await write;
+        return (result.modifiedCount ?? 0) + (result.deletedCount ?? 0);
+      } catch (error) {
+        assert.ok(error instanceof DataAccessError, String(error));
+        return 0;
+      }
+    };
+    assert.equal(await changed(asSync(user(BOB)).updateOne({ _id: victimTask()._id }, { $set: { owner_id: BOB } })), 0);
+    assert.equal(await changed(asSync(user(BOB)).deleteOne({ _id: victimTask()._id })), 0);
+    assert.equal((await asSync(user(BOB)).find({})).length, 1, 'the reader role still reads it');
+    assert.equal((await asSync(user(ALICE)).find({})).length, 1, 'the owner too, as a reader: her role was assigned with no document');
+    assert.deepEqual(await system.findOne({ _id: victimTask()._id }), victimTask(), 'unchanged');
+    // Outside sync each document picks its role: Alice owns hers.
+    assert.equal((await as(user(ALICE)).updateOne({ _id: victimTask()._id }, { $set: { name: 'renamed' } })).modifiedCount, 1);
+  });
+
+  test('the first applying role decides: when it is not Sync compatible the session gets nothing, later roles are not tried', async () => {
+    const incompatible = [
+      { ...READER, document_filters: { read: { name: 'x' }, write: false } },
+      { ...READER, document_filters: { read: true } },
+      { ...READER, read: { '%%user.id': ALICE } },
+      { ...READER, fields: { _id: { read: true } } },
+      { ...READER, document_filters: { read: { owner_id: { '%function': { name: 'isOwner' } } }, write: false } },
+      { ...READER, document_filters: { read: { owner_id: '%%root.owner_id' }, write: false } },
+    ];
+    for (const role of incompatible) {
+      const { system, asSync } = await syncSetup([role, READER]);
+      await system.insertOne(victimTask());
+      assert.deepEqual(await asSync(user(BOB)).find({}), [], JSON.stringify(role));
+    }
+    const { system, asSync } = await syncSetup([{ ...READER, document_filters: { read: { owner_id: '%%user.id' }, write: false } }, READER]);
+    await system.insertOne(victimTask());
+    assert.equal((await asSync(user(ALICE)).find({})).length, 1, 'a filter on a queryable field with %%user is compatible');
+    assert.equal((await asSync(user(BOB)).find({})).length, 0, 'and selects per document; the later reader role is never tried');
+  });
+
+  test('a document read in part comes with its _id, the object\'s identity', async () => {
+    const { system, as, asSync } = await syncSetup([{ ...READER, read: false, fields: { name: { read: true } } }]);
+    await system.insertOne(victimTask());
+    assert.deepEqual(await asSync(user(BOB)).find({}), [{ _id: victimTask()._id, name: 'victim task' }]);
+    assert.deepEqual(await as(user(BOB)).find({}), [{ name: 'victim task' }], 'outside sync only the readable fields');
+  });
+});
+
 describe('role selection', () => {
   const ADMIN_OR_OWNER = {
     roles: [
