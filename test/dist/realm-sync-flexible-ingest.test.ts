@@ -340,6 +340,30 @@ describe('flexible sync: asymmetric (data ingest) objects and bad subscription i
     await graphqlData(served, adas.token, 'mutation($id: ObjectId!) { deleteOneNote(query: {_id: $id}) { _id } }', { id: noteId.toHexString() });
   });
 
+  test('an update of an object that does not exist is refused as one the rules refuse: the answers do not tell which _id exists', async () => {
+    const adas = await login(served, ada.email, ada.password);
+    const bobs = await login(served, bob.email, bob.password);
+    const existing = new ObjectId(oid(60).$oid);
+    const missing = new ObjectId(oid(61).$oid);
+    await graphqlData(served, bobs.token, 'mutation($id: ObjectId!, $o: String!) { insertOneNote(data: {_id: $id, owner_id: $o, text: "bob private"}) { _id } }', { id: existing.toHexString(), o: bobId });
+    const client = await connect(served, adas.token);
+    await identify(client, 1);
+    assert.equal(await subscribe(client, 1, 1, `{"Note":"owner_id == \\"${adaId}\\""}`), undefined);
+    const update = (id: ObjectId): Instruction => ({ type: 'Update', table: 'Note', object: { type: 'objectId', value: id }, field: 'text', path: [], value: { type: 'string', value: 'probe' }, isDefault: false, priorSize: 0 });
+    client.send({ type: 'upload', session: 1, progressClientVersion: 2n, progressServerVersion: 0n, lockedServerVersion: 0n, changesets: [
+      // Later than the insert (in sync time), so the merge keeps the update of the existing note.
+      { version: 2n, lastIntegratedRemoteVersion: 0n, originTimestamp: BigInt(Date.now()), originFileIdent: 0n, instructions: [], bytes: encodeChangeset([update(existing), update(missing)]) },
+    ] });
+    const answer = await client.next((m) => m.type === 'error' || m.type === 'json_error');
+    assert.equal(answer.type === 'json_error' && answer.errorCode, 231, json(answer));
+    const updates = (answer.type === 'json_error' ? answer.body.rejectedUpdates : []) as { reason: string }[];
+    assert.deepEqual(updates.map((u) => u.reason), [existing, missing].map((id) => `write to ObjectID("${id.toHexString()}") in table "Note" not allowed`));
+    client.close();
+    const notes = await graphqlData(served, bobs.token, 'query($id: ObjectId!) { note(query: {_id: $id}) { text } }', { id: existing.toHexString() });
+    assert.deepEqual(notes.note, { text: 'bob private' });
+    await graphqlData(served, bobs.token, 'mutation($id: ObjectId!) { deleteOneNote(query: {_id: $id}) { _id } }', { id: existing.toHexString() });
+  });
+
   test('an asymmetric write the rules refuse is write_not_allowed (230): a client reset, the refused objects listed, no server version; the session ends', async () => {
     const { token } = await login(served, ada.email, ada.password);
     const client = await connect(served, token);

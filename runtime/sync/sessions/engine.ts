@@ -14,7 +14,7 @@ import type { EvaluationUser } from '../../../core/rules';
 import { SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
 import { mergeChangesets, type TimedChangeset } from '../merge/transform';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService } from '../service';
-import { applyToDocument, changeInstructions, documentInstructions, InstructionError } from '../translate/documents';
+import { applyToDocument, changeInstructions, documentInstructions, InstructionError, StoredStateError } from '../translate/documents';
 import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstructions, tablesFromJsonSchema, type RealmSchema, type RealmTable } from '../translate/schema';
 import { primaryKeyForClients, primaryKeyOf, primaryKeyText, primaryKeyValue, requiredDefaults, syncTimestamp } from '../translate/values';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
@@ -99,6 +99,12 @@ interface TouchedObject {
   before: Document | null;
   after: Document | null;
   instructions: Instruction[];
+  /**
+   * Flexible sync: why the instructions do not apply to the stored document (an object that does not
+   * exist, a list shorter than an index): refused like any write the rules refuse, since the reason
+   * depends on what the user may not read.
+   */
+  unappliable?: string;
 }
 
 /** Marks store writes made by an upload: the upload's changeset is their history entry. */
@@ -500,7 +506,7 @@ export class RealmSyncEngine {
     const declared = await this.schemaAfter(instructions, true);
     if (!declared.ok) return declared;
     const { schema } = declared;
-    const touchedOrError = await this.touchObjects(schema, instructions);
+    const touchedOrError = await this.touchObjects(schema, instructions, 'perObject');
     if (!touchedOrError.ok) return touchedOrError;
     const touched = touchedOrError.touched;
     // Left out of the history: asymmetric objects (never downloaded) and rejected ones.
@@ -527,6 +533,11 @@ export class RealmSyncEngine {
           continue;
         }
         if (revertedAt !== undefined) uploader.reverted.delete(heldKey(type, entry.object));
+        if (entry.unappliable !== undefined) {
+          // The reason must not tell an object that does not exist, or a list's length, from a refusal.
+          reject(entry, notAllowed(entry), `its instructions do not apply to the stored document: ${entry.unappliable}`);
+          continue;
+        }
         // In view before or after: a client may change an object out of its view (the object then leaves
         // the client), not write one it never had in view.
         const outside = entry.after
@@ -786,9 +797,11 @@ export class RealmSyncEngine {
 
   /**
    * The objects an upload's instructions touch, each with its document before and after them (applied to a
-   * copy), or the bad-changeset error of the first instruction that does not apply. Nothing is written here.
+   * copy), or the bad-changeset error of the first instruction that does not apply. `perObject`: an
+   * instruction that does not apply to the stored document marks its object `unappliable` instead (the
+   * changeset's own faults, whatever the store holds, are still bad changesets). Nothing is written here.
    */
-  private async touchObjects(schema: RealmSchema, instructions: readonly Instruction[]): Promise<{ ok: true; touched: Map<string, TouchedObject> } | { ok: false; error: EngineError }> {
+  private async touchObjects(schema: RealmSchema, instructions: readonly Instruction[], failures: 'whole' | 'perObject' = 'whole'): Promise<{ ok: true; touched: Map<string, TouchedObject> } | { ok: false; error: EngineError }> {
     const service = this.options.service;
     const touched = new Map<string, TouchedObject>();
     try {
@@ -813,10 +826,18 @@ export class RealmSyncEngine {
         if (entry.table.asymmetric && (instruction.type === 'EraseObject' || (instruction.type !== 'CreateObject' && !entry.after))) {
           throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, an asymmetric (data ingest) object: a changeset may only create it, not change or erase it`);
         }
+        if (entry.unappliable !== undefined) continue;
         if (instruction.type === 'CreateObject') entry.after ??= { ...requiredDefaults(entry.table), _id: entry.id };
         else if (instruction.type === 'EraseObject') entry.after = null;
-        else if (!entry.after) throw new InstructionError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, which does not exist`);
-        else applyToDocument(entry.after, instruction, entry.table, schema);
+        else {
+          try {
+            if (!entry.after) throw new StoredStateError(`${instruction.type} on ${instruction.table} ${primaryKeyText(instruction.object)}, which does not exist`);
+            applyToDocument(entry.after, instruction, entry.table, schema);
+          } catch (e) {
+            if (failures === 'whole' || !(e instanceof StoredStateError)) throw e;
+            entry.unappliable = e.message;
+          }
+        }
       }
       // The checks above and the write below address the object by the id the instructions named: the document must keep it.
       for (const entry of touched.values()) {

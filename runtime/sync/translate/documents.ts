@@ -11,6 +11,8 @@ export type Document = Record<string, unknown>;
 
 /** Why an instruction could not be applied: the upload is a bad changeset. */
 export class InstructionError extends Error {}
+/** An instruction that does not fit the document as stored (a list shorter than its index, a path to nothing). */
+export class StoredStateError extends InstructionError {}
 
 const MAX_PATH_DEPTH = 32;
 
@@ -68,7 +70,7 @@ function inDictionary(schema: RealmSchema, table: RealmTable, field: string, pat
 }
 
 const needArray = (value: unknown, what: string): unknown[] => {
-  if (!Array.isArray(value)) throw new InstructionError(`${what}: the path does not lead to a list`);
+  if (!Array.isArray(value)) throw new StoredStateError(`${what}: the path does not lead to a list`);
   return value;
 };
 
@@ -94,7 +96,7 @@ export function applyToDocument(doc: Document, instruction: Instruction, table: 
       if ((instruction.value.type === 'list' || instruction.value.type === 'dictionary') && mixedCollectionOf(current) === instruction.value.type) return;
       const value = payloadToValue(instruction.value, column, schema);
       if (Array.isArray(parent) && typeof key === 'number') {
-        if (key >= parent.length) throw new InstructionError(`${what}: index ${key} is past the end of a list of ${parent.length}`);
+        if (key >= parent.length) throw new StoredStateError(`${what}: index ${key} is past the end of a list of ${parent.length}`);
         parent[key] = value;
       } else if (parent !== null && typeof parent === 'object' && typeof key === 'string') {
         const target = parent as Document;
@@ -102,51 +104,51 @@ export function applyToDocument(doc: Document, instruction: Instruction, table: 
         // An embedded object field keeps its object (creation is idempotent); a dictionary's value is a new object.
         else if (instruction.value.type === 'objectValue' && !inDictionary(schema, table, field, path) && target[key] !== null && typeof target[key] === 'object' && !Array.isArray(target[key])) return;
         else target[key] = value;
-      } else throw new InstructionError(`${what}: the path leads nowhere`);
+      } else throw new StoredStateError(`${what}: the path leads nowhere`);
       return;
     }
     case 'AddInteger': {
       const { parent, key } = parentOf(doc, field, path);
-      if (parent === null || typeof parent !== 'object') throw new InstructionError(`${what}: the path leads nowhere`);
+      if (parent === null || typeof parent !== 'object') throw new StoredStateError(`${what}: the path leads nowhere`);
       const holder = parent as Record<string | number, unknown>;
       const current = holder[key];
       if (current === null || current === undefined) return;
       const base = typeof current === 'number' ? BigInt(Math.trunc(current)) : typeof (current as { toBigInt?: unknown }).toBigInt === 'function' ? (current as { toBigInt(): bigint }).toBigInt() : undefined;
-      if (base === undefined) throw new InstructionError(`${what}: the field is not an integer`);
+      if (base === undefined) throw new StoredStateError(`${what}: the field is not an integer`);
       holder[key] = payloadToValue({ type: 'int', value: BigInt.asIntN(64, base + instruction.value) }, column, schema);
       return;
     }
     case 'ArrayInsert': {
       const list = needArray(containerAt(doc, field, path.slice(0, -1)) ?? (path.length === 1 ? (doc[field] = []) : undefined), what);
       const index = path[path.length - 1];
-      if (typeof index !== 'number' || index > list.length) throw new InstructionError(`${what}: index ${String(index)} is past the end of a list of ${list.length}`);
+      if (typeof index !== 'number' || index > list.length) throw new StoredStateError(`${what}: index ${String(index)} is past the end of a list of ${list.length}`);
       list.splice(index, 0, payloadToValue(instruction.value, column, schema));
       return;
     }
     case 'ArrayErase': {
       const list = needArray(containerAt(doc, field, path.slice(0, -1)), what);
       const index = path[path.length - 1];
-      if (typeof index !== 'number' || index >= list.length) throw new InstructionError(`${what}: index ${String(index)} is past the end of a list of ${list.length}`);
+      if (typeof index !== 'number' || index >= list.length) throw new StoredStateError(`${what}: index ${String(index)} is past the end of a list of ${list.length}`);
       list.splice(index, 1);
       return;
     }
     case 'ArrayMove': {
       const list = needArray(containerAt(doc, field, path.slice(0, -1)), what);
       const from = path[path.length - 1];
-      if (typeof from !== 'number' || from >= list.length || instruction.ndx2 >= list.length) throw new InstructionError(`${what}: index out of range of a list of ${list.length}`);
+      if (typeof from !== 'number' || from >= list.length || instruction.ndx2 >= list.length) throw new StoredStateError(`${what}: index out of range of a list of ${list.length}`);
       const [moved] = list.splice(from, 1);
       list.splice(instruction.ndx2, 0, moved);
       return;
     }
     case 'Clear': {
       const { parent, key } = parentOf(doc, field, path);
-      if (parent === null || typeof parent !== 'object') throw new InstructionError(`${what}: the path leads nowhere`);
+      if (parent === null || typeof parent !== 'object') throw new StoredStateError(`${what}: the path leads nowhere`);
       (parent as Record<string | number, unknown>)[key] = instruction.collectionType === 'dictionary' ? {} : [];
       return;
     }
     case 'SetInsert': case 'SetErase': {
       const { parent, key } = parentOf(doc, field, path);
-      if (parent === null || typeof parent !== 'object') throw new InstructionError(`${what}: the path leads nowhere`);
+      if (parent === null || typeof parent !== 'object') throw new StoredStateError(`${what}: the path leads nowhere`);
       const holder = parent as Record<string | number, unknown>;
       const set = Array.isArray(holder[key]) ? holder[key] as unknown[] : (holder[key] = []) as unknown[];
       const value = payloadToValue(instruction.value, column ? { ...column, collection: 'single' } : undefined, schema);
