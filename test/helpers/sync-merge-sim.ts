@@ -3,11 +3,15 @@
 // (reciprocal transforms kept per peer, uploads carrying the server version they were made on, downloads
 // carrying the last client version the server had integrated). Used to check that everyone converges.
 import { applyChangeset, cloneState, dumpState, emptyState, type RealmState } from '../../runtime/sync/merge/apply';
-import { integrateUpload, type ServerHistoryEntry } from '../../runtime/sync/merge/integrate';
+import { integrateUpload } from '../../runtime/sync/merge/integrate';
+import { changesByObject } from '../../runtime/sync/sessions/flexible';
 import { mergeChangesets, type TimedChangeset } from '../../runtime/sync/merge/transform';
 import type { Instruction } from '../../runtime/sync/wire/instructions';
 
-interface ServerEntry extends ServerHistoryEntry {
+interface ServerEntry {
+  version: bigint;
+  /** `originFileIdent` is the client file that uploaded it. */
+  changeset: TimedChangeset;
   /** For each client, the last client version of it integrated at this server version. */
   integratedClientVersions: Map<bigint, number>;
 }
@@ -28,7 +32,16 @@ export class SimServer {
   integrate(client: bigint, upload: Upload): void {
     let reciprocal = this.reciprocal.get(client);
     if (!reciprocal) this.reciprocal.set(client, (reciprocal = new Map()));
-    const result = integrateUpload(this.history, reciprocal, { changeset: upload.changeset, lastIntegratedServerVersion: BigInt(upload.lastIntegratedServerVersion) });
+    // The entries the upload had not seen, from other clients, each in this client's reciprocal form; as the
+    // engine does, only those changing the schema or an object the upload touches (the others cannot meet it).
+    const forms = reciprocal;
+    const touched = changesByObject(upload.changeset.instructions).objects;
+    const meets = (entry: ServerEntry) => {
+      const changes = changesByObject(entry.changeset.instructions);
+      return changes.schemaChanges || [...touched.keys()].some((key) => changes.objects.has(key));
+    };
+    const unseen = this.history.filter((entry) => entry.version > BigInt(upload.lastIntegratedServerVersion) && entry.changeset.originFileIdent !== client && meets(entry));
+    const result = integrateUpload(unseen.map((entry) => ({ changeset: forms.get(entry.version) ?? entry.changeset, keep: (form) => forms.set(entry.version, form) })), upload.changeset);
     if (!result.ok) throw result.error;
     applyChangeset(this.state, result.changeset.instructions);
     this.integrated.set(client, upload.clientVersion);

@@ -1,40 +1,40 @@
 // The server's side of integrating one uploaded changeset, as realm-core's server history does it: the
-// upload is merged with the history entries it had not seen, in the reciprocal forms kept for the
-// uploading client file, and those forms are updated for that client's next upload.
+// upload is merged with the changesets it had not seen, each in the reciprocal form kept for the uploading
+// client file, and the forms the merge changed are kept for that client's next upload. The engine
+// (`sessions/engine.ts`) and the property test's simulated server both run this step.
+import { isSchemaInstruction } from '../wire/instructions';
 import { mergeChangesets, type TimedChangeset, type TransformError } from './transform';
 
-/** A changeset of the server's history: the version it produced and the changeset as the server applied it. */
-export interface ServerHistoryEntry {
-  version: bigint;
-  /** `originFileIdent` is the client file that uploaded it. */
+/** A changeset the upload had not seen, as the uploading client file's changesets meet it. */
+export interface ConcurrentChangeset {
+  /** Its reciprocal form for the uploading client file (the history entry itself while no merge changed it). */
   changeset: TimedChangeset;
-}
-
-/**
- * The history entries as transformed for one client file, by server version; absent means the entry
- * itself. Kept per client file across uploads (realm-core stores it in the server's history).
- */
-export interface ReciprocalHistory {
-  get(version: bigint): TimedChangeset | undefined;
-  set(version: bigint, changeset: TimedChangeset): void;
+  /** Told the new form when the merge changed it (for the client's later uploads). */
+  keep(form: TimedChangeset): void;
 }
 
 export type IntegrationResult = { ok: true; changeset: TimedChangeset } | { ok: false; error: TransformError };
 
 /**
- * The upload as the server must apply it and append to its history. `history` is in version order;
- * `upload.changeset.originFileIdent` is the uploading client file (not 0); `lastIntegratedServerVersion`
- * the server version the client had integrated when it made the changeset. On an error nothing is kept.
+ * The upload as the server must apply it and append to its history. `concurrent` is in the order the
+ * server applied them. Schema instructions are transformed by schema instructions only and leave the
+ * others as they are, so a schema-only upload (a new client's first) meets the schema instructions alone
+ * and changes no form. On an error no form is kept.
  */
-export function integrateUpload(
-  history: readonly ServerHistoryEntry[],
-  reciprocal: ReciprocalHistory,
-  upload: { changeset: TimedChangeset; lastIntegratedServerVersion: bigint },
-): IntegrationResult {
-  const client = upload.changeset.originFileIdent;
-  const unseen = history.filter((entry) => entry.version > upload.lastIntegratedServerVersion && entry.changeset.originFileIdent !== client);
-  const merged = mergeChangesets(unseen.map((entry) => reciprocal.get(entry.version) ?? entry.changeset), [upload.changeset]);
+export function integrateUpload(concurrent: readonly ConcurrentChangeset[], upload: TimedChangeset): IntegrationResult {
+  if (concurrent.length === 0) return { ok: true, changeset: upload };
+  const schemaOnly = upload.instructions.every(isSchemaInstruction);
+  const forms = concurrent.map((c) => (schemaOnly ? { ...c.changeset, instructions: c.changeset.instructions.filter(isSchemaInstruction) } : c.changeset));
+  const merged = mergeChangesets(forms, [upload]);
   if (!merged.ok) return merged;
-  unseen.forEach((entry, i) => reciprocal.set(entry.version, merged.ours[i]));
-  return { ok: true, changeset: merged.theirs[0] };
+  // After a schema-only upload the forms differ from the changesets at most by schema instructions the
+  // upload also declared, which no later upload of this client declares again.
+  if (!schemaOnly) {
+    concurrent.forEach((c, i) => {
+      // A changeset the merge left as it was needs no form of its own (a base-0 upload would otherwise
+      // keep a copy of the whole history for its client file).
+      if (merged.ours[i] !== forms[i]) c.keep(merged.ours[i]!);
+    });
+  }
+  return { ok: true, changeset: merged.theirs[0]! };
 }

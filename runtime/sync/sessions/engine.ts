@@ -12,7 +12,8 @@ import type { ChangeEvent } from '../../store/changes';
 import { byId, StoreError, SYNC_METADATA_DATABASE, StoreErrorCode, type CommitWrite, type Document, type DocumentStore } from '../../store/types';
 import type { EvaluationUser } from '../../../core/rules';
 import { SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
-import { mergeChangesets, type TimedChangeset } from '../merge/transform';
+import { integrateUpload, type ConcurrentChangeset } from '../merge/integrate';
+import type { TimedChangeset } from '../merge/transform';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService } from '../service';
 import { applyToDocument, changeInstructions, documentInstructions, InstructionError, StoredStateError } from '../translate/documents';
 import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstructions, tablesFromJsonSchema, type RealmSchema, type RealmTable } from '../translate/schema';
@@ -682,39 +683,23 @@ export class RealmSyncEngine {
     // where the client met it (after the history entries of its version).
     const bootstraps = history.partition === FLEXIBLE_HISTORY ? this.sentBootstraps.concurrentWith(file.ident, { ...changeset, instructions }) : [];
     const upload: TimedChangeset = { instructions, originTimestamp: changeset.timestamp, originFileIdent: BigInt(file.ident) };
-    if (concurrentEntries.length === 0 && bootstraps.length === 0) return { ok: true, instructions };
-    // Schema instructions are transformed by schema instructions only, and leave the others as they are: a
-    // schema-only upload (a new client's first) is merged with the concurrent schema instructions alone.
-    const schemaOnly = instructions.every(isSchemaInstruction);
-    const onlySchemaOf = (form: TimedChangeset) => (schemaOnly ? { ...form, instructions: form.instructions.filter(isSchemaInstruction) } : form);
     const order: ({ entry: HistoryEntry } | { bootstrap: ConcurrentBootstrap })[] = concurrentEntries.map((entry) => ({ entry }));
     for (const bootstrap of bootstraps) {
       const at = order.findIndex((o) => ('entry' in o ? o.entry.version : o.bootstrap.version) > bootstrap.version);
       order.splice(at === -1 ? order.length : at, 0, { bootstrap });
     }
-    const concurrent = order.map((o) => onlySchemaOf('entry' in o ? forms!.get(o.entry.version) ?? timed(o.entry) : o.bootstrap.form));
-    const merged = mergeChangesets(concurrent, [upload]);
+    const concurrent: ConcurrentChangeset[] = order.map((o) => ('entry' in o
+      ? { changeset: forms!.get(o.entry.version) ?? timed(o.entry), keep: (form) => forms!.set(o.entry.version, form) }
+      : { changeset: o.bootstrap.form, keep: (form) => o.bootstrap.keep(form) }));
+    const merged = integrateUpload(concurrent, upload);
+    if (forms.size === 0) this.reciprocal.delete(file.ident);
     if (!merged.ok) {
       const error = merged.error;
       return { ok: false, error: error.kind === 'schemaMismatch'
         ? { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${error.message}`, action: 'none', tryAgain: false }
         : SYNC_ERRORS.badChangeset(`Bad changeset (UPLOAD): ${error.message}`) };
     }
-    // After a schema-only upload the concurrent changesets differ from their forms at most by schema
-    // instructions the upload also declared, which no later upload of this client declares again.
-    if (!schemaOnly) {
-      order.forEach((o, i) => {
-        const form = merged.ours[i]!;
-        // A changeset the upload left as it was needs no form of its own (a base-0 upload would otherwise keep
-        // a copy of the whole history for its client file).
-        if ('entry' in o) {
-          if (form === concurrent[i] && !forms!.has(o.entry.version)) return;
-          forms!.set(o.entry.version, form);
-        } else o.bootstrap.keep(form);
-      });
-      if (forms.size === 0) this.reciprocal.delete(file.ident);
-    }
-    return { ok: true, instructions: merged.theirs[0]!.instructions };
+    return { ok: true, instructions: merged.changeset.instructions };
   }
 
   /**
