@@ -44,17 +44,37 @@ function loadAverage() {
   return os.loadavg()[0];
 }
 
+/** The running benchmark's process group, ended too when this runner is interrupted (it is not in our group). */
+let endRunning;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    endRunning?.();
+    process.exit(130);
+  });
+}
+
 function runBenchmark({ name, args }) {
   const file = path.join('bench', `${name}.bench.ts`);
   const goals = [];
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    // A process group of its own: at the limit, or once the benchmark has exited, whatever it started (servers,
+    // measuring children that would keep a core busy and hold the output pipe open) ends with it.
+    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch (error) {
+        if (error.code !== 'ESRCH') throw error;
+      }
+    };
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      killGroup();
     }, TIME_LIMIT_MS);
+    endRunning = killGroup;
+    child.on('exit', killGroup);
     readline.createInterface({ input: child.stdout }).on('line', (line) => {
       console.log(line);
       const verdict = VERDICT.exec(line);

@@ -670,6 +670,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       sessions: () => realmEndpoint.sessions(),
       traffic: (connection, session) => realmEndpoint.traffic(connection, session),
       forceClientReset: (fileIdent) => realmSync.history.forgetClientFile(fileIdent),
+      recorded: () => realmSync.recorded(),
     },
     upgrades: new Map<string, UpgradeHandler>([
       [FEED_ENDPOINT, (req, socket, head) => feed.handleUpgrade(req, socket, head)],

@@ -180,7 +180,7 @@ function compileFilter(filter: unknown): CompiledFilter {
   // Index buckets and the `_id` map are keyed canonically (valueKey follows MongoDB equality), so a sole
   // equality needs no mingo query: `_id` lookups are exact, and index lookups test only unkeyed entries.
   const soleEqualityField = soleEquality(stored);
-  if (Object.keys(stored).length === 0 || soleEqualityField === '_id') return { filter: stored, test: () => true, equalities };
+  if (Object.keys(stored).length === 0 || soleEqualityField === '_id' || isSoleIdIn(stored)) return { filter: stored, test: () => true, equalities };
   if (soleEqualityField !== undefined) {
     let lazy: ((view: Document) => boolean) | undefined;
     const test = (view: Document): boolean => (lazy ??= mingoTest(stored))(view);
@@ -233,6 +233,17 @@ function soleEquality(filter: Filter): string | undefined {
     return true;
   };
   return visit(filter) ? field : undefined;
+}
+
+/**
+ * Whether the whole filter is `{_id: {$in: [scalars]}}`: the `_id` map answers it exactly (how a bulk write's
+ * documents are read back), so no document is tested against the list, which would cost its length each.
+ */
+function isSoleIdIn(filter: Filter): boolean {
+  const keys = Object.keys(filter);
+  if (keys.length !== 1 || keys[0] !== '_id' || !isPlainObject(filter._id)) return false;
+  const condition = filter._id as Document;
+  return Object.keys(condition).length === 1 && Array.isArray(condition.$in) && condition.$in.every(isIndexableScalar);
 }
 
 /** `v` of `{$eq: v}`; undefined for any other condition document. */
@@ -547,12 +558,12 @@ export class EmbeddedCollection implements StoreCollection {
     if (!state) return { plan: { kind: 'scan' } };
     const ids = compiled.equalities.get('_id');
     if (ids) {
-      const entries: StoredDoc[] = [];
+      const entries = new Set<StoredDoc>();
       for (const id of ids) {
         const entry = state.docs.get(valueKey(id));
-        if (entry && !entries.includes(entry)) entries.push(entry);
+        if (entry) entries.add(entry);
       }
-      return { plan: { kind: 'id' }, entries: entries.sort((a, b) => a.seq - b.seq) };
+      return { plan: { kind: 'id' }, entries: [...entries].sort((a, b) => a.seq - b.seq) };
     }
     let best: { field: string; keyed: ReadonlySet<StoredDoc>; unkeyed: ReadonlySet<StoredDoc>; size: number } | undefined;
     for (const [field, values] of compiled.equalities) {

@@ -31,4 +31,6 @@ export interface RuntimeSync {
   traffic(connection: string, session: number): TrafficEntry[] | undefined;
   /** The Admin API's `sync/force_reset`: the client file must reset at its next IDENT; whether it was known. */
   forceClientReset(fileIdent: number): Promise<boolean>;
+  /** Resolves once every store write made so far to a synced collection is in the sync history. */
+  recorded(): Promise<void>;
 }

@@ -246,6 +246,26 @@ describe('embedded store semantics', () => {
     assert.deepEqual(items.explain({ q: 1 }), { kind: 'scan' });
   });
 
+  // A bulk write's documents are read back with {_id: {$in: ids}} (store/changes.ts): answered from the _id
+  // map alone, it must select what MongoDB's equality selects, across numeric types and BSON values.
+  test('{_id: {$in}} answered from the _id map matches what the filter tested document by document matches', async () => {
+    const ids = [1, 2.5, 'a', 'B', new Long(7), new Decimal128('3'), new ObjectId('65a0000000000000000000aa'), new Date(0), true];
+    const asked = [fc.constant(1), fc.constant(new Long(1)), fc.constant(new Decimal128('2.5')), fc.constant(7), fc.constant(new Decimal128('7.0')),
+      fc.constant(3), fc.constant('a'), fc.constant('b'), fc.constant(new ObjectId('65a0000000000000000000aa')), fc.constant(new Date(0)),
+      fc.constant(null), fc.constant(false), fc.constant(true), fc.integer({ min: -2, max: 9 })];
+    const store = await openEmbeddedStore();
+    const items = store.collection('db', 'items');
+    await items.insertMany(ids.map((_id, n) => ({ _id, n })));
+    await fc.assert(fc.asyncProperty(fc.array(fc.oneof(...asked), { maxLength: 8 }), async (values) => {
+      assert.deepEqual(items.explain({ _id: { $in: values } }), { kind: 'id' });
+      const fromMap = await items.find({ _id: { $in: values } });
+      const scanned = { $or: [{ _id: { $in: values } }] };
+      assert.deepEqual(items.explain(scanned), { kind: 'scan' });
+      const tested = await items.find(scanned);
+      assert.deepEqual(fromMap, tested);
+    }), { numRuns: 300 });
+  });
+
   // The function runner keeps the BSON of the documents a find copies by their identity (see
   // DocumentStore.storedOriginals): a write that changed one of those objects in place would make it hand
   // functions stale data.

@@ -25,6 +25,7 @@ import { DataAccessError } from '../../data/errors';
 import type { QueriedFields } from '../devmode';
 import { SentBootstraps, type ConcurrentBootstrap } from './sent-bootstraps';
 import { FairQueue } from './fair-queue';
+import { groupObjectChanges, PendingStoreChanges, type ObjectChange } from './store-changes';
 import { changesByObject, encodeHeld, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type StoredCollections, type UserCollections } from './flexible';
 
 /** An uploaded changeset as the session hands it over. */
@@ -92,6 +93,13 @@ export interface FlexibleUploader {
 }
 
 /** An object an upload touches: its collection and table, and its document before and after the upload's instructions. */
+/** A store write to a synced collection, as a history records it: the document before and after (none when inserted or deleted). */
+interface StoreChange {
+  type: string;
+  before: Document | undefined;
+  after: Document | undefined;
+}
+
 interface TouchedObject {
   collection: SyncedCollection;
   table: RealmTable;
@@ -147,6 +155,11 @@ export class RealmSyncEngine {
   private readonly bootstraps = new Map<string, { version: number; changeset: Uint8Array; instructionCount: number }>();
   private readonly flexibleBootstraps = new Map<string, SharedFlexibleBootstrap>();
   private readonly flexibleQueue = new FairQueue(STORE_WRITES);
+  /** Store writes waiting to be recorded, per history: each batch is one queued task (a bulk write is not n tasks). */
+  private readonly storeChanges = new PendingStoreChanges<StoreChange>((partition, take) => {
+    void this.run(partition, () => this.recordStoreChanges(partition, take()))
+      .catch((e) => this.options.log.error(`sync: recording store writes in ${partition === FLEXIBLE_HISTORY ? 'the flexible sync history' : `partition ${partition}`} failed: ${(e as Error).message}`));
+  });
   private declared?: Promise<Map<string, Instruction[]>>;
   private readonly now: () => number;
   /**
@@ -242,6 +255,12 @@ export class RealmSyncEngine {
     this.queues.set(partition, settled);
     void settled.then(() => { if (this.queues.get(partition) === settled) this.queues.delete(partition); });
     return next;
+  }
+
+  /** Resolves once every store write made before the call is in its sync history (each history's queue has passed it). */
+  async recorded(): Promise<void> {
+    const idle = async () => undefined;
+    await Promise.all([...[...this.queues.keys()].map((partition) => this.run(partition, idle)), this.flexibleQueue.run(STORE_WRITES, idle)]);
   }
 
   listen(partition: string, listener: () => void): () => void {
@@ -381,64 +400,65 @@ export class RealmSyncEngine {
     return this.options.service.runtimeState.status === 'enabled' && this.options.service.collectionOfNamespace(database, collection) !== undefined;
   }
 
-  /** A committed store write becomes a server changeset in the histories of the partitions it touches. */
+  /** A committed store write becomes part of a server changeset in the histories of the partitions it touches. */
   onChange(change: ChangeEvent): void {
     if (this.customDataListeners.size > 0 && this.isCustomUserData(change.ns.db, change.ns.coll)) this.customDataChanged(change);
     const service = this.options.service;
     const settings = service.partitionSettings;
     const synced = service.collectionOfNamespace(change.ns.db, change.ns.coll);
-    if (synced && service.flexible && service.runtimeState.status === 'enabled') return this.recordFlexible(change, synced);
-    if (!settings || !synced || service.runtimeState.status !== 'enabled') return;
+    if (!synced || service.runtimeState.status !== 'enabled') return;
+    const before = change.operationType === 'insert' ? undefined : change.fullDocumentBeforeChange;
+    const after = change.operationType === 'delete' ? undefined : change.fullDocument;
+    if (service.flexible) {
+      // Asymmetric (data ingest) collections are never downloaded; the engine's own upload writes are in the history already.
+      if (uploadWrites.getStore() !== FLEXIBLE_HISTORY) this.storeChanges.add(FLEXIBLE_HISTORY, { type: synced.type, before, after });
+      return;
+    }
+    if (!settings) return;
     const fromUpload = uploadWrites.getStore();
-    const partitionOf = (doc: Document | undefined): { id: string; value: unknown } | undefined => {
+    const partitionOf = (doc: Document | undefined): string | undefined => {
       if (!doc) return undefined;
       const m = membershipOf(doc, settings);
-      return 'partition' in m ? { id: partitionId(m.partition), value: m.partition } : undefined;
+      return 'partition' in m ? partitionId(m.partition) : undefined;
     };
-    const before = change.operationType === 'insert' ? undefined : partitionOf(change.fullDocumentBeforeChange);
-    const after = change.operationType === 'delete' ? undefined : partitionOf(change.fullDocument);
     const record = (partition: string, beforeDoc: Document | undefined, afterDoc: Document | undefined) => {
-      if (partition === fromUpload) return;
-      void this.run(partition, async () => {
-        const schema = await this.realmSchema();
-        const table = schema.get(synced.type);
-        if (!table) return;
-        const instructions = changeInstructions(schema, table, beforeDoc, afterDoc);
-        if (instructions.length === 0) return;
-        const history = await this.history.partition(partition);
-        await this.history.append(history, {
-          originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()),
-          changeset: encodeChangeset(instructions), originalSize: 0,
-        });
-        this.notify(partition);
-      }).catch((e) => this.options.log.error(`sync: recording a ${change.operationType} of ${synced.type} in partition ${partition} failed: ${(e as Error).message}`));
+      if (partition !== fromUpload) this.storeChanges.add(partition, { type: synced.type, before: beforeDoc, after: afterDoc });
     };
-    if (before && after && before.id === after.id) return record(before.id, change.fullDocumentBeforeChange, change.fullDocument);
-    if (before) record(before.id, change.fullDocumentBeforeChange, undefined);
-    if (after) record(after.id, undefined, change.fullDocument);
+    const was = partitionOf(before);
+    const is = partitionOf(after);
+    if (was !== undefined && was === is) return record(was, before, after);
+    if (was !== undefined) record(was, before, undefined);
+    if (is !== undefined) record(is, undefined, after);
   }
 
   /**
-   * Flexible sync: every write to a synced collection (not made by an upload) is a server changeset of the
-   * app's history; asymmetric (data ingest) collections are never downloaded, so their writes are not.
+   * Records a batch of store writes to one history (a partition's, or flexible sync's app-wide one) as server
+   * changesets of at most STORE_CHANGE_ENTRY_LIMITS each. Flexible entries keep the documents written, which
+   * sessions filter them by; asymmetric tables are not recorded.
    */
-  private recordFlexible(change: ChangeEvent, synced: SyncedCollection): void {
-    if (uploadWrites.getStore() === FLEXIBLE_HISTORY) return;
-    void this.run(FLEXIBLE_HISTORY, async () => {
-      const schema = await this.realmSchema();
-      const table = schema.get(synced.type);
-      if (!table || table.asymmetric) return;
-      const instructions = changeInstructions(schema, table, change.operationType === 'insert' ? undefined : change.fullDocumentBeforeChange, change.operationType === 'delete' ? undefined : change.fullDocument);
-      if (instructions.length === 0) return;
-      const history = await this.history.partition(FLEXIBLE_HISTORY);
+  private async recordStoreChanges(partition: string, changes: readonly StoreChange[]): Promise<void> {
+    const schema = await this.realmSchema();
+    const flexible = partition === FLEXIBLE_HISTORY;
+    const objects: ObjectChange<[string, Document | null] | undefined>[] = [];
+    for (const change of changes) {
+      const table = schema.get(change.type);
+      if (!table || (flexible && table.asymmetric)) continue;
+      const instructions = changeInstructions(schema, table, change.before, change.after);
+      const object = instructions.find((i) => 'object' in i);
+      const held: [string, Document | null] | undefined = object && 'object' in object ? [heldKey(table.name, object.object), change.after ?? null] : undefined;
+      objects.push({ instructions, bytes: change.after ? BSON.calculateObjectSize(change.after) : 0, detail: held });
+    }
+    const groups = groupObjectChanges(objects);
+    if (groups.length === 0) return;
+    const history = await this.history.partition(partition);
+    for (const group of groups) {
       const entry = await this.history.append(history, {
         originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()),
-        changeset: encodeChangeset(instructions), originalSize: 0,
+        changeset: encodeChangeset(group.flatMap((o) => o.instructions)), originalSize: 0,
       });
-      const object = instructions.find((i) => 'object' in i);
-      if (object && 'object' in object) this.keepDocuments(entry, new Map([[heldKey(table.name, object.object), change.operationType === 'delete' ? null : change.fullDocument ?? null]]));
-      this.notify(FLEXIBLE_HISTORY);
-    }).catch((e) => this.options.log.error(`sync: recording a ${change.operationType} of ${synced.type} failed: ${(e as Error).message}`));
+      if (flexible) this.keepDocuments(entry, new Map(group.flatMap((o) => (o.detail ? [o.detail] : []))));
+    }
+    this.notify(partition);
   }
 
   /**
