@@ -1,7 +1,8 @@
 // Change events for database triggers: a DocumentStore decorator that reports every successful write as
 // the platform's change events (insert, update, replace, delete), with the documents before and after.
 // Writes to a namespace somebody listens to run one at a time through the decorator, so the documents read
-// around a write are exactly the ones it changed and events come out in write order. Namespaces nobody
+// around a write are exactly the ones it changed and events come out in write order; on the embedded store
+// the next one starts once the previous is applied and its event emitted, and each resolves once durable. Namespaces nobody
 // listens to pass straight through, without the lock or the extra reads.
 import { ObjectId, Timestamp } from 'bson';
 import { bsonType, typedValueKey, valueKey } from './bson-values';
@@ -66,8 +67,22 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
     return serializedAll([namespace], work);
   }
 
-  /** Runs `work` after every earlier write to any of the namespaces has finished, whatever its outcome. */
+  /**
+   * Runs `work` after every earlier write to any of the namespaces has been applied and its event emitted,
+   * whatever its outcome; resolves once its writes are durable too. A store whose writes apply at once
+   * (untilApplied) lets the next write in as soon as this one is applied, so consecutive writes share a sync.
+   */
   function serializedAll<T>(namespaces: readonly string[], work: () => Promise<T>): Promise<T> {
+    const untilApplied = store.untilApplied?.bind(store);
+    if (!untilApplied) return lockedAll(namespaces, work);
+    return lockedAll(namespaces, () => untilApplied(work)).then(async ({ value, durable }) => {
+      await durable;
+      return value;
+    });
+  }
+
+  /** Runs `work` after every earlier `work` on any of the namespaces has finished, whatever its outcome. */
+  function lockedAll<T>(namespaces: readonly string[], work: () => Promise<T>): Promise<T> {
     const earlier = namespaces.map((ns) => tails.get(ns)).filter((t) => t !== undefined);
     const previous = earlier.length === 0 ? Promise.resolve() : earlier.length === 1 ? earlier[0]! : Promise.all(earlier);
     const result = previous.then(work, work);

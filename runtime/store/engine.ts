@@ -3,6 +3,7 @@
 // Stored documents are never mutated in place (updates replace them), so a compaction snapshot can
 // hold references while writes continue. Every mutation happens synchronously before the first
 // `await`, which makes each operation atomic; only the journal acknowledgement is awaited.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { BSON, EJSON, ObjectId } from 'bson';
 // Projections and sorts too run with the linear, bounded operators (regex.ts, evaluation-limits.ts).
 import { Query } from './regex';
@@ -18,6 +19,9 @@ import {
   type CommitWrite, type FindOneAndDeleteOptions, type FindOneAndModifyOptions, type FindOptions, type InsertManyResult,
   type InsertOneResult, type Projection, type SortSpec, type StoreCollection, type UpdateResult, type UpsertOptions,
 } from './types';
+
+/** Inside `untilApplied`'s work, writes resolve once applied in memory; their journal promises are collected here. */
+const deferredDurability = new AsyncLocalStorage<Promise<void>[]>();
 
 /** Where the engine reports each change so it can be made durable; resolves once it is. */
 export interface Journal {
@@ -340,6 +344,27 @@ export class Engine implements DocumentStore {
     this.journal = options.journal;
   }
 
+  async untilApplied<T>(work: () => Promise<T>): Promise<{ value: T; durable: Promise<void> }> {
+    const pending: Promise<void>[] = [];
+    let value: T;
+    try {
+      value = await deferredDurability.run(pending, work);
+    } catch (error) {
+      // What a failed write applied before failing (an ordered insertMany's first documents) is durable before it fails.
+      await Promise.allSettled(pending);
+      throw error;
+    }
+    return { value, durable: Promise.all(pending).then(() => undefined) };
+  }
+
+  /** A journal promise, or an already settled one when the write runs inside `untilApplied` (which awaits it). */
+  private durably(journaled: Promise<void>): Promise<void> {
+    const deferred = deferredDurability.getStore();
+    if (!deferred) return journaled;
+    deferred.push(journaled);
+    return Promise.resolve();
+  }
+
   collection(database: string, name: string): EmbeddedCollection {
     validateNames(database, name);
     return new EmbeddedCollection(this, database, name);
@@ -484,7 +509,7 @@ export class Engine implements DocumentStore {
     if (changes.length === 0 || !this.journal) return Promise.resolve();
     // Memory first (a compaction started by this record snapshots it), back out if the record cannot be made.
     try {
-      return this.journal.commit(changes);
+      return this.durably(this.journal.commit(changes));
     } catch (error) {
       for (const step of undo.reverse()) step();
       throw error;
@@ -508,7 +533,7 @@ export class Engine implements DocumentStore {
 
   remove(state: CollectionState, entry: StoredDoc): Promise<void> {
     state.remove(entry);
-    return this.journal?.remove(state.namespace, entry.doc._id) ?? Promise.resolve();
+    return this.journal ? this.durably(this.journal.remove(state.namespace, entry.doc._id)) : Promise.resolve();
   }
 
   declareIndex(state: CollectionState, field: string): Promise<void> {
@@ -517,7 +542,7 @@ export class Engine implements DocumentStore {
   }
 
   private journalPut(state: CollectionState, doc: Document): Promise<void> {
-    return this.journal?.put(state.namespace, doc) ?? Promise.resolve();
+    return this.journal ? this.durably(this.journal.put(state.namespace, doc)) : Promise.resolve();
   }
 }
 

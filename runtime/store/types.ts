@@ -90,6 +90,13 @@ export interface DocumentStore {
    */
   commit?(writes: readonly CommitWrite[]): Promise<void>;
   /**
+   * Runs `work` (calls of this store) with its writes resolving once applied, the value with a promise of
+   * their durability: the change-event decorator reads around a write and emits its event under a lock it
+   * then releases, so the next write to the collection is applied and made durable together with this one
+   * (the embedded store, whose writes apply before their first await). Absent where writes apply remotely.
+   */
+  untilApplied?<T>(work: () => Promise<T>): Promise<{ value: T; durable: Promise<void> }>;
+  /**
    * For an array a collection's `find` returned (that array itself): the store's own documents its elements
    * are copies of, in order. The store never changes those objects (a write stores new ones), so what is
    * derived from one, its BSON say, can be kept by its identity. Undefined when the store does not know.

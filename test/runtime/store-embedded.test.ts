@@ -8,6 +8,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { Binary, BSON, Decimal128, Long, ObjectId } from 'bson';
 import { EmbeddedStore, openEmbeddedStore } from '../../runtime/store/embedded';
+import { Engine } from '../../runtime/store/engine';
 import { openMongoStore } from '../../runtime/store/mongodb';
 import { withChangeEvents, type ChangeEvent } from '../../runtime/store/changes';
 import { StoreError, type Document } from '../../runtime/store/types';
@@ -221,6 +222,38 @@ describe('embedded store commits', () => {
       ['insert', 'Task', 3, undefined, 'made'],
     ]);
     await store.close();
+  });
+});
+
+describe('embedded store with change events: writes pipelined, acknowledged once durable', () => {
+  /** A journal whose records become durable (or fail) when the test says. */
+  const heldJournal = () => {
+    const waiting: { resolve: () => void; reject: (error: Error) => void }[] = [];
+    const record = () => new Promise<void>((resolve, reject) => { waiting.push({ resolve, reject }); });
+    return { waiting, journal: { put: record, remove: record, commit: record, declareIndex: async () => undefined } };
+  };
+  const settledYet = (promise: Promise<unknown>) => Promise.race([promise.then(() => true, () => true), new Promise((resolve) => setTimeout(() => resolve(false), 20))]);
+
+  test('the next watched write is applied and reported while the first is not yet durable; neither resolves before its record', async () => {
+    const { waiting, journal } = heldJournal();
+    const events: ChangeEvent[] = [];
+    const store = withChangeEvents(new Engine({ journal }), (event) => events.push(event));
+    const tasks = store.collection('todo', 'Task');
+    const first = tasks.insertOne({ _id: 1 });
+    const second = tasks.updateOne({ _id: 1 }, { $set: { done: true } });
+    const third = tasks.deleteOne({ _id: 1 });
+    for (let turn = 0; turn < 100 && events.length < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(events.map((e) => e.operationType), ['insert', 'update', 'delete'], 'in write order, each read around its own write');
+    assert.deepEqual(events[1]!.fullDocument, { _id: 1, done: true });
+    assert.equal(waiting.length, 3, 'three records made before any is durable');
+    assert.equal(await settledYet(first), false, 'an insert is not acknowledged before its record is durable');
+    waiting[0]!.resolve();
+    waiting[1]!.resolve();
+    await first;
+    await second;
+    assert.equal(await settledYet(third), false);
+    waiting[2]!.reject(new Error('disk full'));
+    await assert.rejects(third, /disk full/, 'a write whose record fails is not acknowledged');
   });
 });
 

@@ -157,7 +157,11 @@ export class RealmSyncEngine {
   private readonly flexibleQueue = new FairQueue(STORE_WRITES);
   /** Store writes waiting to be recorded, per history: each batch is one queued task (a bulk write is not n tasks). */
   private readonly storeChanges = new PendingStoreChanges<StoreChange>((partition, take) => {
-    void this.run(partition, () => this.recordStoreChanges(partition, take()))
+    // A turn of the event loop first: the writes of one burst (a loop of inserts, concurrent requests) join the batch.
+    void this.run(partition, async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return this.recordStoreChanges(partition, take());
+    })
       .catch((e) => this.options.log.error(`sync: recording store writes in ${partition === FLEXIBLE_HISTORY ? 'the flexible sync history' : `partition ${partition}`} failed: ${(e as Error).message}`));
   });
   private declared?: Promise<Map<string, Instruction[]>>;
