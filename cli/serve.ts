@@ -29,6 +29,9 @@ Options:
   --app-id ID              client app id to serve under (default: the app's metadata, else derived from its name)
   --secret NAME=VALUE      a secret's value (repeatable); wins over secrets.json at the app root
   --function-timeout SEC   function execution time limit in seconds (default 300, as on the platform)
+  --access-token-lifetime SEC
+                           how long access tokens last, in seconds (default 1800, as on the platform; at least 1):
+                           clients refresh them and reconnect sync when one ends
   --mongodb-uri URI        keep data in a MongoDB server instead of the embedded store
   --no-watch               do not reload on file changes
   --fail-on-errors         refuse to start when the app's files have errors
@@ -54,6 +57,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     options: {
       port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'app-id': { type: 'string' },
       secret: { type: 'string', multiple: true }, 'function-timeout': { type: 'string' }, 'mongodb-uri': { type: 'string' },
+      'access-token-lifetime': { type: 'string' },
       'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'admin-user': { type: 'string' }, 'admin-password': { type: 'string' }, 'allow-no-apps': { type: 'boolean' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
@@ -67,6 +71,8 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   if (!isLogLevel(level)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
   const timeout = values['function-timeout'] === undefined ? undefined : Number(values['function-timeout']);
   if (timeout !== undefined && !(timeout > 0)) throw new UsageError(`--function-timeout must be a positive number of seconds, got "${values['function-timeout']}"`);
+  const tokenLifetime = values['access-token-lifetime'] === undefined ? undefined : Number(values['access-token-lifetime']);
+  if (tokenLifetime !== undefined && !(Number.isInteger(tokenLifetime) && tokenLifetime >= 1)) throw new UsageError(`--access-token-lifetime must be a whole number of seconds, at least 1, got "${values['access-token-lifetime']}"`);
   for (const s of values.secret ?? []) if (s.indexOf('=') <= 0) throw new UsageError(`--secret expects NAME=VALUE, got "${s}"`);
   const adminEmail = values['admin-user'] ?? io.env.ASL_ADMIN_USER;
   const adminPassword = values['admin-password'] ?? io.env.ASL_ADMIN_PASSWORD;
@@ -96,6 +102,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     runtime = await startRuntime({
       ...target, dataDir: values.data, adminRemote: values['admin-remote'], adminUsers: adminUser ? [adminUser] : [], host: values.host ?? '127.0.0.1', port, appId: values['app-id'],
       functionTimeoutMs: timeout === undefined ? undefined : timeout * 1000, secrets: values.secret ?? [],
+      ...(tokenLifetime !== undefined ? { accessTokenSeconds: tokenLifetime } : {}),
       mongodbUri: values['mongodb-uri'] ?? io.env.ASL_MONGODB_URI, watch: !values['no-watch'], log,
       onReloaded: (applied, diagnostics) => parent?.send({ type: 'reloaded', applied, errors: countOf(diagnostics, 'error') }),
       failOnErrors: values['fail-on-errors'] === true,

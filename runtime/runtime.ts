@@ -77,6 +77,8 @@ export interface RuntimeOptions {
   /** Overrides the app id of the app's metadata. */
   appId?: string;
   functionTimeoutMs?: number;
+  /** Lifetime of the access tokens logins and refreshes issue, in seconds (default 1,800, as on the platform). */
+  accessTokenSeconds?: number;
   /** Memory functions together may hold beyond their idle level, in MiB (see FunctionRunnerOptions.memoryLimitMb). */
   functionMemoryLimitMb?: number;
   /** `NAME=VALUE` secret values; they win over `secrets.json`. */
@@ -353,6 +355,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   });
   const opened: OpenedAuth = await openAuth({
     dataDir, appId, providers: first.app.authProviders, secrets: loadSecrets({ file: first.app.secretsFile, flags: options.secrets }).store, log, clock: options.clock,
+    ...(options.accessTokenSeconds !== undefined ? { accessTokenSeconds: options.accessTokenSeconds } : {}),
   });
   const cors: { allowedOrigins: readonly string[] } = { allowedOrigins: [] };
 

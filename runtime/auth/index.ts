@@ -11,6 +11,8 @@ export type OpenAuthOptions = Omit<AuthServiceOptions, 'repository' | 'tokens' |
   /** A DocumentStore of its own for the records (closed with the auth); default: the journal in the data dir. */
   recordStore?: DocumentStore;
   clock?: Clock;
+  /** Access token lifetime (default: the platform's 30 minutes). */
+  accessTokenSeconds?: number;
 };
 
 export interface OpenedAuth {
@@ -23,11 +25,11 @@ export interface OpenedAuth {
 }
 
 export async function openAuth(options: OpenAuthOptions): Promise<OpenedAuth> {
-  const { dataDir, recordStore, clock = systemClock, ...rest } = options;
+  const { dataDir, recordStore, clock = systemClock, accessTokenSeconds, ...rest } = options;
   const now = () => clock.now();
   const repository = recordStore ? await AuthRepository.overStore(recordStore, undefined, now) : await AuthRepository.open(dataDir, now);
   const domainId = createHash('sha256').update(`domain\u0000${rest.appId}`).digest('hex').slice(0, 24);
-  const tokens = new TokenService(await loadOrCreateTokenSecret(dataDir), clock, domainId);
+  const tokens = new TokenService(await loadOrCreateTokenSecret(dataDir), clock, domainId, accessTokenSeconds);
   const serviceFor = (o: Omit<AuthServiceOptions, 'repository' | 'tokens' | 'clock' | 'domainId'>) => new AuthService({ ...o, repository, tokens, clock, domainId });
   return { service: serviceFor(rest), serviceFor, repository, tokens, close: () => repository.close() };
 }

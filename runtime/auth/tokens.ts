@@ -35,6 +35,8 @@ export class TokenService {
     secret: Uint8Array,
     private readonly clock: Clock,
     private readonly domainId: string,
+    /** How long an access token lasts; the platform's 30 minutes unless an operator or a test shortens it. */
+    private readonly accessTokenSeconds = ACCESS_TOKEN_SECONDS,
   ) {
     this.key = createSecretKey(secret);
   }
@@ -49,7 +51,7 @@ export class TokenService {
       typ: 'access',
     };
     if (input.userData !== undefined) claims.user_data = input.userData;
-    return Promise.resolve(this.sign({ ...claims, sub: input.userId, iss: input.sessionId, iat, exp: iat + ACCESS_TOKEN_SECONDS, jti: newTokenId() }));
+    return Promise.resolve(this.sign({ ...claims, sub: input.userId, iss: input.sessionId, iat, exp: iat + this.accessTokenSeconds, jti: newTokenId() }));
   }
 
   issueRefresh(input: { userId: string; sessionId: string; deviceId: string; identity: IdentityRecord; expiresAt: number }): Promise<string> {
