@@ -272,9 +272,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   // Local tools (the `asl` CLI) find this runtime through a record in each data folder it holds, with a
   // session of their own, and ask it instead of refusing the locked folder.
   const toolSession = await admin.mintSession();
+  let servedFingerprint = tlsPair?.fingerprint256;
   announce = (app) => writeRuntimeRecord(app.dataDir, {
     version: RUNTIME_PROTOCOL_VERSION, pid: process.pid, url: http.url, appId: app.clientAppId,
     admin: { accessToken: toolSession.access_token, refreshToken: toolSession.refresh_token },
+    ...(servedFingerprint ? { tlsCertificateSha256: servedFingerprint } : {}),
   });
   for (const app of registry.list()) announce(app);
   const first = () => registry.list()[0];
@@ -284,6 +286,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     log.info(`TLS certificate for ${tlsPair.names}, valid until ${tlsPair.validTo.toISOString()}`);
     tlsWatch = watchTlsPair(options.tls, (pair) => {
       server.setTls(pair);
+      servedFingerprint = pair.fingerprint256;
+      for (const app of registry.list()) announce?.(app);
       log.info(`TLS certificate reloaded: ${pair.names}, valid until ${pair.validTo.toISOString()}`);
     }, (problem) => log.error(`TLS certificate not reloaded, the previous one is still served: ${problem}`));
   }

@@ -18,6 +18,8 @@ export interface TlsPair {
   names: string;
   /** When the certificate expires. */
   validTo: Date;
+  /** SHA-256 fingerprint, `AB:CD:…` (what local tools pin, through the runtime record). */
+  fingerprint256: string;
 }
 
 export class TlsPairError extends Error {}
@@ -43,7 +45,7 @@ export function loadTlsPair(files: TlsFiles): TlsPair {
   try { tls.createSecureContext({ cert, key }); } catch (e) {
     throw new TlsPairError(`the certificate in ${files.certFile} and key in ${files.keyFile} cannot serve TLS: ${(e as Error).message}`);
   }
-  return { cert, key, names: x509.subjectAltName ?? x509.subject, validTo: new Date(x509.validTo) };
+  return { cert, key, names: x509.subjectAltName ?? x509.subject, validTo: new Date(x509.validTo), fingerprint256: x509.fingerprint256 };
 }
 
 function readPem(file: string, what: string): Buffer {

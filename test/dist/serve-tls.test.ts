@@ -55,6 +55,8 @@ describe('asl serve over TLS', { skip, timeout: 180_000 }, () => {
     fs.copyFileSync(first.certFile, certFile);
     fs.copyFileSync(first.keyFile, keyFile);
     served = await serveDist({ args: ['--tls-cert', certFile, '--tls-key', keyFile] });
+    // Every line it prints once ready (the admin key pair comes last).
+    while (!/admin private key: /.test(served.stdout())) await new Promise((resolve) => setTimeout(resolve, 50));
   });
   after(async () => {
     await served?.close();
@@ -136,6 +138,30 @@ describe('asl serve over TLS', { skip, timeout: 180_000 }, () => {
     await served.waitForLog(/TLS certificate not reloaded, the previous one is still served: the key in .* does not belong to the certificate/);
     assert.equal((await httpsRequest(`${served.app}/location`, { ca: renewed.pem })).fingerprint, renewed.fingerprint);
     fs.copyFileSync(renewed.keyFile, keyFile);
+    await served.waitForLog(/TLS certificate reloaded/, { count: 2 });
+  });
+
+  test('local tools ask the TLS runtime, accepting only the certificate its record names', async () => {
+    const status = (): Promise<{ code: number | null; stdout: string; stderr: string }> => new Promise((resolve) => {
+      const child = spawn(process.execPath, [CLI, 'sync', 'status', served.appDir, '--data', served.dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => { stdout += d; });
+      child.stderr.on('data', (d) => { stderr += d; });
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+    const asked = await status();
+    assert.equal(asked.code, 0, asked.stderr);
+    assert.match(asked.stdout, /\(asked the running runtime\)/);
+    const recordFile = path.join(served.dataDir, 'runtime.json');
+    const record = JSON.parse(fs.readFileSync(recordFile, 'utf8')) as { tlsCertificateSha256: string };
+    assert.match(record.tlsCertificateSha256, /^[0-9A-F]{2}(?::[0-9A-F]{2}){31}$/);
+    // A record naming another certificate (someone else answering on the port): the session is not sent.
+    fs.writeFileSync(recordFile, JSON.stringify({ ...record, tlsCertificateSha256: first.fingerprint.replace(/^../, '00') }));
+    const refused = await status();
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /presented a certificate .* other than the one its record names; not sending its session/);
+    fs.writeFileSync(recordFile, JSON.stringify(record));
   });
 
   test('a bad pair at start is a clear error naming the file, and the runtime does not start', async () => {
