@@ -129,6 +129,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
   const server = options.tls
     ? https.createServer({ maxHeaderSize: MAX_HEADER_BYTES, cert: options.tls.cert, key: options.tls.key }, onRequest)
     : http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, onRequest);
+  if (options.tls) server.on('tlsClientError', (err: NodeJS.ErrnoException, socket) => answerPlainHttp(err, socket, baseUrl));
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) { socket.destroy(); return; }
     // Only credentials make a header this large, so an overflow is answered as a refused token.
@@ -171,6 +172,19 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
       server.closeAllConnections();
     }),
   };
+}
+
+/**
+ * A failed TLS handshake. Plain HTTP sent to the TLS port (OpenSSL recognises it) is told, in plain HTTP, to
+ * use https: otherwise the client sees only a closed connection. The reply goes on the connection under the
+ * TLS layer, which Node keeps as the TLS socket's `_parent`.
+ */
+function answerPlainHttp(err: NodeJS.ErrnoException, socket: Duplex, baseUrl: string): void {
+  const raw = (socket as Duplex & { _parent?: Duplex })._parent;
+  if (err.code !== 'ERR_SSL_HTTP_REQUEST' || !raw?.writable) { socket.destroy(); return; }
+  const body = JSON.stringify({ error: `this port serves HTTPS only: use ${baseUrl}`, error_code: 'BadRequest', link: baseUrl });
+  raw.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  setTimeout(() => socket.destroy(), 1000).unref();
 }
 
 /**

@@ -107,7 +107,7 @@ describe('asl serve over TLS', { skip, timeout: 180_000 }, () => {
     assert.equal(JSON.parse(answer.text).error_code, 'MisdirectedRequest');
   });
 
-  test('plain HTTP on the TLS port gets no API answer, and the runtime keeps serving', async () => {
+  test('plain HTTP on the TLS port is told to use https, gets no API answer, and the runtime keeps serving', async () => {
     const port = Number(new URL(served.url).port);
     const reply = await new Promise<string>((resolve) => {
       const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET /api/client/v2.0/app/${served.appId}/location HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`));
@@ -118,6 +118,8 @@ describe('asl serve over TLS', { skip, timeout: 180_000 }, () => {
       socket.setTimeout(10_000, () => socket.destroy());
     });
     assert.doesNotMatch(reply, /"hostname"/);
+    assert.match(reply, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(reply, /"error":"this port serves HTTPS only: use https:\/\/localhost:\d+"/);
     assert.equal((await httpsRequest(`${served.app}/location`, { ca: first.pem })).status, 200);
   });
 
