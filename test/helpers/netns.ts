@@ -26,6 +26,7 @@ export function netnsUnavailable(): string | undefined {
     execFileSync('ip', ['netns', 'del', probe], { stdio: ['ignore', 'ignore', 'pipe'] });
     return undefined;
   } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'the ip command (Debian package iproute2) is not installed';
     const stderr = (e as { stderr?: Buffer }).stderr?.toString().trim();
     return `"ip netns add" is refused here (${stderr || (e as Error).message}); the container or kernel does not allow network namespaces`;
   }
