@@ -32,7 +32,7 @@ import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
 import { CLIENT_API_PREFIX, Router } from './http/router';
 import { answerUpgrade, createHttpServer, type RunningHttpServer } from './http/server';
-import { loadTlsPair, watchTlsPair, type TlsFiles, type TlsWatch } from './http/tls';
+import { certificateWarnings, loadTlsPair, watchTlsPair, type TlsFiles, type TlsPair, type TlsWatch } from './http/tls';
 import { homePage } from './http/home';
 import { recordingLogger, RequestLog, type Logger } from './log';
 import { RUNTIME_PROTOCOL_VERSION } from '../core/runtime-protocol';
@@ -283,12 +283,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const server = http;
   let tlsWatch: TlsWatch | undefined;
   if (options.tls && tlsPair) {
+    const warn = (pair: TlsPair) => { for (const w of certificateWarnings(pair, publicUrls, options.clock?.now() ?? Date.now())) log.warn(w); };
     log.info(`TLS certificate for ${tlsPair.names}, valid until ${tlsPair.validTo.toISOString()}`);
+    warn(tlsPair);
     tlsWatch = watchTlsPair(options.tls, (pair) => {
       server.setTls(pair);
       servedFingerprint = pair.fingerprint256;
       for (const app of registry.list()) announce?.(app);
       log.info(`TLS certificate reloaded: ${pair.names}, valid until ${pair.validTo.toISOString()}`);
+      warn(pair);
     }, (problem) => log.error(`TLS certificate not reloaded, the previous one is still served: ${problem}`));
   }
   const localUrl = server.url.replace(/\/\/(?:0\.0\.0\.0|\[::\]):/, '//127.0.0.1:');

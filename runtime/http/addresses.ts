@@ -87,6 +87,8 @@ export function checkPublicUrl(text: string): { url: string } | { problem: strin
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: `--public-url must be http:// or https://, got "${text}"` };
   if (url.username || url.password) return { problem: `--public-url must not carry a user name or password, got "${url.host}"` };
   if (url.pathname !== '/' || url.search || url.hash) return { problem: `--public-url must be scheme://host[:port] with no path, query or fragment, got "${text}"` };
+  // A fully qualified name's final dot: Host headers are compared without it.
+  if (url.hostname.endsWith('.')) url.hostname = url.hostname.slice(0, -1);
   return { url: url.origin };
 }
 

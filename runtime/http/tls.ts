@@ -3,6 +3,7 @@
 // (certbot replaces the files) is served without a restart. A renewal that does not check out keeps the
 // pair being served.
 import fs from 'node:fs';
+import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 
@@ -20,6 +21,7 @@ export interface TlsPair {
   validTo: Date;
   /** SHA-256 fingerprint, `AB:CD:…` (what local tools pin, through the runtime record). */
   fingerprint256: string;
+  certificate: X509Certificate;
 }
 
 export class TlsPairError extends Error {}
@@ -45,7 +47,29 @@ export function loadTlsPair(files: TlsFiles): TlsPair {
   try { tls.createSecureContext({ cert, key }); } catch (e) {
     throw new TlsPairError(`the certificate in ${files.certFile} and key in ${files.keyFile} cannot serve TLS: ${(e as Error).message}`);
   }
-  return { cert, key, names: x509.subjectAltName ?? x509.subject, validTo: new Date(x509.validTo), fingerprint256: x509.fingerprint256 };
+  return { cert, key, names: x509.subjectAltName ?? x509.subject, validTo: new Date(x509.validTo), fingerprint256: x509.fingerprint256, certificate: x509 };
+}
+
+/** How soon before expiry a certificate is worth a warning at start and on reload. */
+const EXPIRY_WARNING_MS = 14 * 24 * 3600 * 1000;
+
+/**
+ * What clients that verify the certificate will refuse, said before they do: an expired (or nearly
+ * expired, or not yet valid) certificate, and public URLs whose host it does not name.
+ */
+export function certificateWarnings(pair: TlsPair, publicUrls: readonly string[], now: number): string[] {
+  const warnings: string[] = [];
+  const from = new Date(pair.certificate.validFrom).getTime();
+  const to = pair.validTo.getTime();
+  if (to <= now) warnings.push(`the TLS certificate expired on ${pair.validTo.toISOString()}: clients that verify it refuse it`);
+  else if (to - now < EXPIRY_WARNING_MS) warnings.push(`the TLS certificate expires on ${pair.validTo.toISOString()}`);
+  if (from > now) warnings.push(`the TLS certificate is not valid before ${new Date(from).toISOString()}`);
+  for (const url of publicUrls) {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    const named = isIP(host) ? pair.certificate.checkIP(host) !== undefined : pair.certificate.checkHost(host) !== undefined;
+    if (!named) warnings.push(`the TLS certificate does not name ${host} (--public-url ${url}); it names ${pair.names}`);
+  }
+  return warnings;
 }
 
 function readPem(file: string, what: string): Buffer {

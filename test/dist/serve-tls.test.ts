@@ -66,6 +66,8 @@ describe('asl serve over TLS', { skip, timeout: 180_000 }, () => {
   test('it prints https:// addresses, and the location answer names https and wss', async () => {
     assert.match(served.url, /^https:\/\/127\.0\.0\.1:\d+$/);
     assert.match(served.stdout(), /^admin api: https:\/\/127\.0\.0\.1:\d+\/api\/admin\/v3\.0$/m);
+    // The test's certificate is valid for two days: the operator is warned at start.
+    await served.waitForLog(/the TLS certificate expires on /);
     const location = await httpsRequest(`${served.app}/location`, { ca: first.pem });
     assert.equal(location.status, 200);
     assert.equal(location.fingerprint, first.fingerprint);

@@ -61,6 +61,7 @@ describe('checkPublicUrl', () => {
   test('keeps scheme://host[:port] and refuses the rest', () => {
     assert.deepEqual(checkPublicUrl('HTTPS://Sync.Example.com:443/'), { url: 'https://sync.example.com' });
     assert.deepEqual(checkPublicUrl('http://[fd00::20]:8080'), { url: 'http://[fd00::20]:8080' });
+    assert.deepEqual(checkPublicUrl('http://buildbox.lan.:8080'), { url: 'http://buildbox.lan:8080' });
     for (const bad of ['sync.example.com', 'ws://sync.example.com', 'https://sync.example.com/app', 'https://sync.example.com/?a=1', 'https://sync.example.com/#x', 'https://u:p@sync.example.com']) {
       assert.ok('problem' in checkPublicUrl(bad), bad);
     }
