@@ -15,10 +15,10 @@ import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 export const SERVE_HELP = `Usage: asl serve [dir] [options]
 
 Runs apps locally: the platform's client API (login, functions, GraphQL, service calls) and its Admin
-API (/api/admin/v3.0) on one HTTP (or, with --tls-cert, HTTPS) address, with each app's own rules and functions. dir is one app
-folder, or a folder holding several apps (each served under its own client app id; apps created with
-"asl apps create" land there). Changes to an app's files reload it; a change with errors keeps the
-last good version running and prints the problems.
+API (/api/admin/v3.0) on one HTTP (with --tls-cert, HTTPS) address, with each app's own rules and
+functions. dir is one app folder, or a folder holding several apps (each served under its own client app
+id; apps created with "asl apps create" land there). Changes to an app's files reload it; a change with
+errors keeps the last good version running and prints the problems.
 
 Options:
   --port N                 port to listen on (default 8080; 0 picks a free one)
