@@ -30,11 +30,11 @@ const WRITES = option('writes', 200);
 const WARMUP_WRITES = 5;
 const WRITE_GAP_MS = 10;
 
-/** A self-signed P-256 certificate for 127.0.0.1 and localhost, made with the openssl CLI. */
+/** A self-signed P-256 certificate for 127.0.0.1 and localhost, made with the openssl CLI (30 days: no expiry warning in the log). */
 function makeCertificate(dir: string): { certFile: string; keyFile: string; pem: string } {
   const certFile = path.join(dir, 'bench.crt');
   const keyFile = path.join(dir, 'bench.key');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '30',
     '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', keyFile, '-out', certFile], { stdio: ['ignore', 'ignore', 'pipe'] });
   return { certFile, keyFile, pem: fs.readFileSync(certFile, 'utf8') };
 }
