@@ -189,9 +189,9 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
     const namespace = `${db}.${coll}`;
     const wanted = (op: ChangeOperationType) => wants(db, coll, op);
     const anyWanted = () => wanted('insert') || wanted('update') || wanted('replace') || wanted('delete');
-    const byId = async (ids: unknown[]): Promise<Map<string, Document>> => {
+    const byId = async (ids: unknown[], projection?: Document): Promise<Map<string, Document>> => {
       if (ids.length === 0) return new Map();
-      const docs = await inner.find({ _id: { $in: ids } });
+      const docs = await inner.find({ _id: { $in: ids } }, projection ? { projection } : {});
       return new Map(docs.map((doc) => [valueKey(doc._id), doc]));
     };
     const emitInsert = (doc: Document) => emitInserted(db, coll, doc);
@@ -281,7 +281,7 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
           if (!wanted('insert')) return inner.insertMany(prepared);
           // Inserts are ordered: when one fails, the ones before it stay. Knowing which ids already existed
           // tells which of the documents now present this write inserted.
-          const existing = await byId(ids);
+          const existing = await byId(ids, { _id: 1 });
           let failure: unknown;
           let result: InsertManyResult | undefined;
           try {
