@@ -32,7 +32,7 @@ const SLICE_MS = option('slice-ms', 400);
 const SETTLE_MS = option('settle-ms', 80);
 /** Distinct users whose tokens the login load rotates through. */
 const LOGIN_USERS = 64;
-const LOGIN_GOAL = 0.5;
+const LOGIN_GOAL = 0.7;
 const AUTH_OVERHEAD_GOAL_PERCENT = 5;
 const KID = 'bench-key';
 

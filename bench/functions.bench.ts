@@ -30,10 +30,10 @@ const SLICE_MS = option('slice-ms', 400);
 /** Longer than nearly every request's latency under this load (p99 is a few tens of ms). */
 const SETTLE_MS = option('settle-ms', 80);
 const CONNECTIONS = option('connections', 64);
-const GOAL = 1.3;
+const GOAL = 1.2;
 const BOUNDARY_ROUNDS = option('boundary-rounds', 8);
 const BOUNDARY_SECONDS = option('boundary-seconds', 10);
-const BOUNDARY_GOAL = 1.2;
+const BOUNDARY_GOAL = 1.1;
 
 /** Linux's clock ticks per second for /proc's CPU times (USER_HZ, 100 on every Linux Node supports). */
 const TICKS_PER_SECOND = 100;

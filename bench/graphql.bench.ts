@@ -19,8 +19,8 @@ const SECONDS = option('seconds', 5);
 const ROUNDS = option('rounds', 3);
 const WARMUP_SECONDS = option('warmup', 2);
 const CONNECTIONS = option('connections', 64);
-const YOGA_GOAL = 3;
-const FLOOR_GOAL = 0.7;
+const YOGA_GOAL = 5;
+const FLOOR_GOAL = 0.85;
 
 async function main(): Promise<void> {
   const workspace = await createWorkspace();

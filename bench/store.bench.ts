@@ -20,7 +20,7 @@ function option(name: string, fallback: number): number {
 const INSERTS = option('inserts', 100_000);
 const LOOKUPS = option('lookups', 1_000);
 const SKIP_FSYNC = process.argv.includes('--skip-fsync');
-const GOAL = 2;
+const GOAL = 20;
 /** Concurrent writers for the group-commit measurement (fsync mode only; not part of the ratio). */
 const CONCURRENT_WRITERS = 64;
 
