@@ -1,6 +1,7 @@
 // Admin API routes of an app's sync and settings as the SDKs' test harnesses read and drive them
 // (`baas_admin_api.cpp`): development mode (`sync/config`), whether the initial sync is complete
-// (`sync/progress`), the state (`sync/state`), a client reset of one client file (`sync/force_reset`),
+// (`sync/progress`), the state (`sync/state`), the sync schema versions (`sync/schemas/versions`), a client
+// reset of one client file (`sync/force_reset`),
 // the app's recent errors (`logs`), access token checks (`users/verify_token`), and the private API
 // family's settings and feature flags (kept in the app's data folder: they are the platform's, not the app's).
 import fs from 'node:fs';
@@ -10,6 +11,7 @@ import { isObject } from '../../core/json';
 import { formatJson } from '../../core/transfer/appJson';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
+import { SYNC_SCHEMA_VERSIONS } from '../sync/schema-versions';
 import type { OpenedApp } from './apps';
 import { editAppFiles, workOf } from './appRoutes';
 import { parseBody } from './bodies';
@@ -52,6 +54,10 @@ export function registerSyncAdminRoutes(table: AdminRouteTable, ctx: AdminContex
     if (file.type === 'flexible') return json({ accepting_clients: running });
     const service = typeof file.service_name === 'string' ? file.service_name : 'mongodb-atlas';
     return json({ progress: running ? { [service]: { complete: true, started_at: new Date().toISOString(), updated_at: new Date().toISOString() } } : {} });
+  });
+  table.get(`${base}/sync/schemas/versions`, (req) => {
+    appOf(req);
+    return json({ versions: SYNC_SCHEMA_VERSIONS.map((version) => ({ version_major: version })) });
   });
   table.get(`${base}/sync/state`, (req) => {
     const status = appOf(req).sync.service.status().status;

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
-import { copyApp, serveDist, type ServedDist } from './fixtures/serve';
+import { adminToken, copyApp, serveDist, type ServedDist } from './fixtures/serve';
 
 const skip = probeAvailable ? false : 'realm-sync-probe (../shared/realm-sync) is not available on this machine';
 
@@ -103,6 +103,30 @@ describe('flexible sync against dist/cli.js serve', { skip, timeout: 240_000 }, 
     assert.deepEqual(fresh.objects('Item').map((i) => i.name).sort(), ['one', 'two']);
     assert.ok(fresh.events('subscription_state').some((l) => l.state === 'Complete'), 'the initial subscription set completes');
     assert.match(served.stderr(), /bound \(flexible sync, protocol 14\)/);
+  });
+
+  // flx_schema_migration.cpp ("Client cannot open the realm with an invalid schema version", "Allow resetting the
+  // schema version to zero after bad schema version error"): the app has sync schema version 0 only.
+  test('a client claiming a sync schema version the app does not have is refused for its session (235); at version 0 the same realm syncs', async () => {
+    const device = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-flx-schema-version-'));
+    try {
+      const claimed = await runProbe(script({ credentials: ada, subscriptions: [`Item=owner_id == "${adaId}"`], dataDir: device, schemaVersion: 42, timeoutMs: 5000 }), ['--reconnect', 'testing']);
+      assert.notEqual(claimed.result.exitCode, 0);
+      const errors = claimed.lines.filter((l) => l.event === 'protocol_error' || l.event === 'sync_error');
+      assert.ok(errors.some((e) => /invalid schema version/.test(JSON.stringify(e)) && /\b235\b/.test(JSON.stringify(e))), `the session error names the schema version: ${JSON.stringify(errors)}`);
+      assert.equal(claimed.events('client_reset').length, 0);
+      const admin = { authorization: `Bearer ${await adminToken(served)}` };
+      const profile = await (await fetch(`${served.url}/api/admin/v3.0/auth/profile`, { headers: admin })).json() as { roles: { group_id: string }[] };
+      const groupApps = `${served.url}/api/admin/v3.0/groups/${profile.roles[0]!.group_id}/apps`;
+      const apps = await (await fetch(groupApps, { headers: admin })).json() as { _id: string; client_app_id: string }[];
+      const app = apps.find((a) => a.client_app_id === served.appId)!;
+      const versions = await fetch(`${groupApps}/${app._id}/sync/schemas/versions`, { headers: admin });
+      assert.deepEqual(await versions.json(), { versions: [{ version_major: 0 }] });
+      const atZero = await runProbe(script({ credentials: ada, subscriptions: [`Item=owner_id == "${adaId}"`], dataDir: device, schemaVersion: 0, steps: [{ waitDownload: true }] }));
+      assertOk(atZero, 'the same realm at schema version 0');
+    } finally {
+      fs.rmSync(device, { recursive: true, force: true });
+    }
   });
 
   test('changing the subscription brings objects in and takes objects out', async () => {

@@ -8,6 +8,7 @@ import type { WebSocket } from 'ws';
 import type { EvaluationUser } from '../../../core/rules';
 import { partitionId, partitionText, type SyncError } from '../../../core/sync';
 import { SYNC_ERRORS } from '../service';
+import { schemaVersionRefusal } from '../schema-versions';
 import type { Logger } from '../../http/server';
 import { StoreError, StoreErrorCode } from '../../store/types';
 import type { ClientFileRecord, HistoryEntry, PartitionHistory, PendingCompensation } from '../history/history';
@@ -414,7 +415,11 @@ export class RealmSyncConnection {
     this.sessions.set(message.session, session);
     // 201, not realm's 224 (too_many_sessions), which a realm-core 14 client does not expect and stops on.
     if (tooMany) return this.sessionError(session, { code: 201, name: 'ErrorOtherSession', message: `Too many sessions in connection (BIND): at most ${MAX_SESSIONS_PER_CONNECTION}`, action: 'none', tryAgain: false });
-    if (this.info.flexible) return this.enqueue(session, () => this.bindFlexible(session, message.needClientFileIdent));
+    if (this.info.flexible) {
+      const refusal = schemaVersionRefusal(message.bindJson);
+      if (refusal) return this.sessionError(session, refusal);
+      return this.enqueue(session, () => this.bindFlexible(session, message.needClientFileIdent));
+    }
     this.enqueue(session, async () => {
       const engine = this.options.engine;
       const opened = await engine.service.open(this.info.user, message.serverPath, { trace: true });
