@@ -14,15 +14,26 @@ export interface RuntimeAnswer { status: number; text: string }
 export class RuntimeGone extends Error {}
 
 export async function askRuntime(record: RuntimeRecord, localPath: string): Promise<RuntimeAnswer> {
-  const url = `${record.url}${ADMIN_PREFIX}/local/app/${encodeURIComponent(record.appId)}${localPath}`;
-  let answer = await send(url, 'GET', record.admin.accessToken);
-  if (answer.status === 401 && isInvalidSession(answer.text)) {
-    const refreshed = await send(`${record.url}${ADMIN_PREFIX}/auth/session`, 'POST', record.admin.refreshToken);
-    const token = refreshed.status === 201 ? accessTokenOf(refreshed.text) : undefined;
-    if (!token) throw new Error(`the running runtime at ${record.url} refused its own session (${refreshed.status}); restart it`);
-    answer = await send(url, 'GET', token);
-  }
+  const url = localRouteUrl(record, localPath);
+  const answer = await send(url, 'GET', record.admin.accessToken);
+  if (answer.status === 401 && isInvalidSession(answer.text)) return send(url, 'GET', await freshAccessToken(record));
   return answer;
+}
+
+/**
+ * An access token of the record's session, refreshed now: for requests whose body is a stream, which a
+ * refusal of an expired token could not replay.
+ */
+export async function freshAccessToken(record: RuntimeRecord): Promise<string> {
+  const refreshed = await send(`${record.url}${ADMIN_PREFIX}/auth/session`, 'POST', record.admin.refreshToken);
+  const token = refreshed.status === 201 ? accessTokenOf(refreshed.text) : undefined;
+  if (!token) throw new Error(`the running runtime at ${record.url} refused its own session (${refreshed.status}); restart it`);
+  return token;
+}
+
+/** The URL of one of the recorded app's local admin routes. */
+export function localRouteUrl(record: RuntimeRecord, localPath: string): string {
+  return `${record.url}${ADMIN_PREFIX}/local/app/${encodeURIComponent(record.appId)}${localPath}`;
 }
 
 /** The `error` of an error body, or the status. */

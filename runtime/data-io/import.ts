@@ -1,0 +1,169 @@
+// Documents into a store, all or nothing: everything the store would refuse that can be known up front is
+// checked before the first write (names, the runtime's own databases, `_id`s repeated or already stored);
+// then the writes go in batches through the store's ordinary write path (commits of the embedded store, so
+// sync and triggers see them as any write), and should a batch still fail, the batches before it are taken
+// back (deleted, and with `drop` the replaced documents put back) before the failure is reported.
+import { EJSON, ObjectId } from 'bson';
+import { bsonType, valueKey } from '../store/bson-values';
+import { RUNTIME_DATABASES, type CommitWrite, type Document, type DocumentStore } from '../store/types';
+
+export interface ImportCollection {
+  database: string;
+  collection: string;
+  /** Single-field indexes to declare. */
+  indexes: readonly string[];
+  docs: readonly Document[];
+  /** Each document's BSON size (batches stay well under the journal's record limit). */
+  sizes: readonly number[];
+  /** Where the documents come from, for messages (the dump file). */
+  source: string;
+}
+
+export interface ImportOptions {
+  /** Replace the documents of each collection imported (mongorestore's --drop); otherwise a stored `_id` refuses the import. */
+  drop?: boolean;
+  /** Called as batches become durable. */
+  onProgress?(written: number, total: number): void;
+}
+
+export interface ImportOutcome {
+  collections: { database: string; collection: string; documents: number }[];
+}
+
+/** An import refused before anything was written, or taken back after a batch failed. */
+export class ImportRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ImportRefused';
+  }
+}
+
+const BATCH_DOCUMENTS = 1000;
+const BATCH_BYTES = 8 * 1024 * 1024;
+/** Batches handed to the store before the oldest must be durable: writes overlap the journal's syncs. */
+const BATCHES_IN_FLIGHT = 4;
+const EXISTING_CHECK_CHUNK = 1000;
+
+export async function importCollections(store: DocumentStore, collections: readonly ImportCollection[], options: ImportOptions = {}): Promise<ImportOutcome> {
+  const prepared = checkCollections(store, collections);
+  if (!options.drop) await refuseStoredIds(store, prepared);
+  const total = prepared.reduce((n, c) => n + c.docs.length, 0);
+  const inserted: CommitWrite[] = [];
+  const dropped: CommitWrite[] = [];
+  try {
+    for (const c of prepared) for (const field of c.indexes) await store.collection(c.database, c.collection).createIndex(field);
+    if (options.drop) {
+      for (const c of prepared) {
+        const existing = await store.collection(c.database, c.collection).find({});
+        const deletes = existing.map((doc): CommitWrite => ({ database: c.database, collection: c.collection, delete: doc._id }));
+        await writeInBatches(store, deletes, deletes.map(() => 0));
+        dropped.push(...existing.map((doc): CommitWrite => ({ database: c.database, collection: c.collection, insert: doc })));
+      }
+    }
+    let written = 0;
+    for (const c of prepared) {
+      const writes = c.docs.map((doc): CommitWrite => ({ database: c.database, collection: c.collection, insert: doc }));
+      await writeInBatches(store, writes, c.sizes, (batch) => {
+        inserted.push(...batch);
+        written += batch.length;
+        options.onProgress?.(written, total);
+      });
+    }
+  } catch (error) {
+    const undone = await takeBack(store, inserted, dropped);
+    throw new ImportRefused(`${(error as Error).message}; nothing was imported${undone}`);
+  }
+  return { collections: prepared.map((c) => ({ database: c.database, collection: c.collection, documents: c.docs.length })) };
+}
+
+interface Prepared { database: string; collection: string; indexes: readonly string[]; docs: Document[]; sizes: readonly number[]; source: string }
+
+/** Names, databases and `_id`s checked; documents without an `_id` get an ObjectId now, so a take-back can name them. */
+function checkCollections(store: DocumentStore, collections: readonly ImportCollection[]): Prepared[] {
+  const namespaces = new Set<string>();
+  return collections.map((c) => {
+    const namespace = `${c.database}.${c.collection}`;
+    if (RUNTIME_DATABASES.has(c.database)) throw new ImportRefused(`${c.source}: the database ${c.database} is the runtime's own; it is restored with "asl data restore", never imported`);
+    if (namespaces.has(namespace)) throw new ImportRefused(`${c.source}: the collection ${namespace} appears twice in the import`);
+    namespaces.add(namespace);
+    try {
+      store.collection(c.database, c.collection);
+    } catch (error) {
+      throw new ImportRefused(`${c.source}: ${(error as Error).message}`);
+    }
+    const seen = new Set<string>();
+    const docs = c.docs.map((doc, i) => {
+      const id = doc._id;
+      if (Array.isArray(id) || id instanceof RegExp || bsonType(id) === 'BSONRegExp') {
+        throw new ImportRefused(`${c.source}: document ${i + 1} has an _id of type ${Array.isArray(id) ? 'array' : 'regex'}, which no collection accepts`);
+      }
+      const withId = id === undefined || id === null ? { _id: new ObjectId(), ...doc } : doc;
+      const key = valueKey(withId._id);
+      if (seen.has(key)) throw new ImportRefused(`${c.source}: document ${i + 1} repeats the _id ${describeId(withId._id)}`);
+      seen.add(key);
+      return withId;
+    });
+    return { database: c.database, collection: c.collection, indexes: c.indexes, docs, sizes: c.sizes, source: c.source };
+  });
+}
+
+async function refuseStoredIds(store: DocumentStore, prepared: readonly Prepared[]): Promise<void> {
+  for (const c of prepared) {
+    const target = store.collection(c.database, c.collection);
+    if (c.docs.length === 0 || (await target.countDocuments({}, { limit: 1 })) === 0) continue;
+    for (let at = 0; at < c.docs.length; at += EXISTING_CHECK_CHUNK) {
+      const ids = c.docs.slice(at, at + EXISTING_CHECK_CHUNK).map((d) => d._id);
+      const found = await target.findOne({ _id: { $in: ids } }, { projection: { _id: 1 } });
+      if (found) throw new ImportRefused(`${c.source}: ${c.database}.${c.collection} already holds the document with _id ${describeId(found._id)}; nothing was imported (--drop replaces the collections the dump holds)`);
+    }
+  }
+}
+
+/** The writes in batches (by count and bytes), a few in flight at once; `done` hears of each batch once it is durable. */
+async function writeInBatches(store: DocumentStore, writes: readonly CommitWrite[], sizes: readonly number[], done?: (batch: CommitWrite[]) => void): Promise<void> {
+  const inFlight: Promise<void>[] = [];
+  let start = 0;
+  while (start < writes.length) {
+    let end = start;
+    let bytes = 0;
+    while (end < writes.length && end - start < BATCH_DOCUMENTS && (end === start || bytes + sizes[end]! <= BATCH_BYTES)) bytes += sizes[end++]!;
+    const batch = writes.slice(start, end);
+    inFlight.push(commitBatch(store, batch).then(() => done?.(batch)));
+    if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+    start = end;
+  }
+  await Promise.all(inFlight);
+}
+
+function commitBatch(store: DocumentStore, batch: CommitWrite[]): Promise<void> {
+  return store.commit ? store.commit(batch) : writeOneByOne(store, batch);
+}
+
+/** A store without commits (MongoDB): one write at a time. */
+async function writeOneByOne(store: DocumentStore, batch: CommitWrite[]): Promise<void> {
+  for (const w of batch) {
+    const target = store.collection(w.database, w.collection);
+    if ('insert' in w) await target.insertOne(w.insert);
+    else if ('delete' in w) await target.deleteOne({ _id: { $eq: w.delete } });
+  }
+}
+
+async function takeBack(store: DocumentStore, inserted: readonly CommitWrite[], dropped: readonly CommitWrite[]): Promise<string> {
+  if (inserted.length === 0 && dropped.length === 0) return '';
+  try {
+    const deletes = inserted.map((w): CommitWrite => ({ database: w.database, collection: w.collection, delete: 'insert' in w ? w.insert._id : undefined }));
+    await writeInBatches(store, deletes, deletes.map(() => 0));
+    await writeInBatches(store, dropped, dropped.map(() => 0));
+    return ` (the ${inserted.length} document(s) written before the failure were taken back${dropped.length ? `, and the ${dropped.length} replaced put back` : ''})`;
+  } catch (error) {
+    return `, but taking back the ${inserted.length} document(s) written before the failure failed too: ${(error as Error).message}`;
+  }
+}
+
+function describeId(id: unknown): string {
+  try {
+    return EJSON.stringify({ _id: id } as Document, { relaxed: true }).slice('{"_id":'.length, -1);
+  } catch {
+    return String(id);
+  }
+}
