@@ -31,7 +31,7 @@ export function decodeDocuments(bytes: Uint8Array, where: string, base = 0): Dec
   const sizes: number[] = [];
   forEachDocument(bytes, where, base, (doc, offset) => {
     try {
-      docs.push(deserializeStored(doc));
+      docs.push(deserializeStored(doc, { keepRegExps: true }));
     } catch (error) {
       throw new MalformedDump(where, `not a valid BSON document: ${describe(error)}`, offset);
     }

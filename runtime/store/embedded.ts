@@ -56,7 +56,7 @@ function encode(op: Op): Buffer {
 }
 
 function decode(payload: Buffer): Op {
-  return deserializeStored(payload) as unknown as Op;
+  return deserializeStored(payload, { keepRegExps: true }) as unknown as Op;
 }
 
 function journalName(gen: number): string {
