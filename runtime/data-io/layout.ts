@@ -98,9 +98,10 @@ async function readDatabase(folder: string, database: string, notes: string[]): 
   }
   const out: DumpCollection[] = [];
   for (const [stem, files] of [...byStem].sort(([a], [b]) => a.localeCompare(b))) {
-    const collection = nameOfFileStem(stem);
-    if (collection.startsWith('system.')) { notes.push(`${files.bson ?? files.metadata}: the system collection ${database}.${collection} is not imported`); continue; }
     const metadata = files.metadata ? parseMetadata(files.metadata, await readMaybeGzipped(files.metadata)) : undefined;
+    // The metadata's name first: mongodump shortens a long name in the file name, never there.
+    const collection = metadata?.collectionName ?? nameOfFileStem(stem);
+    if (collection.startsWith('system.')) { notes.push(`${files.bson ?? files.metadata}: the system collection ${database}.${collection} is not imported`); continue; }
     if (metadata && metadata.type !== 'collection') { notes.push(`${files.metadata}: ${database}.${collection} is a ${metadata.type}, not imported (the embedded store keeps collections only)`); continue; }
     const indexes = metadata ? storeIndexes(metadata.indexes, files.metadata!, notes) : [];
     const file = files.bson ?? files.metadata!;
@@ -121,7 +122,7 @@ async function readMaybeGzipped(file: string): Promise<Buffer> {
   }
 }
 
-interface Metadata { type: string; indexes: unknown[] }
+interface Metadata { type: string; indexes: unknown[]; collectionName?: string }
 
 function parseMetadata(file: string, bytes: Buffer): Metadata {
   let value: unknown;
@@ -135,7 +136,7 @@ function parseMetadata(file: string, bytes: Buffer): Metadata {
   if (!Array.isArray(indexes)) throw new MalformedDump(file, '"indexes" is not an array');
   const type = value.type ?? 'collection';
   if (typeof type !== 'string') throw new MalformedDump(file, '"type" is not a string');
-  return { type, indexes };
+  return { type, indexes, ...(typeof value.collectionName === 'string' && value.collectionName !== '' ? { collectionName: value.collectionName } : {}) };
 }
 
 function numericValue(value: unknown): number | undefined {

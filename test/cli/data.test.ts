@@ -3,6 +3,7 @@
 // indexes, gzip, corrupted and truncated files refused by name and offset with nothing imported, stored ids,
 // the runtime's own databases, backup and restore.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +11,7 @@ import zlib from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { BSON, BSONSymbol, DBRef, EJSON, Int32, ObjectId } from 'bson';
 import { copyApp } from '../dist/fixtures/serve';
-import { asl, everyTypeDocument, writeDumpCollection } from '../helpers/dump';
+import { asl, CLI, everyTypeDocument, writeDumpCollection } from '../helpers/dump';
 
 describe('asl data on a data folder no runtime holds', { timeout: 240_000 }, () => {
   let appDir: string;
@@ -121,6 +122,19 @@ describe('asl data on a data folder no runtime holds', { timeout: 240_000 }, () 
     const second = fresh();
     assert.equal(second.run('import', out).status, 0);
     assert.equal(exported(second.run, 'shop').summary.documents, 2500);
+  });
+
+  test('on a terminal the import draws a progress bar on stderr as its batches are written', { skip: fs.existsSync('/usr/bin/script') ? false : 'script(1) (util-linux) gives the command a terminal; not on this machine' }, () => {
+    const { dataDir } = fresh();
+    const dump = folder('dump');
+    writeDumpCollection(dump, { database: 'shop', collection: 'bar', docs: Array.from({ length: 3000 }, (_, i) => ({ _id: i })) });
+    const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+    const command = [process.execPath, CLI, 'data', 'import', dump, '--local', appDir, '--data', dataDir].map(quote).join(' ');
+    const run = spawnSync('/usr/bin/script', ['-qec', command, '/dev/null'], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(run.status, 0, run.stdout);
+    assert.match(run.stdout, /\rimporting \[#*-*\] +\d+%  \d+\/3000 documents/);
+    assert.ok(run.stdout.includes('\rimporting [##############################] 100%  3000/3000 documents'), JSON.stringify(run.stdout));
+    assert.match(run.stdout, /imported 3000 document\(s\) in 1 collection\(s\)/);
   });
 
   test('a corrupted file is refused with its name and byte offset, and nothing of the dump is imported', () => {
