@@ -60,7 +60,7 @@ export async function runData(argv: string[], io: CliIO): Promise<number> {
   if (values.help) { io.out(DATA_HELP + '\n'); return EXIT_OK; }
   const [verb, dir, ...extra] = positionals;
   if (verb !== 'export' && verb !== 'import' && verb !== 'backup' && verb !== 'restore') throw new UsageError(verb ? `unknown data command "${verb}"` : 'name a data command: export, import, backup or restore');
-  if (!dir) throw new UsageError(`asl data ${verb} needs a folder`);
+  if (!dir) throw new UsageError(`${verb} needs a folder: asl data ${verb} DIR`);
   if (extra.length > 0) throw new UsageError('asl data takes one folder');
   if (values.gzip && verb !== 'export') throw new UsageError('--gzip goes with "asl data export" (import reads either)');
   if (values.drop && verb !== 'import') throw new UsageError('--drop goes with "asl data import"');

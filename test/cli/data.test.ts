@@ -227,6 +227,25 @@ describe('asl data on a data folder no runtime holds', { timeout: 240_000 }, () 
     assert.deepEqual(exported(run).summary.collections.map((c) => `${c.database}.${c.collection}`), ['shop.items']);
   });
 
+  test('in a folder of several apps, --app picks the one whose data folder the command works on', () => {
+    const root = folder('apps');
+    for (const [name, id] of [['one', 'one-app-aaaaa'], ['two', 'two-app-bbbbb']] as const) {
+      fs.cpSync(appDir, path.join(root, name), { recursive: true });
+      const config = path.join(root, name, 'realm_config.json');
+      fs.writeFileSync(config, JSON.stringify({ ...JSON.parse(fs.readFileSync(config, 'utf8')), app_id: id, name }));
+    }
+    const dump = folder('dump');
+    writeDumpCollection(dump, { database: 'shop', collection: 'items', docs: [{ _id: 1 }] });
+    const ambiguous = asl(['data', 'import', dump, '--local', root]);
+    assert.equal(ambiguous.status, 2);
+    assert.match(ambiguous.stderr, /2 apps found; pick one with --app <client app id>/);
+    assert.match(asl(['data', 'import', dump, '--local', root, '--app', 'three-app-ccccc']).stderr, /no app with the id three-app-ccccc/);
+    const picked = asl(['data', 'import', dump, '--local', root, '--app', 'two-app-bbbbb']);
+    assert.equal(picked.status, 0, picked.stderr);
+    assert.ok(fs.existsSync(path.join(root, 'two', '.asl', 'data')));
+    assert.ok(!fs.existsSync(path.join(root, 'one', '.asl')));
+  });
+
   test('backup copies the whole data folder; restore brings it back, refusing a damaged backup or a path out of the folder', () => {
     const { run, dataDir } = fresh();
     const dump = folder('dump');
