@@ -43,6 +43,16 @@ const BATCH_BYTES = 8 * 1024 * 1024;
 /** Batches handed to the store before the oldest must be durable: writes overlap the journal's syncs. */
 const BATCHES_IN_FLIGHT = 4;
 const EXISTING_CHECK_CHUNK = 1000;
+/** The store's own limit (bson-values.ts toStorable), checked before anything is written. */
+const MAX_NESTING = 100;
+
+/** Whether some value lies deeper than `limit` levels below the document (as toStorable counts them). */
+function nestsDeeperThan(value: unknown, limit: number, depth = 0): boolean {
+  if (depth > limit) return true;
+  if (value === null || typeof value !== 'object' || bsonType(value) !== undefined || value instanceof Date || value instanceof RegExp) return false;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) if (nestsDeeperThan(child, limit, depth + 1)) return true;
+  return false;
+}
 
 export async function importCollections(store: DocumentStore, collections: readonly ImportCollection[], options: ImportOptions = {}): Promise<ImportOutcome> {
   const prepared = checkCollections(store, collections);
@@ -97,6 +107,7 @@ function checkCollections(store: DocumentStore, collections: readonly ImportColl
       if (Array.isArray(id) || id instanceof RegExp || bsonType(id) === 'BSONRegExp') {
         throw new ImportRefused(`${c.source}: document ${i + 1} has an _id of type ${Array.isArray(id) ? 'array' : 'regex'}, which no collection accepts`);
       }
+      if (nestsDeeperThan(doc, MAX_NESTING)) throw new ImportRefused(`${c.source}: document ${i + 1} nests deeper than ${MAX_NESTING} levels, which the store refuses`);
       const withId = id === undefined || id === null ? { _id: new ObjectId(), ...doc } : doc;
       const key = valueKey(withId._id);
       if (seen.has(key)) throw new ImportRefused(`${c.source}: document ${i + 1} repeats the _id ${describeId(withId._id)}`);
@@ -119,20 +130,25 @@ async function refuseStoredIds(store: DocumentStore, prepared: readonly Prepared
   }
 }
 
-/** The writes in batches (by count and bytes), a few in flight at once; `done` hears of each batch once it is durable. */
+/**
+ * The writes in batches (by count and bytes), a few in flight at once; `done` hears of each batch that became
+ * durable, also after another failed (a take-back must know every one). Throws the first failure.
+ */
 async function writeInBatches(store: DocumentStore, writes: readonly CommitWrite[], sizes: readonly number[], done?: (batch: CommitWrite[]) => void): Promise<void> {
   const inFlight: Promise<void>[] = [];
+  let failure: { error: unknown } | undefined;
   let start = 0;
-  while (start < writes.length) {
+  while (start < writes.length && !failure) {
     let end = start;
     let bytes = 0;
     while (end < writes.length && end - start < BATCH_DOCUMENTS && (end === start || bytes + sizes[end]! <= BATCH_BYTES)) bytes += sizes[end++]!;
     const batch = writes.slice(start, end);
-    inFlight.push(commitBatch(store, batch).then(() => done?.(batch)));
+    inFlight.push(commitBatch(store, batch).then(() => done?.(batch), (error: unknown) => { failure ??= { error }; }));
     if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
     start = end;
   }
   await Promise.all(inFlight);
+  if (failure) throw failure.error;
 }
 
 function commitBatch(store: DocumentStore, batch: CommitWrite[]): Promise<void> {
