@@ -3,6 +3,7 @@
 import { BSON } from 'bson';
 import { deserializeStored } from '../../core/bsonDecode';
 import type { Document } from '../store/types';
+import { BsonWriter, NoRoom } from './bson-writer';
 
 /** mongod's largest document (16 MiB) plus the room it allows its own fields; a larger length is damage. */
 export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024 + 16 * 1024;
@@ -69,13 +70,22 @@ const CHUNK_FLUSH_BYTES = 1024 * 1024;
  */
 export function* bsonChunks(docs: Iterable<Document>): Generator<Uint8Array> {
   const buffer = Buffer.allocUnsafe(CHUNK_BUFFER_BYTES);
-  let index = 0;
+  const writer = new BsonWriter(buffer);
   for (const doc of docs) {
-    index = BSON.serializeWithBufferAndIndex(doc, buffer, { index }) + 1;
-    if (index >= CHUNK_FLUSH_BYTES) {
-      yield buffer.subarray(0, index);
-      index = 0;
+    try {
+      writer.document(doc);
+    } catch (error) {
+      if (!(error instanceof NoRoom)) throw error;
+      // Larger than any document mongod keeps: the bson library says whether it can be written at all.
+      if (writer.length > 0) yield buffer.subarray(0, writer.length);
+      writer.reset();
+      yield BSON.serialize(doc);
+      continue;
+    }
+    if (writer.length >= CHUNK_FLUSH_BYTES) {
+      yield buffer.subarray(0, writer.length);
+      writer.reset();
     }
   }
-  if (index > 0) yield buffer.subarray(0, index);
+  if (writer.length > 0) yield buffer.subarray(0, writer.length);
 }
