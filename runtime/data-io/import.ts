@@ -45,6 +45,8 @@ const BATCHES_IN_FLIGHT = 4;
 const EXISTING_CHECK_CHUNK = 1000;
 /** The store's own limit (bson-values.ts toStorable), checked before anything is written. */
 const MAX_NESTING = 100;
+/** Each level of nesting takes at least 7 bytes of BSON (type, a one-character name, length, end): smaller documents cannot be too deep. */
+const SMALLEST_TOO_DEEP_BYTES = 7 * MAX_NESTING;
 
 /** Whether some value lies deeper than `limit` levels below the document (as toStorable counts them). */
 function nestsDeeperThan(value: unknown, limit: number, depth = 0): boolean {
@@ -107,7 +109,7 @@ function checkCollections(store: DocumentStore, collections: readonly ImportColl
       if (Array.isArray(id) || id instanceof RegExp || bsonType(id) === 'BSONRegExp') {
         throw new ImportRefused(`${c.source}: document ${i + 1} has an _id of type ${Array.isArray(id) ? 'array' : 'regex'}, which no collection accepts`);
       }
-      if (nestsDeeperThan(doc, MAX_NESTING)) throw new ImportRefused(`${c.source}: document ${i + 1} nests deeper than ${MAX_NESTING} levels, which the store refuses`);
+      if (c.sizes[i]! >= SMALLEST_TOO_DEEP_BYTES && nestsDeeperThan(doc, MAX_NESTING)) throw new ImportRefused(`${c.source}: document ${i + 1} nests deeper than ${MAX_NESTING} levels, which the store refuses`);
       const withId = id === undefined || id === null ? { _id: new ObjectId(), ...doc } : doc;
       const key = valueKey(withId._id);
       if (seen.has(key)) throw new ImportRefused(`${c.source}: document ${i + 1} repeats the _id ${describeId(withId._id)}`);

@@ -7,11 +7,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { BSON } from 'bson';
 import { EmbeddedStore } from '../../runtime/store/embedded';
 import { importCollections, ImportRefused, type ImportCollection } from '../../runtime/data-io/import';
 
 function collection(docs: Record<string, unknown>[], name = 'items'): ImportCollection {
-  return { database: 'shop', collection: name, indexes: ['n'], docs, sizes: docs.map(() => 100), source: `dump/shop/${name}.bson` };
+  return { database: 'shop', collection: name, indexes: ['n'], docs, sizes: docs.map((d) => BSON.calculateObjectSize(d)), source: `dump/shop/${name}.bson` };
 }
 
 const rows = (count: number, tag: string) => Array.from({ length: count }, (_, i) => ({ _id: i, n: i, tag }));
