@@ -104,6 +104,7 @@ async function readDatabase(folder: string, database: string, notes: string[]): 
     if (collection.startsWith('system.')) { notes.push(`${files.bson ?? files.metadata}: the system collection ${database}.${collection} is not imported`); continue; }
     if (metadata && metadata.type !== 'collection') { notes.push(`${files.metadata}: ${database}.${collection} is a ${metadata.type}, not imported (the embedded store keeps collections only)`); continue; }
     const indexes = metadata ? storeIndexes(metadata.indexes, files.metadata!, notes) : [];
+    if (metadata && metadata.options.length > 0) notes.push(`${files.metadata}: the collection options ${metadata.options.join(', ')} are not kept (the embedded store has none)`);
     const file = files.bson ?? files.metadata!;
     const bson = files.bson ? await readMaybeGzipped(files.bson) : Buffer.alloc(0);
     const where = files.bson?.endsWith('.gz') ? `${files.bson} (decompressed)` : file;
@@ -122,7 +123,7 @@ async function readMaybeGzipped(file: string): Promise<Buffer> {
   }
 }
 
-interface Metadata { type: string; indexes: unknown[]; collectionName?: string }
+interface Metadata { type: string; indexes: unknown[]; collectionName?: string; options: string[] }
 
 function parseMetadata(file: string, bytes: Buffer): Metadata {
   let value: unknown;
@@ -136,7 +137,8 @@ function parseMetadata(file: string, bytes: Buffer): Metadata {
   if (!Array.isArray(indexes)) throw new MalformedDump(file, '"indexes" is not an array');
   const type = value.type ?? 'collection';
   if (typeof type !== 'string') throw new MalformedDump(file, '"type" is not a string');
-  return { type, indexes, ...(typeof value.collectionName === 'string' && value.collectionName !== '' ? { collectionName: value.collectionName } : {}) };
+  const options = isObject(value.options) ? Object.keys(value.options) : [];
+  return { type, indexes, options, ...(typeof value.collectionName === 'string' && value.collectionName !== '' ? { collectionName: value.collectionName } : {}) };
 }
 
 function numericValue(value: unknown): number | undefined {
@@ -158,6 +160,7 @@ function storeIndexes(specs: unknown[], file: string, notes: string[]): string[]
       notes.push(`${file}: index ${name} is not a single-field index, which is all the embedded store keeps; not created`);
       continue;
     }
+    if (spec.expireAfterSeconds !== undefined) notes.push(`${file}: index ${name} expires documents (TTL); the embedded store indexes ${keys[0]} but never expires them`);
     if (spec.unique === true && keys[0] !== '_id') notes.push(`${file}: index ${name} is unique; the embedded store indexes ${keys[0]} without enforcing uniqueness`);
     if (keys[0] !== '_id' && !fields.includes(keys[0]!)) fields.push(keys[0]!);
   }
