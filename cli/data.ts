@@ -43,7 +43,7 @@ Options:
   -h, --help       show this help
 
 While a runtime ("asl serve" or the editor's) holds the data folder, the commands ask it: an import's
-documents then reach open sync sessions and database triggers as any write does (at most 512 MiB per import
+documents then reach open sync sessions and database triggers as any write does (at most 256 MiB per import
 that way). The runtime's own databases (__realm_sync, __asl_auth) are never exported or imported; backup and
 restore carry them. A progress bar is drawn on stderr when it is a terminal.`;
 

@@ -17,8 +17,11 @@ import { exportFrames, exportSnapshot, ExportRefused } from './export';
 import { BadFrames, encodeFrame, jsonFrame, parseJsonFrame, readFrames } from './frames';
 import { importCollections, ImportRefused, type ImportCollection } from './import';
 
-/** The most an import sent to a running runtime may hold (its documents live in the runtime's memory). */
-export const MAX_IMPORT_BYTES = 512 * 1024 * 1024;
+/**
+ * The most an import sent to a running runtime may hold: its documents are decoded and held twice (the body,
+ * the store) within the runtime's heap, which must keep room for everything else.
+ */
+export const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 const MAX_COLLECTIONS = 10_000;
 const MAX_INDEXES = 64;
 const MAX_NAME_LENGTH = 1024;
