@@ -3,6 +3,7 @@
 // then the writes go in batches through the store's ordinary write path (commits of the embedded store, so
 // sync and triggers see them as any write), and should a batch still fail, the batches before it are taken
 // back (deleted, and with `drop` the replaced documents put back) before the failure is reported.
+import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { EJSON, ObjectId } from 'bson';
 import { bsonType, valueKey } from '../store/bson-values';
 import { RUNTIME_DATABASES, type CommitWrite, type Document, type DocumentStore } from '../store/types';
@@ -43,6 +44,8 @@ const BATCH_BYTES = 8 * 1024 * 1024;
 /** Batches handed to the store before the oldest must be durable: writes overlap the journal's syncs. */
 const BATCHES_IN_FLIGHT = 4;
 const EXISTING_CHECK_CHUNK = 1000;
+/** Documents checked between turns of the event loop. */
+const CHECK_STRETCH = 5000;
 /** The store's own limit (bson-values.ts toStorable), checked before anything is written. */
 const MAX_NESTING = 100;
 /** Each level of nesting takes at least 7 bytes of BSON (type, a one-character name, length, end): smaller documents cannot be too deep. */
@@ -57,7 +60,7 @@ function nestsDeeperThan(value: unknown, limit: number, depth = 0): boolean {
 }
 
 export async function importCollections(store: DocumentStore, collections: readonly ImportCollection[], options: ImportOptions = {}): Promise<ImportOutcome> {
-  const prepared = checkCollections(store, collections);
+  const prepared = await checkCollections(store, collections);
   if (!options.drop) await refuseStoredIds(store, prepared);
   const total = prepared.reduce((n, c) => n + c.docs.length, 0);
   const inserted: CommitWrite[] = [];
@@ -91,9 +94,10 @@ export async function importCollections(store: DocumentStore, collections: reado
 interface Prepared { database: string; collection: string; indexes: readonly string[]; docs: Document[]; sizes: readonly number[]; source: string }
 
 /** Names, databases and `_id`s checked; documents without an `_id` get an ObjectId now, so a take-back can name them. */
-function checkCollections(store: DocumentStore, collections: readonly ImportCollection[]): Prepared[] {
+async function checkCollections(store: DocumentStore, collections: readonly ImportCollection[]): Promise<Prepared[]> {
   const namespaces = new Set<string>();
-  return collections.map((c) => {
+  const prepared: Prepared[] = [];
+  for (const c of collections) {
     const namespace = `${c.database}.${c.collection}`;
     if (RUNTIME_DATABASES.has(c.database)) throw new ImportRefused(`${c.source}: the database ${c.database} is the runtime's own; it is restored with "asl data restore", never imported`);
     if (namespaces.has(namespace)) throw new ImportRefused(`${c.source}: the collection ${namespace} appears twice in the import`);
@@ -104,7 +108,11 @@ function checkCollections(store: DocumentStore, collections: readonly ImportColl
       throw new ImportRefused(`${c.source}: ${(error as Error).message}`);
     }
     const seen = new Set<string>();
-    const docs = c.docs.map((doc, i) => {
+    const docs: Document[] = [];
+    for (let i = 0; i < c.docs.length; i++) {
+      // In a running runtime, other requests and sync sessions get their turns between stretches.
+      if (i > 0 && i % CHECK_STRETCH === 0) await yieldTurn();
+      const doc = c.docs[i]!;
       const id = doc._id;
       if (Array.isArray(id) || id instanceof RegExp || bsonType(id) === 'BSONRegExp') {
         throw new ImportRefused(`${c.source}: document ${i + 1} has an _id of type ${Array.isArray(id) ? 'array' : 'regex'}, which no collection accepts`);
@@ -114,10 +122,11 @@ function checkCollections(store: DocumentStore, collections: readonly ImportColl
       const key = valueKey(withId._id);
       if (seen.has(key)) throw new ImportRefused(`${c.source}: document ${i + 1} repeats the _id ${describeId(withId._id)}`);
       seen.add(key);
-      return withId;
-    });
-    return { database: c.database, collection: c.collection, indexes: c.indexes, docs, sizes: c.sizes, source: c.source };
-  });
+      docs.push(withId);
+    }
+    prepared.push({ database: c.database, collection: c.collection, indexes: c.indexes, docs, sizes: c.sizes, source: c.source });
+  }
+  return prepared;
 }
 
 async function refuseStoredIds(store: DocumentStore, prepared: readonly Prepared[]): Promise<void> {
@@ -147,6 +156,8 @@ async function writeInBatches(store: DocumentStore, writes: readonly CommitWrite
     const batch = writes.slice(start, end);
     inFlight.push(commitBatch(store, batch).then(() => done?.(batch), (error: unknown) => { failure ??= { error }; }));
     if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+    // A journal without fsync acknowledges within microtasks: give other work its turn between batches.
+    await yieldTurn();
     start = end;
   }
   await Promise.all(inFlight);
