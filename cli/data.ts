@@ -8,7 +8,7 @@ import { DATA_ROUTES, DataFrameKind, type DataCollectionFrame, type DataEndFrame
 import { isObject } from '../core/json';
 import { preparePrivateFolder } from '../runtime/data-folder';
 import { BackupRefused, BackupWriter, captureDataFolder, restoreDataFolder, STORE_FOLDER } from '../runtime/data-io/backup';
-import { MalformedDump } from '../runtime/data-io/bson-file';
+import { decodeDocuments, MalformedDump } from '../runtime/data-io/bson-file';
 import { exportSnapshot, ExportRefused, writeDumpFolder } from '../runtime/data-io/export';
 import { BadFrames, encodeFrame, jsonFrame, parseJsonFrame, readFrames, type Frame } from '../runtime/data-io/frames';
 import { importCollections, ImportRefused } from '../runtime/data-io/import';
@@ -151,10 +151,9 @@ async function exportData(context: Context, gzip: boolean): Promise<number> {
   return EXIT_OK;
 }
 
+/** The documents of a `documents` frame, checked whole as an import checks them. */
 function countFramed(frame: Frame): number {
-  let count = 0;
-  for (let at = 0; at + 4 <= frame.payload.length; at += frame.payload.readInt32LE(at)) count++;
-  return count;
+  return decodeDocuments(frame.payload, 'the export stream').docs.length;
 }
 
 function failedMessage(frame: Frame): string {
