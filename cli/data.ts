@@ -12,6 +12,7 @@ import { decodeDocuments, MalformedDump } from '../runtime/data-io/bson-file';
 import { exportSnapshot, ExportRefused, writeDumpFolder } from '../runtime/data-io/export';
 import { BadFrames, encodeFrame, jsonFrame, parseJsonFrame, readFrames, type Frame } from '../runtime/data-io/frames';
 import { importCollections, ImportRefused } from '../runtime/data-io/import';
+import { MAX_IMPORT_BYTES } from '../runtime/data-io/routes';
 import { DumpFileWriter, readDump, type DumpCollection } from '../runtime/data-io/layout';
 import { EmbeddedStore } from '../runtime/store/embedded';
 import { bodyChunks, requestData, resolveDataTarget, storeHolder, type DataTarget } from './dataTarget';
@@ -179,6 +180,10 @@ async function importData(context: Context, drop: boolean): Promise<number> {
     }
     printSummary(context, 'imported', outcome);
     return EXIT_OK;
+  }
+  const bytes = dump.collections.reduce((n, c) => n + c.bson.length, 0);
+  if (bytes > MAX_IMPORT_BYTES) {
+    throw new DataCommandFailed(`the dump holds ${bytes} bytes of documents, more than the ${MAX_IMPORT_BYTES} a running runtime takes in one import; stop the runtime at ${record.url} and import again (into its data folder directly), or import one database at a time with --db`);
   }
   const response = await requestData(record, `${DATA_ROUTES.import}${drop ? '?drop=true' : ''}`, { method: 'POST', body: importFrames(dump.collections) });
   if (response.status !== 200) {
