@@ -258,3 +258,44 @@ describe('asl data beside a running dist/cli.js serve', { timeout: 240_000 }, ()
     });
   });
 });
+
+describe('asl data beside a runtime serving a folder of several apps', { timeout: 120_000 }, () => {
+  let served: ServedDist;
+  before(async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-data-apps-'));
+    for (const [name, id] of [['one', 'one-app-aaaaa'], ['two', 'two-app-bbbbb']] as const) {
+      const app = copyApp();
+      fs.cpSync(app, path.join(root, name), { recursive: true });
+      fs.rmSync(app, { recursive: true, force: true });
+      const config = path.join(root, name, 'realm_config.json');
+      fs.writeFileSync(config, JSON.stringify({ ...JSON.parse(fs.readFileSync(config, 'utf8')), app_id: id, name }));
+    }
+    served = await serveDist({ appDir: root });
+  });
+  after(async () => {
+    await served?.close();
+    if (served) fs.rmSync(served.appDir, { recursive: true, force: true });
+  });
+
+  test('--app picks the app whose runtime record is under the runtime\'s data folder', () => {
+    const dump = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-data-dump-'));
+    try {
+      writeDumpCollection(dump, { database: 'shop', collection: 'items', docs: [{ _id: 1 }, { _id: 2 }] });
+      const ambiguous = asl(['data', 'import', dump, '--data', served.dataDir]);
+      assert.equal(ambiguous.status, 2);
+      assert.match(ambiguous.stderr, /holds the data of several apps; pick one with --app/);
+      const imported = asl(['data', 'import', dump, '--data', served.dataDir, '--app', 'two-app-bbbbb']);
+      assert.equal(imported.status, 0, imported.stderr);
+      assert.match(imported.stdout, /through the runtime at/);
+      const count = (app: string) => {
+        const run = asl(['data', 'export', path.join(dump, `out-${app}`), '--data', served.dataDir, '--app', app, '--db', 'shop', '--json']);
+        assert.equal(run.status, 0, run.stderr);
+        return (JSON.parse(run.stdout) as { documents: number }).documents;
+      };
+      assert.equal(count('two-app-bbbbb'), 2);
+      assert.equal(count('one-app-aaaaa'), 0);
+    } finally {
+      fs.rmSync(dump, { recursive: true, force: true });
+    }
+  });
+});
