@@ -34,8 +34,8 @@ export function registerDataRoutes(table: AdminRouteTable, appOf: (clientAppId: 
     if (!found) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
     return found;
   };
-  /** One import at a time per store: the second's checks see the first's documents. */
-  const importing = new WeakMap<DocumentStore, Promise<unknown>>();
+  /** One import at a time in the whole runtime: its documents are held in memory until written. */
+  let importing = false;
 
   table.get(`/local/app/:appId${DATA_ROUTES.export}`, async (req) => {
     const { store } = app(req);
@@ -67,22 +67,25 @@ export function registerDataRoutes(table: AdminRouteTable, appOf: (clientAppId: 
     const { store } = app(req);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > MAX_IMPORT_BYTES) throw tooLarge();
-    let collections: ImportCollection[];
+    if (importing) throw new ApiError(409, 'ImportInProgress', 'another import is running on this runtime; try again once it is done');
+    importing = true;
     try {
-      collections = await readImportBody(req.raw);
-    } catch (error) {
-      req.raw.resume();
-      if (error instanceof MalformedDump) {
-        return { status: 400, encoding: 'json', body: { error: error.message, error_code: 'InvalidDump', namespace: error.where, ...(error.offset !== undefined ? { offset: error.offset } : {}) } };
+      let collections: ImportCollection[];
+      try {
+        collections = await readImportBody(req.raw);
+      } catch (error) {
+        req.raw.resume();
+        if (error instanceof MalformedDump) {
+          return { status: 400, encoding: 'json', body: { error: error.message, error_code: 'InvalidDump', namespace: error.where, ...(error.offset !== undefined ? { offset: error.offset } : {}) } };
+        }
+        if (error instanceof BadFrames) throw error.tooLarge ? tooLarge() : badRequest(`the import body is not a stream of data frames: ${error.message}`);
+        throw error;
       }
-      if (error instanceof BadFrames) throw error.tooLarge ? tooLarge() : badRequest(`the import body is not a stream of data frames: ${error.message}`);
-      throw error;
+      await writeImport(req.response, store, collections, req.query.get('drop') === 'true');
+      return 'handled' as const;
+    } finally {
+      importing = false;
     }
-    const earlier = importing.get(store) ?? Promise.resolve();
-    const run = earlier.catch(() => undefined).then(() => writeImport(req.response, store, collections, req.query.get('drop') === 'true'));
-    importing.set(store, run);
-    await run;
-    return 'handled' as const;
   });
 }
 

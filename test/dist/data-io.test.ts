@@ -242,6 +242,28 @@ describe('asl data beside a running dist/cli.js serve', { timeout: 240_000 }, ()
       assert.deepEqual(documentsOf('shop', 'attack'), []);
     });
 
+    test('one import at a time: a second one while the first is still being sent gets 409', async () => {
+      const first = http.request(route('import'), { method: 'POST', headers: { Authorization: `Bearer ${adminToken}` } });
+      const firstAnswer = new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
+        first.on('response', (res) => { let body = ''; res.on('data', (d: Buffer) => { body += d; }); res.on('end', () => resolve({ status: res.statusCode, body })); });
+        first.on('error', reject);
+      });
+      first.write(jsonFrame(DataFrameKind.collection, { database: 'shop', collection: 'slow', indexes: [] }));
+      let second: Response | undefined;
+      for (let attempt = 0; attempt < 50 && second?.status !== 409; attempt++) {
+        await new Promise((r) => setTimeout(r, 100));
+        second = await post(Buffer.concat([jsonFrame(DataFrameKind.collection, { database: 'shop', collection: 'second', indexes: [] }), jsonFrame(DataFrameKind.end, {})]));
+      }
+      assert.equal(second?.status, 409);
+      assert.match(((await second!.json()) as { error: string }).error, /another import is running/);
+      first.end(Buffer.concat([encodeFrame(DataFrameKind.documents, BSON.serialize({ _id: 1 })), jsonFrame(DataFrameKind.end, {})]));
+      const answer = await firstAnswer;
+      assert.equal(answer.status, 200);
+      assert.equal((JSON.parse(answer.body.trim().split('\n').at(-1)!) as { kind: string }).kind, 'done');
+      assert.deepEqual(documentsOf('shop', 'slow'), [{ _id: 1 }]);
+      assert.deepEqual(documentsOf('shop', 'second'), []);
+    });
+
     test('the runtime\'s own databases cannot be written through an import', async () => {
       const intruder = Buffer.concat([
         jsonFrame(DataFrameKind.collection, { database: '__asl_auth', collection: 'users', indexes: [] }),
