@@ -145,6 +145,24 @@ describe('asl data beside a running dist/cli.js serve', { timeout: 240_000 }, ()
     }
   });
 
+  test('exports taken while an import writes see whole batches only: each one a snapshot of one instant', async () => {
+    const dump = folder('dump');
+    writeDumpCollection(dump, { database: 'bulk', collection: 'rows', docs: Array.from({ length: 60_000 }, (_, i) => ({ _id: i, text: `row ${i}` })) });
+    const importing = aslAsync(['data', 'import', dump, '--local', served.appDir, '--data', served.dataDir]);
+    let done = false;
+    void importing.then(() => { done = true; });
+    const counts: number[] = [];
+    while (!done) {
+      const run = await aslAsync(['data', 'export', folder('export'), '--local', served.appDir, '--data', served.dataDir, '--db', 'bulk', '--json']);
+      assert.equal(run.status, 0, run.stderr);
+      counts.push((JSON.parse(run.stdout) as { documents: number }).documents);
+    }
+    assert.equal((await importing).status, 0);
+    // The import commits 1,000 documents at a time; a snapshot between two of a commit's documents would show another count.
+    assert.deepEqual(counts.filter((c) => c % 1000 !== 0), [], `counts seen: ${counts.join(', ')}`);
+    assert.equal(documentsOf('bulk', 'rows').length, 60_000);
+  });
+
   test('export through the runtime is a snapshot of the store; backup copies the folder; restore waits for the runtime to stop, then brings back users and documents', async () => {
     const dump = folder('dump');
     const docs = Array.from({ length: 5000 }, (_, i) => ({ _id: i, n: i, text: `row ${i}` }));
