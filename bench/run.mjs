@@ -27,6 +27,7 @@ const BENCHMARKS = [
   { name: 'templates', args: [] },
   { name: 'admin', args: [] },
   { name: 'tls', args: [] },
+  { name: 'data-io', args: [] },
 ];
 /** Longest one benchmark may run before it counts as crashed. */
 const TIME_LIMIT_MS = 6 * 60 * 1000;

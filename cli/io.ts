@@ -9,6 +9,8 @@ export interface CliIO {
   env: Record<string, string | undefined>;
   /** Asks a question on the terminal; absent when not on one (commands then need their flag, e.g. --yes). */
   prompt?(question: string): Promise<string>;
+  /** Whether `err` writes to a terminal: progress bars are drawn only there. */
+  errIsTerminal?: boolean;
 }
 
 /** Exit codes shared by every command. */

@@ -7,6 +7,7 @@ import { runServe, waitForSignal } from './serve';
 import { parentChannelOf } from '../core/runtime-protocol';
 import { runAdminKeys } from './adminKeys';
 import { runSync } from './sync';
+import { runData } from './data';
 import { runApps, runLogin, runLogout, runPull, runPush, runWhoami } from './adminCommands';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
@@ -19,6 +20,7 @@ Commands:
   admin-keys [--rotate]     print (or replace) the runtime's admin API key pair
   sync <command> [appDir]   partition-based sync: status, enable, pause, resume, terminate, simulate,
                             sessions [--follow] [--json]
+  data <command> DIR        export, import (mongodump's layout), backup, restore an app's data
   login --api-key K --private-api-key S [--url U]   log in to a runtime's Admin API
   logout | whoami           end the admin session | show it
   apps list | apps create -n <name> [--template <id>] [--local <dir>]
@@ -31,7 +33,7 @@ Run "asl <command> --help" for a command's options.`;
 type Command = (argv: string[], io: CliIO) => Promise<number>;
 const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, parent: parentChannelOf(process) }), 'admin-keys': runAdminKeys,
   login: runLogin, logout: runLogout, whoami: runWhoami, apps: runApps, pull: runPull, push: runPush,
-  sync: (argv, io) => runSync(argv, io),
+  sync: (argv, io) => runSync(argv, io), data: runData,
 };
 
 export async function main(argv: string[], io: CliIO): Promise<number> {
@@ -65,6 +67,7 @@ if (require.main === module) {
     out: (t) => process.stdout.write(t),
     err: (t) => process.stderr.write(t),
     env: process.env,
+    errIsTerminal: Boolean(process.stderr.isTTY),
     ...(process.stdin.isTTY && process.stdout.isTTY ? { prompt: askOnTerminal } : {}),
   };
   main(process.argv.slice(2), io).then(

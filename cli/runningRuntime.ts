@@ -18,16 +18,26 @@ export interface RuntimeAnswer { status: number; text: string }
 export class RuntimeGone extends Error {}
 
 export async function askRuntime(record: RuntimeRecord, localPath: string): Promise<RuntimeAnswer> {
-  const url = `${record.url}${ADMIN_PREFIX}/local/app/${encodeURIComponent(record.appId)}${localPath}`;
-  const send = (target: string, method: string, token: string) => (target.startsWith('https:') ? sendPinned(target, method, token, record.tlsCertificateSha256) : sendPlain(target, method, token));
-  let answer = await send(url, 'GET', record.admin.accessToken);
-  if (answer.status === 401 && isInvalidSession(answer.text)) {
-    const refreshed = await send(`${record.url}${ADMIN_PREFIX}/auth/session`, 'POST', record.admin.refreshToken);
-    const token = refreshed.status === 201 ? accessTokenOf(refreshed.text) : undefined;
-    if (!token) throw new Error(`the running runtime at ${record.url} refused its own session (${refreshed.status}); restart it`);
-    answer = await send(url, 'GET', token);
-  }
+  const url = localRouteUrl(record, localPath);
+  const answer = await sendTo(record, url, 'GET', record.admin.accessToken);
+  if (answer.status === 401 && isInvalidSession(answer.text)) return sendTo(record, url, 'GET', await freshAccessToken(record));
   return answer;
+}
+
+/**
+ * An access token of the record's session, refreshed now: for requests whose body is a stream, which a
+ * refusal of an expired token could not replay.
+ */
+export async function freshAccessToken(record: RuntimeRecord): Promise<string> {
+  const refreshed = await sendTo(record, `${record.url}${ADMIN_PREFIX}/auth/session`, 'POST', record.admin.refreshToken);
+  const token = refreshed.status === 201 ? accessTokenOf(refreshed.text) : undefined;
+  if (!token) throw new Error(`the running runtime at ${record.url} refused its own session (${refreshed.status}); restart it`);
+  return token;
+}
+
+/** The URL of one of the recorded app's local admin routes. */
+export function localRouteUrl(record: RuntimeRecord, localPath: string): string {
+  return `${record.url}${ADMIN_PREFIX}/local/app/${encodeURIComponent(record.appId)}${localPath}`;
 }
 
 /** The `error` of an error body, or the status. */
@@ -37,6 +47,11 @@ export function errorOf(answer: RuntimeAnswer): string {
     if (isObject(body) && typeof body.error === 'string') return body.error;
   } catch { /* not JSON */ }
   return `status ${answer.status}`;
+}
+
+/** Plain HTTP, or TLS accepting only the certificate the record names. */
+function sendTo(record: RuntimeRecord, url: string, method: string, token: string): Promise<RuntimeAnswer> {
+  return url.startsWith('https:') ? sendPinned(url, method, token, record.tlsCertificateSha256) : sendPlain(url, method, token);
 }
 
 const HEADERS = (token: string) => ({ Authorization: `Bearer ${token}`, 'X-BAAS-Request-Origin': 'asl' });

@@ -8,11 +8,21 @@ import { BSON, type Double } from 'bson';
 
 const PROMOTED = { promoteLongs: false, promoteValues: true, promoteBuffers: false } as const;
 const WRAPPED = { promoteLongs: false, promoteValues: false, promoteBuffers: false } as const;
+const PROMOTED_REGEXPS_KEPT = { ...PROMOTED, bsonRegExp: true } as const;
+const WRAPPED_REGEXPS_KEPT = { ...WRAPPED, bsonRegExp: true } as const;
+
+export interface StoredDecodeOptions {
+  /**
+   * Regular expressions as `BSONRegExp`, every option kept (`x`, `l` and their order included), rather than
+   * as JS `RegExp`s, which have no such flags: the store's own files and imported dumps read them so.
+   */
+  keepRegExps?: boolean;
+}
 
 /** A BSON document in the stored form: the same as `BSON.deserialize(bytes, {promoteLongs: false})`, but 4.0 stays a `Double`. */
-export function deserializeStored(bytes: Uint8Array): Record<string, unknown> {
-  if (!hasWholeDouble(bytes)) return BSON.deserialize(bytes, PROMOTED);
-  return unwrapNumbers(BSON.deserialize(bytes, WRAPPED)) as Record<string, unknown>;
+export function deserializeStored(bytes: Uint8Array, options: StoredDecodeOptions = {}): Record<string, unknown> {
+  if (!hasWholeDouble(bytes)) return BSON.deserialize(bytes, options.keepRegExps ? PROMOTED_REGEXPS_KEPT : PROMOTED);
+  return unwrapNumbers(BSON.deserialize(bytes, options.keepRegExps ? WRAPPED_REGEXPS_KEPT : WRAPPED)) as Record<string, unknown>;
 }
 
 /** In place on a freshly decoded value: Int32 and doubles with a fraction become JS numbers, symbols strings. */

@@ -137,3 +137,39 @@ export function isRuntimeRecord(value: unknown): value is RuntimeRecord {
     && isRecord(value.admin) && typeof value.admin.accessToken === 'string' && typeof value.admin.refreshToken === 'string'
     && (value.tlsCertificateSha256 === undefined || typeof value.tlsCertificateSha256 === 'string');
 }
+
+/**
+ * The data routes of a running runtime, for `asl data export|import|backup` beside it, under
+ * `{url}/api/admin/v3.0/local/app/{appId}` (admin session). The export and backup answers and the import
+ * body are streams of frames `[u32 LE payload length][u8 kind][payload]`; JSON payloads are UTF-8.
+ * Export takes `?db=NAME`; import takes `?drop=true` (replace each collection it names).
+ */
+export const DATA_ROUTES = { export: '/data/export', import: '/data/import', backup: '/data/backup' } as const;
+
+export const DataFrameKind = {
+  /** JSON `DataCollectionFrame`: the collection whose `documents` frames follow. */
+  collection: 1,
+  /** Whole BSON documents of the current collection, concatenated, in order. */
+  documents: 2,
+  /** JSON `DataFileFrame` (backup): a file of the data folder whose `content` frames follow. */
+  file: 3,
+  /** Bytes of the current file. */
+  content: 4,
+  /** JSON `DataEndFrame`: a stream without it was cut off. */
+  end: 5,
+  /** JSON `DataFailedFrame` (answers only): the runtime could not finish the stream. */
+  failed: 6,
+} as const;
+export type DataFrameKind = (typeof DataFrameKind)[keyof typeof DataFrameKind];
+
+export interface DataCollectionFrame { database: string; collection: string; indexes: string[] }
+/** `path` relative to the data folder, `/`-separated. */
+export interface DataFileFrame { path: string }
+export interface DataEndFrame { collections: number; documents: number; files?: number }
+export interface DataFailedFrame { error: string }
+
+/** The import answer: one JSON object per line, progress as batches become durable, then the outcome. */
+export type DataImportEvent =
+  | { kind: 'progress'; written: number; total: number }
+  | { kind: 'done'; collections: { database: string; collection: string; documents: number }[] }
+  | { kind: 'failed'; error: string; namespace?: string; offset?: number };

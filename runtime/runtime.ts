@@ -52,6 +52,7 @@ import type { CorsPolicy } from './http/cors';
 import { appDataFolderName, legacyAppDataFolderName, preparePrivateFolder } from './data-folder';
 import { loadSecrets, type SecretStore } from './secrets';
 import { runServiceAction } from './service-actions';
+import { registerDataRoutes } from './data-io/routes';
 import { openStore } from './store';
 import { withChangeEvents } from './store/changes';
 import { createTriggerDispatcher, type TriggerDispatcher } from './triggers';
@@ -239,6 +240,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   registerAdminRoutes(adminTable, { auth: admin, apps: registry, log });
   registerLocalRoutes(adminTable, (clientAppId) => registry.byClientId(clientAppId)?.local);
   registerSyncLocalRoutes(adminTable, (clientAppId) => registry.byClientId(clientAppId)?.sync);
+  registerDataRoutes(adminTable, (clientAppId) => registry.byClientId(clientAppId));
   /** Recent requests, served at `/logs?co_id=…` (the link of every error body). */
   const requestLog = new RequestLog();
   const upgraded = new Set<Duplex>();

@@ -8,7 +8,7 @@
 // - `toComparable` maps stored values into the form mingo compares correctly (mingo compares custom
 //   classes by `toString()` and only within one class, so Long/Decimal128 become numbers and
 //   Binary gets an order-preserving string form).
-import { BSON, Binary, Decimal128, Double, Long, ObjectId } from 'bson';
+import { BSON, BSONRegExp, Binary, Decimal128, Double, Long, ObjectId } from 'bson';
 import { StoreError, type Document } from './types';
 
 const MAX_DEPTH = 100;
@@ -39,11 +39,11 @@ function isPlainObject(value: object): boolean {
 
 /** Re-creates a bson value made by another copy of the bson package with this copy's classes. */
 function adoptForeignBson(value: object): unknown {
-  return BSON.deserialize(BSON.serialize({ v: value }), { promoteLongs: false, promoteValues: true }).v;
+  return BSON.deserialize(BSON.serialize({ v: value }), { promoteLongs: false, promoteValues: true, bsonRegExp: true }).v;
 }
 
 const OWN_CLASSES: Record<string, new (...args: never[]) => unknown> = {
-  ObjectId, Long, Decimal128, Binary,
+  ObjectId, Long, Decimal128, Binary, BSONRegExp,
 };
 
 function doubleValue(value: object): number {
@@ -170,9 +170,10 @@ function keyOf(value: unknown, typed: boolean): string {
   if (value === null) return 'z';
   if (Array.isArray(value)) return 'a[' + value.map((item) => keyOf(item, typed)).join('\u0000') + ']';
   if (value instanceof Date) return 'd' + value.getTime();
-  if (value instanceof RegExp) return 'r' + value.source + '/' + value.flags;
+  if (value instanceof RegExp) return regExpKey(value.source, value.flags);
   const obj = value as Record<string, unknown>;
   switch (bsonType(obj)) {
+    case 'BSONRegExp': return regExpKey((obj as unknown as BSONRegExp).pattern, (obj as unknown as BSONRegExp).options);
     case 'ObjectId': return 'o' + (obj as unknown as ObjectId).toHexString();
     case 'Long': return numericTypeKey(obj, typed) + longKey(obj as unknown as Long);
     case 'Int32':
@@ -186,6 +187,11 @@ function keyOf(value: unknown, typed: boolean): string {
     default: return 't' + bsonType(obj) + ':' + String(obj);
   }
   return 'j{' + Object.keys(obj).map((k) => k + '\u0001' + keyOf(obj[k], typed)).join('\u0000') + '}';
+}
+
+/** A regular expression's key, the same for a JS `RegExp` and a `BSONRegExp` of one pattern and options (JS-only flags left out). */
+function regExpKey(pattern: string, flags: string): string {
+  return 'r' + pattern + '/' + [...flags].filter((f) => f !== 'g' && f !== 'y' && f !== 'd' && f !== 'v').sort().join('');
 }
 
 /**

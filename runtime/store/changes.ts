@@ -341,6 +341,7 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
     listCollections: (): Promise<CollectionName[]> => store.listCollections(),
     close: () => store.close(),
     storedOriginals: (found: readonly unknown[]) => store.storedOriginals?.(found),
+    ...(store.snapshot ? { snapshot: () => store.snapshot!() } : {}),
     ...(store.commit ? { commit: (writes: readonly CommitWrite[]) => commitWithEvents(store.commit!.bind(store), writes) } : {}),
   };
 }

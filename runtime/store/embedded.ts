@@ -56,7 +56,7 @@ function encode(op: Op): Buffer {
 }
 
 function decode(payload: Buffer): Op {
-  return deserializeStored(payload) as unknown as Op;
+  return deserializeStored(payload, { keepRegExps: true }) as unknown as Op;
 }
 
 function journalName(gen: number): string {
@@ -121,6 +121,38 @@ function applyOp(engine: Engine, op: Op, file: string): void {
     case 'b': for (const part of op.ops) applyOp(engine, part, file); break;
     default: throw corrupt(file, `unexpected record '${String(op.o)}'`);
   }
+}
+
+/** The name of the snapshot file in a store's directory. */
+export const SNAPSHOT_FILE = SNAPSHOT;
+
+/**
+ * The bytes of a snapshot file (`snapshot.bson`) holding `contents`, in chunks of about 1 MiB: header, each
+ * collection's indexes and documents, end record. A directory holding only this file opens as that state.
+ */
+export function* snapshotFileChunks(contents: readonly { namespace: string; indexes: readonly string[]; docs: readonly Document[] }[], gen: number): Generator<Buffer> {
+  let chunk: Buffer[] = [];
+  let chunkBytes = 0;
+  let count = 0;
+  const add = (op: Op): Buffer | undefined => {
+    const record = encode(op);
+    chunk.push(record);
+    chunkBytes += record.length;
+    if (op.o !== 'h' && op.o !== 'e') count++;
+    if (chunkBytes < SNAPSHOT_CHUNK_BYTES) return undefined;
+    const data = Buffer.concat(chunk);
+    chunk = [];
+    chunkBytes = 0;
+    return data;
+  };
+  let full = add({ o: 'h', v: FORMAT_VERSION, gen });
+  if (full) yield full;
+  for (const { namespace, indexes, docs } of contents) {
+    for (const field of indexes) if ((full = add({ o: 'i', n: namespace, f: field }))) yield full;
+    for (const doc of docs) if ((full = add({ o: 'p', n: namespace, d: doc }))) yield full;
+  }
+  add({ o: 'e', count });
+  yield Buffer.concat(chunk);
 }
 
 /** The persistent store: the engine plus its journal, snapshot and lock. */
@@ -237,30 +269,10 @@ export class EmbeddedStore extends Engine implements DocumentStore {
     const handle = await fsp.open(temp, 'w', 0o600);
     let bytes = 0;
     try {
-      let chunk: Buffer[] = [];
-      let chunkBytes = 0;
-      let count = 0;
-      const push = async (op: Op): Promise<void> => {
-        const record = encode(op);
-        chunk.push(record);
-        chunkBytes += record.length;
-        if (op.o !== 'h' && op.o !== 'e') count++;
-        if (chunkBytes >= SNAPSHOT_CHUNK_BYTES) await flush();
-      };
-      const flush = async (): Promise<void> => {
-        const data = Buffer.concat(chunk);
-        chunk = [];
-        chunkBytes = 0;
+      for (const data of snapshotFileChunks(contents, gen)) {
         await handle.write(data);
         bytes += data.length;
-      };
-      await push({ o: 'h', v: FORMAT_VERSION, gen });
-      for (const { namespace, indexes, docs } of contents) {
-        for (const field of indexes) await push({ o: 'i', n: namespace, f: field });
-        for (const doc of docs) await push({ o: 'p', n: namespace, d: doc });
       }
-      await push({ o: 'e', count });
-      await flush();
       await handle.datasync();
     } finally {
       await handle.close();

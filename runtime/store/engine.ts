@@ -17,7 +17,7 @@ import {
   StoreError, StoreErrorCode,
   type CollectionName, type CountOptions, type DeleteResult, type Document, type DocumentStore, type Filter,
   type CommitWrite, type FindOneAndDeleteOptions, type FindOneAndModifyOptions, type FindOptions, type InsertManyResult,
-  type InsertOneResult, type Projection, type SortSpec, type StoreCollection, type UpdateResult, type UpsertOptions,
+  type InsertOneResult, type Projection, type SortSpec, type StoreCollection, type StoreSnapshotCollection, type UpdateResult, type UpsertOptions,
 } from './types';
 
 /** Inside `untilApplied`'s work, writes resolve once applied in memory; their journal promises are collected here. */
@@ -420,6 +420,14 @@ export class Engine implements DocumentStore {
       indexes: [...s.indexes.keys()],
       docs: [...s.docs.values()].map((e) => e.doc),
     }));
+  }
+
+  /** See DocumentStore.snapshot: taken synchronously, so no write falls inside it. */
+  snapshot(): StoreSnapshotCollection[] {
+    this.assertOpen();
+    return [...this.states.values()]
+      .filter((s) => s.docs.size > 0 || s.indexes.size > 0)
+      .map((s) => ({ database: s.database, name: s.name, indexes: [...s.indexes.keys()], docs: [...s.docs.values()].map((e) => e.doc) }));
   }
 
   // Replay entry points: apply recovered changes without journaling them again.

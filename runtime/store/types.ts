@@ -102,7 +102,16 @@ export interface DocumentStore {
    * derived from one, its BSON say, can be kept by its identity. Undefined when the store does not know.
    */
   storedOriginals?(found: readonly unknown[]): readonly Document[] | undefined;
+  /**
+   * Every collection (empty ones with declared indexes too) with its documents as they all were at one
+   * instant: the store's own objects, which it never changes, so they stay that instant's while writes go
+   * on. Absent when the store cannot take one (MongoDB).
+   */
+  snapshot?(): StoreSnapshotCollection[];
 }
+
+/** One collection of a `snapshot`: its declared index fields (`_id` not among them) and its documents, in natural order. */
+export interface StoreSnapshotCollection { database: string; name: string; indexes: string[]; docs: readonly Document[] }
 
 /** MongoDB server error codes the store reports, so callers can map them to client error bodies. */
 /**
