@@ -74,12 +74,29 @@ export interface HttpServerOptions {
   requestLog?: RequestLog;
   /** The user a request acts as, for its log entry: only from a token the runtime signed and verified. */
   userOf?(headers: http.IncomingHttpHeaders): string | undefined;
+  /** Told of every answered request (metrics): `route` is the matched pattern or a fixed name, never the raw path. */
+  onAnswered?(answer: AnsweredRequest): void;
 }
+
+/**
+ * An answered request as metrics see it. `route` is bounded whatever clients send: a route pattern, or
+ * `hosting` (static files), `preflight` (CORS), `unmatched` (no route, a malformed target) or `misdirected`
+ * (a foreign Host).
+ */
+export interface AnsweredRequest { method: string; route: string; status: number; seconds: number }
 
 export interface RunningHttpServer {
   readonly server: http.Server;
   readonly port: number;
   readonly url: string;
+  /** Requests whose response has not ended yet. */
+  readonly inFlight: number;
+  /**
+   * Stops taking connections (the port is released: new ones are refused), closes idle keep-alive
+   * connections, answers what is in flight with `Connection: close`, and resolves once every request in
+   * flight has ended (true) or after `timeoutMs` (false). WebSocket connections are the caller's.
+   */
+  drain(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -92,10 +109,18 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   let baseUrl = options.publicUrl ?? '';
   const own: OwnHosts = { bindHost: host, names: [...(options.hostNames ?? []), ...(options.publicUrl ? [new URL(options.publicUrl).hostname] : [])] };
+  const inFlight = new Set<http.ServerResponse>();
+  let draining = false;
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     const requestId = newRequestId();
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+    // A request that arrives on a kept-alive connection while draining is answered, then the connection ends.
+    if (draining) res.setHeader('Connection', 'close');
     logWhenAnswered(req, res, requestId, options);
+    if (options.onAnswered) observeAnswer(req, res, options.onAnswered);
     if (!isOwnHost(req.headers.host, own)) {
+      routeOf.set(res, 'misdirected');
       // Every request on the connection is checked again, so it may stay open for the sender to read this.
       discardRestOfBody(req);
       writeError(res, misdirected(req.headers.host), baseUrl, requestId);
@@ -135,10 +160,27 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
   });
   const port = (server.address() as AddressInfo).port;
   if (!baseUrl) baseUrl = `http://localhost:${port}`;
+  let closing: Promise<void> | undefined;
   return {
     server,
     port,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    get inFlight() { return inFlight.size; },
+    async drain(timeoutMs) {
+      draining = true;
+      closing ??= new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      if (inFlight.size === 0) return true;
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => { clearInterval(poll); resolve(false); }, timeoutMs);
+        // Each ended response may leave its connection idle; those are closed as they appear.
+        const poll = setInterval(() => {
+          server.closeIdleConnections();
+          if (inFlight.size === 0) { clearTimeout(timer); clearInterval(poll); resolve(true); }
+        }, 25);
+      });
+    },
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
@@ -170,6 +212,16 @@ function logWhenAnswered(req: http.IncomingMessage, res: http.ServerResponse, re
     };
     options.requestLog?.add(entry);
     if (logLine) options.log.info(formatRequestLine(entry), { request: entry });
+  });
+}
+
+/** The route pattern (or fixed name, see AnsweredRequest) each response answered for. */
+const routeOf = new WeakMap<http.ServerResponse, string>();
+
+function observeAnswer(req: http.IncomingMessage, res: http.ServerResponse, onAnswered: (answer: AnsweredRequest) => void): void {
+  const started = performance.now();
+  res.once('close', () => {
+    onAnswered({ method: (req.method ?? 'GET').toUpperCase(), route: routeOf.get(res) ?? 'unmatched', status: res.statusCode, seconds: (performance.now() - started) / 1000 });
   });
 }
 
@@ -215,6 +267,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
   const originAllowed = origin !== undefined && cors !== undefined && isOriginAllowed(cors, origin);
 
   if (method === 'OPTIONS' && origin !== undefined && req.headers['access-control-request-method']) {
+    routeOf.set(res, 'preflight');
     req.resume();
     const headers = originAllowed ? preflightHeaders(origin, headerText(req.headers['access-control-request-headers'])) : {};
     res.writeHead(204, headers).end();
@@ -224,8 +277,9 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
     res.setHeader('Access-Control-Allow-Origin', origin!);
     res.setHeader('Vary', 'Origin');
   }
-  if (options.hosting && await options.hosting(req, res, method, pathname)) return;
+  if (options.hosting && await options.hosting(req, res, method, pathname)) { routeOf.set(res, 'hosting'); return; }
   const match = options.router.match(method, pathname);
+  if (match.kind === 'found') routeOf.set(res, match.pattern);
   if (match.kind !== 'found') {
     req.resume();
     const error = match.kind === 'wrong-method'

@@ -297,6 +297,7 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
     listCollections: (): Promise<CollectionName[]> => store.listCollections(),
     close: () => store.close(),
     storedOriginals: (found: readonly unknown[]) => store.storedOriginals?.(found),
+    ...(store.stats ? { stats: () => store.stats!() } : {}),
     ...(store.commit ? { commit: (writes: readonly CommitWrite[]) => commitWithEvents(store.commit!.bind(store), writes) } : {}),
   };
 }

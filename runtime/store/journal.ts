@@ -71,6 +71,7 @@ export class JournalWriter {
   private idle: (() => void)[] = [];
   private bytes: number;
   private counters = { records: 0, syncs: 0 };
+  private inBatch = 0;
 
   constructor(private fd: number, initialBytes: number, private readonly durability: Durability) {
     this.bytes = initialBytes;
@@ -79,6 +80,11 @@ export class JournalWriter {
   /** Records written and syncs issued so far; fewer syncs than records shows group commit at work. */
   get stats(): { records: number; syncs: number } {
     return { ...this.counters };
+  }
+
+  /** Records queued or in the batch being written and synced: not durable yet. */
+  get pendingRecords(): number {
+    return this.pending.length + this.inBatch;
   }
 
   /** Bytes in the current journal file, counting queued records. */
@@ -117,6 +123,7 @@ export class JournalWriter {
     while (this.pending.length > 0) {
       const batch = this.pending;
       this.pending = [];
+      this.inBatch = batch.length;
       try {
         if (this.failure) throw this.failure;
         // A batch spans at most two files (around a rotation); each is written then synced.
@@ -135,6 +142,7 @@ export class JournalWriter {
         for (const p of batch) p.reject(this.failure);
       }
     }
+    this.inBatch = 0;
     this.flushing = false;
     const waiting = this.idle;
     this.idle = [];

@@ -102,6 +102,22 @@ export interface DocumentStore {
    * derived from one, its BSON say, can be kept by its identity. Undefined when the store does not know.
    */
   storedOriginals?(found: readonly unknown[]): readonly Document[] | undefined;
+  /** What an operator watches (metrics): absent when the store cannot tell (MongoDB). */
+  stats?(): StoreStats;
+}
+
+/** The embedded store's footprint and how far its journal is behind the writes it acknowledged or holds. */
+export interface StoreStats {
+  /** Whether the store still takes operations. */
+  open: boolean;
+  /** Bytes of the last snapshot and of the journal written since it (what a restart replays). */
+  snapshotBytes: number;
+  journalBytes: number;
+  /** Journal records queued or being written and synced: writes not yet durable. */
+  journalPendingRecords: number;
+  /** Journal records written and fsyncs issued since the store opened. */
+  journalRecords: number;
+  journalSyncs: number;
 }
 
 /** MongoDB server error codes the store reports, so callers can map them to client error bodies. */
