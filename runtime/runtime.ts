@@ -665,6 +665,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     syncCounts: () => realmEndpoint.counts(),
     historyEntries: () => store.collection(SYNC_METADATA_DATABASE, 'history').countDocuments({}),
     storeStats: () => store.stats?.(),
+    functionProcessUp: () => functions.state() === 'up',
   });
   // The account ends Realm protocol sessions as it ends the feed's: a disabled or deleted user's at once, a
   // revoked login's (logout) those of the connections whose token rests on it (each connection's token

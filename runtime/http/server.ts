@@ -277,7 +277,12 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
     res.setHeader('Access-Control-Allow-Origin', origin!);
     res.setHeader('Vary', 'Origin');
   }
-  if (options.hosting && await options.hosting(req, res, method, pathname)) { routeOf.set(res, 'hosting'); return; }
+  if (options.hosting) {
+    // Named before the handler runs: its response may end before it returns.
+    routeOf.set(res, 'hosting');
+    if (await options.hosting(req, res, method, pathname)) return;
+    routeOf.delete(res);
+  }
   const match = options.router.match(method, pathname);
   if (match.kind === 'found') routeOf.set(res, match.pattern);
   if (match.kind !== 'found') {

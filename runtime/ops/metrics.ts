@@ -18,6 +18,8 @@ export interface AppMetricsSource {
   historyEntries(): Promise<number>;
   /** Undefined for a store that cannot tell (MongoDB). */
   storeStats(): StoreStats | undefined;
+  /** Whether the app's function process runs with its agent connected. */
+  functionProcessUp(): boolean;
 }
 
 /** Latency buckets in seconds: requests and sync work take milliseconds; functions may take minutes. */
@@ -63,6 +65,10 @@ export class RuntimeMetrics {
     new Gauge({
       name: 'asl_sync_sessions', help: 'Live Realm sync sessions (bound realms) over those connections', labelNames: ['app', 'mode'], registers,
       collect() { this.reset(); for (const s of sources()) this.set({ app: s.appId, mode: s.syncMode() }, s.syncCounts().sessions); },
+    });
+    new Gauge({
+      name: 'asl_function_process_up', help: '1 while the app\'s function process runs (it starts at the first call after one ends)', labelNames: ['app'], registers,
+      collect() { this.reset(); for (const s of sources()) this.set({ app: s.appId }, s.functionProcessUp() ? 1 : 0); },
     });
     new Gauge({
       name: 'asl_sync_history_entries', help: 'Entries kept in the app\'s sync history', labelNames: ['app'], registers,
