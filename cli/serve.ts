@@ -118,7 +118,12 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     : (record) => io.err(`${formatLogRecord(record, format)}\n`));
   // Listen for signals before announcing the address: a client that stops us right after reading it must
   // get a clean shutdown, not the default kill.
-  const stopped = parent ? Promise.race([hooks.untilStopped(), new Promise<void>((resolve) => parent.onStop(resolve))]) : hooks.untilStopped();
+  // The editor's stop waits at most PARENT_STOP_DRAIN_MS for requests in flight: it kills a runtime that
+  // has not exited a few seconds after asking, and a developer who stops it wants it stopped.
+  let drainMs = drainSeconds * 1000;
+  const stopped = parent
+    ? Promise.race([hooks.untilStopped(), new Promise<void>((resolve) => parent.onStop(() => { drainMs = Math.min(drainMs, PARENT_STOP_DRAIN_MS); resolve(); }))])
+    : hooks.untilStopped();
   let runtime;
   try {
     runtime = await startRuntime({
@@ -165,10 +170,10 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   await stopped;
   // A second signal while draining stops at once.
   const again = hooks.untilStoppedAgain?.() ?? new Promise<void>(() => undefined);
-  log.info(`stopping: refusing new connections, ending sync sessions (try again), waiting up to ${drainSeconds} s for requests in flight`);
-  const drained = await Promise.race([runtime.drain(drainSeconds * 1000), again.then(() => undefined)]);
+  log.info(`stopping: refusing new connections, ending sync sessions (try again), waiting up to ${drainMs / 1000} s for requests in flight`);
+  const drained = await Promise.race([runtime.drain(drainMs), again.then(() => undefined)]);
   if (!drained) log.warn('stopping at once (second signal)');
-  else if (!drained.requestsFinished) log.warn(`stopping: requests still in flight after ${drainSeconds} s are cut`);
+  else if (!drained.requestsFinished) log.warn(`stopping: requests still in flight after ${drainMs / 1000} s are cut`);
   await runtime.close();
   log.info(`stopped${drained ? ` (${drained.syncConnections} sync connection${drained.syncConnections === 1 ? '' : 's'} told to try again)` : ''}`);
   return EXIT_OK;
@@ -176,6 +181,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
 
 /** How long requests in flight may take to finish once a stop is asked for (`--drain-timeout`). */
 const DEFAULT_DRAIN_SECONDS = 30;
+const PARENT_STOP_DRAIN_MS = 2000;
 
 function countOf(diagnostics: readonly Diagnostic[], severity: Diagnostic['severity']): number {
   return diagnostics.filter((d) => d.severity === severity).length;
