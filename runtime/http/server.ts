@@ -118,7 +118,6 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
     // A request that arrives on a kept-alive connection while draining is answered, then the connection ends.
     if (draining) res.setHeader('Connection', 'close');
     logWhenAnswered(req, res, requestId, options);
-    if (options.onAnswered) observeAnswer(req, res, options.onAnswered);
     if (!isOwnHost(req.headers.host, own)) {
       routeOf.set(res, 'misdirected');
       // Every request on the connection is checked again, so it may stay open for the sender to read this.
@@ -160,15 +159,16 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
   });
   const port = (server.address() as AddressInfo).port;
   if (!baseUrl) baseUrl = `http://localhost:${port}`;
-  let closing: Promise<void> | undefined;
   return {
     server,
     port,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     get inFlight() { return inFlight.size; },
     async drain(timeoutMs) {
-      draining = true;
-      closing ??= new Promise<void>((resolve) => server.close(() => resolve()));
+      if (!draining) {
+        draining = true;
+        server.close();
+      }
       server.closeIdleConnections();
       for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
       if (inFlight.size === 0) return true;
@@ -189,15 +189,18 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
 }
 
 /**
- * Once the response ends (or the client goes away), one entry: into the request log, and a line at info.
- * Nothing is built for a server with neither.
+ * Once the response ends (or the client goes away), one entry: into the request log, and a line at info;
+ * and the answer to `onAnswered` (metrics). One listener for all three; nothing for a server with none.
  */
 function logWhenAnswered(req: http.IncomingMessage, res: http.ServerResponse, requestId: string, options: HttpServerOptions): void {
   const logLine = logs(options.log, 'info');
-  if (!logLine && !options.requestLog) return;
+  const { onAnswered } = options;
+  if (!logLine && !options.requestLog && !onAnswered) return;
   const started = performance.now();
   const arrived = Date.now();
   res.once('close', () => {
+    if (onAnswered) onAnswered({ method: (req.method ?? 'GET').toUpperCase(), route: routeOf.get(res) ?? 'unmatched', status: res.statusCode, seconds: (performance.now() - started) / 1000 });
+    if (!logLine && !options.requestLog) return;
     const url = req.url ?? '/';
     const query = url.indexOf('?');
     const answered = answeredErrors.get(res);
@@ -217,13 +220,6 @@ function logWhenAnswered(req: http.IncomingMessage, res: http.ServerResponse, re
 
 /** The route pattern (or fixed name, see AnsweredRequest) each response answered for. */
 const routeOf = new WeakMap<http.ServerResponse, string>();
-
-function observeAnswer(req: http.IncomingMessage, res: http.ServerResponse, onAnswered: (answer: AnsweredRequest) => void): void {
-  const started = performance.now();
-  res.once('close', () => {
-    onAnswered({ method: (req.method ?? 'GET').toUpperCase(), route: routeOf.get(res) ?? 'unmatched', status: res.statusCode, seconds: (performance.now() - started) / 1000 });
-  });
-}
 
 /**
  * The error each response answered with, for its log entry. Its message goes into the entry only when the
