@@ -26,6 +26,21 @@ export interface AppMetricsSource {
 const FAST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const FUNCTION_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
 
+/**
+ * Node's default metrics (memory, CPU, event loop lag, heap, GC) describe the process, not a runtime: one
+ * registry of them per process, whatever the number of runtimes it starts (tests start many), each
+ * collector set up once.
+ */
+let processMetrics: Registry | undefined;
+
+function processRegistry(): Registry {
+  if (!processMetrics) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
 export class RuntimeMetrics {
   readonly registry = new Registry();
   /** Set when the runtime starts to stop (asl_draining). */
@@ -44,9 +59,11 @@ export class RuntimeMetrics {
   private readonly functionFailures = new Counter({ name: 'asl_function_failures_total', help: 'App function calls that threw, timed out or could not run', labelNames: ['app'], registers: [this.registry] });
   private readonly functionDuration = new Histogram({ name: 'asl_function_duration_seconds', help: 'Time of one app function call', labelNames: ['app'], buckets: FUNCTION_BUCKETS, registers: [this.registry] });
 
+  private readonly processMetrics: Registry | undefined;
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     // Process memory, CPU, event loop lag and heap spaces, as every Node service exposes them.
-    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    this.processMetrics = options.defaultMetrics === false ? undefined : processRegistry();
     const sources = () => [...this.sources.values()];
     const draining = () => this.draining;
     const registers = [this.registry];
@@ -146,7 +163,9 @@ export class RuntimeMetrics {
   }
 
   /** The text exposition format, as `/metrics` answers it. */
-  text(): Promise<string> {
-    return this.registry.metrics();
+  async text(): Promise<string> {
+    const own = await this.registry.metrics();
+    if (!this.processMetrics) return own;
+    return `${own.endsWith('\n') || own === '' ? own : `${own}\n`}${await this.processMetrics.metrics()}`;
   }
 }
