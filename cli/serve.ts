@@ -52,7 +52,8 @@ try-again error (SDKs reconnect later), requests in flight finish (up to --drain
 exits 0; a second signal stops at once.
 
 Prints "listening on <url>", "app id: <id>" for each app, "hosting: <url>" when the app has hosting/files
-(served at http://<app id>.localhost:<port>/) and "admin api: <url>" on their own lines once ready. The first start in a data folder also prints its admin API key pair, once: the private key
+(served at http://<app id>.localhost:<port>/), "admin api: <url>" and, with --metrics-port, "metrics: <url>"
+on their own lines once ready. The first start in a data folder also prints its admin API key pair, once: the private key
 is kept only as a hash ("asl admin-keys --rotate" makes a new pair). Started with an IPC
 channel (by the editor extension), it also sends that, its log lines and reloads as typed messages
 (core/runtime-protocol.ts) and stops when the parent asks or goes away.`;
