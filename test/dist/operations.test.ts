@@ -190,3 +190,45 @@ describe('operations: health, readiness, metrics, JSON log', { timeout: 120_000 
     }
   });
 });
+
+describe('operations: a flexible sync app', { timeout: 120_000 }, () => {
+  test('connections, sessions and the bootstrap by mode "flexible"; SIGTERM ends the session with the try-again error', async () => {
+    const appDir = copyApp();
+    fs.writeFileSync(path.join(appDir, 'sync', 'config.json'), JSON.stringify({
+      type: 'flexible', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: 'tracker',
+      is_recovery_mode_disabled: false, queryable_fields_names: ['_partition'],
+    }));
+    const served = await serveDist({ appDir, args: ['--no-watch', '--metrics-port', '0'] });
+    try {
+      await adminToken(served); // the lines after "listening on" (the metrics URL among them) are out
+      const metricsUrl = /^metrics: (\S+)$/m.exec(served.stdout())![1]!;
+      const ada = await registerAndLogIn(served.app, 'ada@example.com', PASSWORD);
+      const client = await connectRawSync(`${served.url.replace('http', 'ws')}/api/client/v2.0/app/${served.appId}/realm-sync?baas_at=${ada.access_token}`, ['com.mongodb.realm-query-sync#14'], true);
+      client.send({ type: 'bind', session: 1, serverPath: '{"schemaVersion":0,"sessionReason":0}', signedUserToken: '', needClientFileIdent: true, isSubserver: false });
+      const ident = await client.next((m) => m.type === 'ident' || m.type === 'json_error' || m.type === 'error');
+      assert.equal(ident.type, 'ident');
+      if (ident.type !== 'ident') return;
+      client.send({ type: 'ident', session: 1, clientFileIdent: ident.clientFileIdent, clientFileIdentSalt: ident.clientFileIdentSalt, downloadServerVersion: 0n, downloadClientVersion: 0n, latestServerVersion: 0n, latestServerVersionSalt: 0n, query: { version: 0n, body: '{}' } });
+      await client.next((m) => m.type === 'download');
+      const app = `app="${served.appId}"`;
+      let text = '';
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
+        text = await (await fetch(metricsUrl)).text();
+        if (sample(text, 'asl_sync_bootstrap_duration_seconds_count', app, 'mode="flexible"') !== undefined) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.equal(sample(text, 'asl_sync_connections', app, 'mode="flexible"'), 1);
+      assert.equal(sample(text, 'asl_sync_sessions', app, 'mode="flexible"'), 1);
+      assert.equal(sample(text, 'asl_sync_bootstrap_duration_seconds_count', app, 'mode="flexible"'), 1);
+      served.child.kill('SIGTERM');
+      const error = await client.next((m) => m.type === 'json_error');
+      assert.ok(error.type === 'json_error' && error.errorCode === 201 && error.session === 1);
+      assert.deepEqual([(error.body as { tryAgain: boolean }).tryAgain, (error.body as { action: string }).action], [true, 'Transient']);
+      assert.equal(await client.closed, 1001);
+      assert.equal(await served.close(), 0);
+    } finally {
+      await served.close();
+      fs.rmSync(appDir, { recursive: true, force: true });
+    }
+  });
+});
