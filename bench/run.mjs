@@ -26,6 +26,7 @@ const BENCHMARKS = [
   { name: 'rql', args: [] },
   { name: 'templates', args: [] },
   { name: 'admin', args: [] },
+  { name: 'tls', args: [] },
   { name: 'metrics', args: [] },
 ];
 /** Longest one benchmark may run before it counts as crashed. */

@@ -1,10 +1,13 @@
 // `asl serve`: the local runtime for one app, until SIGINT/SIGTERM.
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Diagnostic } from '../core/diagnostics';
 import { RUNTIME_PROTOCOL_VERSION, type ParentChannel, type RuntimeProblem } from '../core/runtime-protocol';
 import { AppHasErrors, startRuntime } from '../runtime';
 import { checkAdminUserCredentials } from '../runtime/admin/admin-users';
+import { ADMIN_API_PREFIX } from '../runtime/admin/table';
+import { checkPublicUrl } from '../runtime/http/addresses';
 import { createLogger, formatLogRecord, isLogFormat, isLogLevel, LOG_FORMATS, LOG_LEVELS } from '../runtime/log';
 import { findAppRootUpwards, findAppRoots, rootFileOf } from '../core/load';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
@@ -12,17 +15,25 @@ import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 export const SERVE_HELP = `Usage: asl serve [dir] [options]
 
 Runs apps locally: the platform's client API (login, functions, GraphQL, service calls) and its Admin
-API (/api/admin/v3.0) on one HTTP address, with each app's own rules and functions. dir is one app
-folder, or a folder holding several apps (each served under its own client app id; apps created with
-"asl apps create" land there). Changes to an app's files reload it; a change with errors keeps the
-last good version running and prints the problems.
+API (/api/admin/v3.0) on one HTTP (with --tls-cert, HTTPS) address, with each app's own rules and
+functions. dir is one app folder, or a folder holding several apps (each served under its own client app
+id; apps created with "asl apps create" land there). Changes to an app's files reload it; a change with
+errors keeps the last good version running and prints the problems.
 
 Options:
   --port N                 port to listen on (default 8080; 0 picks a free one)
-  --host ADDRESS           address to bind (default 127.0.0.1)
+  --host ADDRESS           address to bind (default 127.0.0.1; 0.0.0.0 or :: for every interface)
+  --public-url URL         the base URL devices reach the runtime at, e.g. http://192.168.1.20:8080 or
+                           https://sync.example.com (repeatable, one per name); the location answer and
+                           links use it, and its host passes the Host check (other names still get 421)
+  --tls-cert FILE          serve HTTPS and WSS on the port with this PEM certificate (chain) and
+  --tls-key FILE           its PEM private key (no passphrase); both files are reloaded when they change
+  --trust-proxy ADDRESS    a reverse proxy's address (repeatable, e.g. 127.0.0.1): from it only, the
+                           X-Forwarded-Proto, -Host and -For headers name the scheme, host and client
   --data DIR               data folder: documents, users, token secret, admin key (default <dir>/.asl)
   --allow-no-apps          serve a folder holding no app yet (apps are then created with "asl apps create")
-  --admin-remote           let the Admin API answer requests from other machines (default: loopback only)
+  --admin-remote           let the Admin API answer requests from other machines (default: loopback only;
+                           a request a proxy forwards for another machine is not a loopback one)
   --admin-user EMAIL       create or update an admin user (with --admin-password) who logs in to the Admin API with
   --admin-password PASS    email and password, as the SDKs' test harnesses do; only a hash of the password is kept
                            (also ASL_ADMIN_USER and ASL_ADMIN_PASSWORD in the environment)
@@ -52,7 +63,8 @@ try-again error (SDKs reconnect later), requests in flight finish (up to --drain
 exits 0; a second signal stops at once.
 
 Prints "listening on <url>", "app id: <id>" for each app, "hosting: <url>" when the app has hosting/files
-(served at http://<app id>.localhost:<port>/), "admin api: <url>" and, with --metrics-port, "metrics: <url>"
+(served at http://<app id>.localhost:<port>/), "public url: <url>" for each --public-url, "admin api: <url>" and,
+with --metrics-port, "metrics: <url>"
 on their own lines once ready. The first start in a data folder also prints its admin API key pair, once: the private key
 is kept only as a hash ("asl admin-keys --rotate" makes a new pair). Started with an IPC
 channel (by the editor extension), it also sends that, its log lines and reloads as typed messages
@@ -74,7 +86,8 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
       port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'app-id': { type: 'string' },
       secret: { type: 'string', multiple: true }, 'function-timeout': { type: 'string' }, 'mongodb-uri': { type: 'string' },
       'access-token-lifetime': { type: 'string' },
-      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'admin-user': { type: 'string' }, 'admin-password': { type: 'string' }, 'allow-no-apps': { type: 'boolean' }, 'log-level': { type: 'string' }, 'log-format': { type: 'string' },
+      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'admin-user': { type: 'string' }, 'admin-password': { type: 'string' }, 'allow-no-apps': { type: 'boolean' },
+      'public-url': { type: 'string', multiple: true }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'trust-proxy': { type: 'string', multiple: true }, 'log-level': { type: 'string' }, 'log-format': { type: 'string' },
       'metrics-port': { type: 'string' }, 'drain-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
@@ -97,6 +110,14 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   const tokenLifetime = values['access-token-lifetime'] === undefined ? undefined : Number(values['access-token-lifetime']);
   if (tokenLifetime !== undefined && !(Number.isInteger(tokenLifetime) && tokenLifetime >= 1)) throw new UsageError(`--access-token-lifetime must be a whole number of seconds, at least 1, got "${values['access-token-lifetime']}"`);
   for (const s of values.secret ?? []) if (s.indexOf('=') <= 0) throw new UsageError(`--secret expects NAME=VALUE, got "${s}"`);
+  const publicUrls = (values['public-url'] ?? []).map((text) => {
+    const checked = checkPublicUrl(text);
+    if ('problem' in checked) throw new UsageError(checked.problem);
+    return checked.url;
+  });
+  if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+  const tls = values['tls-cert'] === undefined ? undefined : { certFile: path.resolve(io.cwd, values['tls-cert']), keyFile: path.resolve(io.cwd, values['tls-key']!) };
+  for (const a of values['trust-proxy'] ?? []) if (isIP(a) === 0) throw new UsageError(`--trust-proxy expects the proxy's IP address (such as 127.0.0.1), got "${a}"`);
   const adminEmail = values['admin-user'] ?? io.env.ASL_ADMIN_USER;
   const adminPassword = values['admin-password'] ?? io.env.ASL_ADMIN_PASSWORD;
   if ((adminEmail === undefined) !== (adminPassword === undefined)) throw new UsageError('--admin-user and --admin-password go together');
@@ -128,7 +149,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   let runtime;
   try {
     runtime = await startRuntime({
-      ...target, dataDir: values.data, adminRemote: values['admin-remote'], adminUsers: adminUser ? [adminUser] : [], host: values.host ?? '127.0.0.1', port, appId: values['app-id'],
+      ...target, dataDir: values.data, adminRemote: values['admin-remote'], adminUsers: adminUser ? [adminUser] : [], host: values.host ?? '127.0.0.1', port, publicUrls, tls, trustedProxies: values['trust-proxy'], appId: values['app-id'],
       functionTimeoutMs: timeout === undefined ? undefined : timeout * 1000, secrets: values.secret ?? [],
       ...(tokenLifetime !== undefined ? { accessTokenSeconds: tokenLifetime } : {}),
       mongodbUri: values['mongodb-uri'] ?? io.env.ASL_MONGODB_URI, watch: !values['no-watch'], log,
@@ -149,12 +170,13 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   for (const app of runtime.apps) io.out(`app id: ${app.clientAppId}\n`);
   if (runtime.hostingUrl) io.out(`hosting: ${runtime.hostingUrl}\n`);
   if (runtime.apps.length === 0 && 'rootDir' in target) io.out(`no apps in ${target.rootDir} yet: create one with "asl apps create -n <name>"\n`);
+  for (const url of runtime.publicUrls) io.out(`public url: ${url}\n`);
   io.out(`admin api: ${runtime.adminUrl}\n`);
   if (runtime.metricsUrl) io.out(`metrics: ${runtime.metricsUrl}\n`);
   const created = runtime.createdAdminKey;
   if (created) {
     io.out(`admin public key: ${created.publicKey}\nadmin private key: ${created.privateKey}\n`
-      + `This key pair is shown once (only a hash of the private key is kept). Log in with:\n  asl login --api-key ${created.publicKey} --private-api-key <private key> --url ${runtime.url}\n`);
+      + `This key pair is shown once (only a hash of the private key is kept). Log in with:\n  asl login --api-key ${created.publicKey} --private-api-key <private key> --url ${runtime.adminUrl.slice(0, -ADMIN_API_PREFIX.length)}\n`);
   } else {
     io.out(`admin public key: ${runtime.adminPublicKey} ("asl admin-keys --rotate" makes a new pair)\n`);
   }

@@ -124,10 +124,16 @@ export interface RuntimeRecord {
   appId: string;
   /** A session the runtime minted for local tools; anyone who can read the data folder can already act as its admin. */
   admin: AdminSessionGrant;
+  /**
+   * With `url` https: the SHA-256 fingerprint (`AB:CD:…`) of the certificate served now, which local tools
+   * accept instead of checking a name (the certificate names the public host, not 127.0.0.1).
+   */
+  tlsCertificateSha256?: string;
 }
 
 export function isRuntimeRecord(value: unknown): value is RuntimeRecord {
   return isRecord(value) && value.version === RUNTIME_PROTOCOL_VERSION && typeof value.pid === 'number' && Number.isInteger(value.pid) && value.pid > 0
     && typeof value.url === 'string' && typeof value.appId === 'string'
-    && isRecord(value.admin) && typeof value.admin.accessToken === 'string' && typeof value.admin.refreshToken === 'string';
+    && isRecord(value.admin) && typeof value.admin.accessToken === 'string' && typeof value.admin.refreshToken === 'string'
+    && (value.tlsCertificateSha256 === undefined || typeof value.tlsCertificateSha256 === 'string');
 }

@@ -32,6 +32,7 @@ import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
 import { CLIENT_API_PREFIX, FirstMatchRouter, Router } from './http/router';
 import { answerUpgrade, createHttpServer, type RunningHttpServer } from './http/server';
+import { certificateWarnings, loadTlsPair, watchTlsPair, type TlsFiles, type TlsPair, type TlsWatch } from './http/tls';
 import { homePage } from './http/home';
 import { recordingLogger, RequestLog, type Logger } from './log';
 import { RuntimeMetrics } from './ops/metrics';
@@ -77,6 +78,15 @@ export interface RuntimeOptions {
   /** Admin users to create or update (email and password logins to the Admin API); only their hashes are kept. */
   adminUsers?: readonly AdminUserCredentials[];
   host?: string;
+  /**
+   * The base URLs devices reach this runtime at (`scheme://host[:port]`, checked with `checkPublicUrl`):
+   * the location answer and links name them, and their hosts pass the Host check.
+   */
+  publicUrls?: readonly string[];
+  /** Serve HTTPS and WSS with this certificate and key (reloaded when the files change). */
+  tls?: TlsFiles;
+  /** Addresses of the reverse proxy in front, whose X-Forwarded-Proto/-Host/-For are believed. */
+  trustedProxies?: readonly string[];
   /** 0 picks a free port. */
   port?: number;
   /** Overrides the app id of the app's metadata. */
@@ -121,7 +131,10 @@ export interface RuntimeOptions {
 }
 
 export interface RunningRuntime {
+  /** The address bound, `http(s)://<host>:<port>`. */
   readonly url: string;
+  /** The `publicUrls` given, what devices use. */
+  readonly publicUrls: readonly string[];
   readonly port: number;
   /** The client app id of the (first) app. */
   readonly appId: string;
@@ -218,6 +231,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const admin = await AdminAuth.open({ adminDir: path.join(runtimeDataDir, 'admin'), clock: options.clock, users: options.adminUsers });
   const hosted: OpenedApp[] = [];
   const bindHost = options.host ?? '127.0.0.1';
+  const publicUrls = options.publicUrls ?? [];
   let http: RunningHttpServer | undefined;
   /**
    * Each app's origins for its own paths; admin routes and the runtime's own pages (`/`, `/logs`) only the
@@ -227,12 +241,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const corsFor = (pathname: string): CorsPolicy => {
     // Decided on the path the router matches (`/logs/` and `/%6Cogs` reach `/logs`; `//logs` parses as `/`); one it cannot decode reaches no route.
     const routed = routedPath(pathname);
-    if (routed === undefined || ADMIN_PATH.test(routed) || routed === '/logs' || routed === '/' || routed === METRICS_PATH) return { allowedOrigins: runtimeOrigins(bindHost, http?.port ?? options.port ?? 0), allowLocalhost: false };
+    if (routed === undefined || ADMIN_PATH.test(routed) || routed === '/logs' || routed === '/' || routed === METRICS_PATH) return { allowedOrigins: [...runtimeOrigins(bindHost, http?.port ?? options.port ?? 0, options.tls ? 'https' : 'http'), ...publicUrls], allowLocalhost: false };
     const app = appOfPath(pathname, hosted);
     if (app) return { allowedOrigins: app.allowedOrigins(), allowLocalhost: true };
     return { allowedOrigins: hosted.flatMap((h) => h.allowedOrigins()), allowLocalhost: true };
   };
   const closeAll = () => Promise.allSettled(hosted.map((h) => h.close()));
+  // A bad pair fails the start before any app is opened, with the files named.
+  const tlsPair = options.tls ? loadTlsPair(options.tls) : undefined;
   const metrics = options.metrics ?? new RuntimeMetrics();
   options = { ...options, metrics };
   try {
@@ -277,10 +293,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       draining: draining ? 'draining' : 'ok',
     };
   };
-  const scrapers = scraperAuthorization((req, gone) => admin.authenticateScraper(req.headers, req.raw.socket.remoteAddress, gone), options.adminRemote === true);
+  const scrapers = scraperAuthorization((req, gone) => admin.authenticateScraper(req.headers, req.clientAddress, gone), options.adminRemote === true);
   try {
     http = await createHttpServer({
       host: bindHost, port: options.port ?? 0, log, cors: corsFor, requestLog, onAnswered: metrics.httpAnswered,
+      publicUrls, tls: tlsPair, trustedProxies: options.trustedProxies,
       router: new FirstMatchRouter([healthRoutes(readiness), metricsRoutes(metrics, scrapers), runtimePages(registry, requestLog, admin), new RuntimeRouter(adminRouter, registry)]),
       hosting: createHostingHandler(() => hosted.flatMap((h) => h.hostedSites())),
       userOf: (headers) => {
@@ -319,23 +336,41 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   // Local tools (the `asl` CLI) find this runtime through a record in each data folder it holds, with a
   // session of their own, and ask it instead of refusing the locked folder.
   const toolSession = await admin.mintSession();
+  let servedFingerprint = tlsPair?.fingerprint256;
   announce = (app) => writeRuntimeRecord(app.dataDir, {
     version: RUNTIME_PROTOCOL_VERSION, pid: process.pid, url: http.url, appId: app.clientAppId,
     admin: { accessToken: toolSession.access_token, refreshToken: toolSession.refresh_token },
+    ...(servedFingerprint ? { tlsCertificateSha256: servedFingerprint } : {}),
   });
   for (const app of registry.list()) announce(app);
   const first = () => registry.list()[0];
   const server = http;
+  let tlsWatch: TlsWatch | undefined;
+  if (options.tls && tlsPair) {
+    const warn = (pair: TlsPair) => { for (const w of certificateWarnings(pair, publicUrls, options.clock?.now() ?? Date.now())) log.warn(w); };
+    log.info(`TLS certificate for ${tlsPair.names}, valid until ${tlsPair.validTo.toISOString()}`);
+    warn(tlsPair);
+    tlsWatch = watchTlsPair(options.tls, (pair) => {
+      server.setTls(pair);
+      servedFingerprint = pair.fingerprint256;
+      for (const app of registry.list()) announce?.(app);
+      log.info(`TLS certificate reloaded: ${pair.names}, valid until ${pair.validTo.toISOString()}`);
+      warn(pair);
+    }, (problem) => log.error(`TLS certificate not reloaded, the previous one is still served: ${problem}`));
+  }
+  const localUrl = server.url.replace(/\/\/(?:0\.0\.0\.0|\[::\]):/, '//127.0.0.1:');
   return {
     url: server.url,
+    publicUrls,
     port: server.port,
     get appId() { return first()?.clientAppId ?? ''; },
     get dataDir() { return first()?.dataDir ?? runtimeDataDir; },
-    get hostingUrl() { const site = hosted[0]?.hostedSites()[0]; return site ? hostingUrl(site.appId, server.port) : undefined; },
+    get hostingUrl() { const site = hosted[0]?.hostedSites()[0]; return site ? hostingUrl(site.appId, server.port, options.tls ? 'https' : 'http') : undefined; },
     get diagnostics() { return first()?.current().diagnostics ?? []; },
     reload: () => first()?.reload() ?? Promise.resolve({ applied: false, diagnostics: [] }),
     get apps() { return registry.list(); },
-    adminUrl: `${server.url}${ADMIN_API_PREFIX}`,
+    // Loopback-only unless told otherwise, so announced at the address this machine reaches it at.
+    adminUrl: `${options.adminRemote && publicUrls[0] ? publicUrls[0] : localUrl}${ADMIN_API_PREFIX}`,
     groupId: admin.groupId,
     adminPublicKey: admin.publicKey,
     createdAdminKey: admin.createdKey,
@@ -354,6 +389,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     },
     async close() {
       announce = undefined;
+      tlsWatch?.close();
       for (const app of registry.list()) removeRuntimeRecord(app.dataDir);
       await admin.logout({ authorization: `Bearer ${toolSession.refresh_token}` }).catch(() => undefined);
       const closed = server.close();
@@ -520,7 +556,8 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     const authenticate = (headers: IncomingHttpHeaders): Promise<AuthenticatedRequest> => auth.authenticateRequest(headers);
     const router = new Router();
     registerAuthRoutes(router, auth, {
-      allowedOrigins: () => app.allowedRequestOrigins,
+      // A page of the runtime's own public origin may log in like a loopback one.
+      allowedOrigins: () => [...app.allowedRequestOrigins, ...(options.publicUrls ?? [])],
       location: { deploymentModel: app.deploymentModel, location: app.location },
       functions: {
         functions: app.functions,
@@ -826,11 +863,11 @@ class CallNotAllowedError extends Error {
 }
 
 /** The origins of the runtime's own pages: its port on the loopback names and on the bound host. */
-function runtimeOrigins(bindHost: string, port: number): string[] {
+function runtimeOrigins(bindHost: string, port: number, scheme: 'http' | 'https'): string[] {
   const names = ['localhost', '127.0.0.1', '[::1]'];
   const bound = bindHost.includes(':') ? `[${bindHost}]` : bindHost;
   if (!['0.0.0.0', '[::]', ''].includes(bound) && !names.includes(bound)) names.push(bound);
-  return names.map((n) => `http://${n}:${port}`);
+  return names.map((n) => `${scheme}://${n}:${port}`);
 }
 
 /** Whether a header value is `Bearer <admin access token>` of a live admin session (the editor's, a developer tool's). */

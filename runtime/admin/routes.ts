@@ -44,7 +44,7 @@ function registerAdminAuthRoutes(table: AdminRouteTable, { auth }: AdminContext)
     // The response closes early only when the client leaves: a login waiting in the throttle's line is then dropped.
     const gone = new AbortController();
     req.response.once('close', () => gone.abort());
-    return json(await auth.loginWithPassword(body.username, body.password, req.raw.socket.remoteAddress, gone.signal));
+    return json(await auth.loginWithPassword(body.username, body.password, req.clientAddress, gone.signal));
   });
   table.open('GET', '/auth/providers', () => json([
     { type: 'mongodb-cloud', name: 'mongodb-cloud' },

@@ -43,18 +43,14 @@ export class AdminRouteTable {
   }
 
   private checkOrigin(req: HttpRequest): void {
-    if (this.options.allowRemote || isLoopback(req.raw.socket.remoteAddress)) return;
+    // `local`: a loopback client; a request a proxy on this machine forwards for someone else is not one.
+    if (this.options.allowRemote || req.local) return;
     throw new ApiError(403, 'Forbidden', 'the Admin API answers only requests from this machine (loopback); start the runtime with --admin-remote to allow others');
   }
 }
 
 function fullPath(pattern: string): string {
   return pattern.startsWith('/api/') ? pattern : `${ADMIN_API_PREFIX}${pattern}`;
-}
-
-export function isLoopback(address: string | undefined): boolean {
-  if (!address) return false;
-  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
 }
 
 /** A JSON answer with `Content-Type: application/json` exactly, as the admin clients require. */

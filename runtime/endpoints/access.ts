@@ -121,7 +121,7 @@ export function contextRequest(req: HttpRequest, headers: Record<string, string[
     httpMethod: req.method,
     rawQueryString: url.search.replace(/^\?/, ''),
     requestHeaders: headers,
-    remoteIPAddress: req.raw.socket.remoteAddress ?? '',
+    remoteIPAddress: req.clientAddress ?? '',
     webhookUrl: `${req.baseUrl}${req.path}`,
     ...(header('User-Agent') !== undefined ? { httpUserAgent: header('User-Agent') } : {}),
     ...(header('Referer') !== undefined ? { httpReferrer: header('Referer') } : {}),

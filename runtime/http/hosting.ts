@@ -31,8 +31,8 @@ export function hostedAppIdOf(host: string | undefined): string | undefined {
 }
 
 /** The URL a site is served at by a runtime listening on `port`. */
-export function hostingUrl(appId: string, port: number): string {
-  return `http://${appId.toLowerCase()}.localhost:${port}/`;
+export function hostingUrl(appId: string, port: number, scheme: 'http' | 'https' = 'http'): string {
+  return `${scheme}://${appId.toLowerCase()}.localhost:${port}/`;
 }
 
 export function createHostingHandler(sites: () => readonly HostedSite[]): HostingHandler {

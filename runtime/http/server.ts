@@ -2,6 +2,7 @@
 // input becomes the platform's JSON error body with a fitting status: never a 500 without a body, never a
 // dead process. Bodies are canonical EJSON with `Content-Type: application/json` exactly (client-api.md §3).
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { randomBytes } from 'node:crypto';
@@ -9,6 +10,8 @@ import { ApiError } from './errors';
 import { parseEjson, stringifyEjson } from './ejson';
 import { isOriginAllowed, preflightHeaders, type CorsPolicy } from './cors';
 import { isOwnHost, type OwnHosts } from './origin';
+import { baseUrlFor, bracketedHostName, calledAddress, type AddressOptions } from './addresses';
+import type { TlsPair } from './tls';
 import type { HostingHandler } from './hosting';
 import type { Router } from './router';
 import { formatRequestLine, logs, type Logger, type RequestLog, type RequestLogEntry } from '../log';
@@ -24,11 +27,16 @@ export interface HttpRequest {
   /** 24-hex id of this request; error bodies link to it and the log names it. */
   readonly requestId: string;
   /**
-   * What clients should use to reach this server, e.g. `http://localhost:8080`: the `publicUrl` when one is
-   * announced, otherwise the address this request called (its Host, already checked to be the runtime's
-   * own), so a client that called `http://127.0.0.1:8080` is told that again (location, error links).
+   * What clients should use to reach this server, e.g. `http://localhost:8080`: the public URL naming the
+   * host this request called (or the first public URL), otherwise the address it called (its Host, already
+   * checked to be the runtime's own), so a client that called `http://127.0.0.1:8080` is told that again
+   * (location, error links). See `addresses.ts` for requests through a trusted proxy.
    */
   readonly baseUrl: string;
+  /** The client's IP address (the one a trusted proxy forwarded, otherwise the connection's peer). */
+  readonly clientAddress: string | undefined;
+  /** Whether the client is this machine (loopback, not forwarded for someone else): see `addresses.ts`. */
+  readonly local: boolean;
   /** The body parsed as EJSON; undefined when empty. Malformed JSON throws a 400. */
   json(): Promise<unknown>;
   text(): Promise<string>;
@@ -60,14 +68,18 @@ export interface HttpServerOptions {
   log: Logger;
   /** One policy for every path, or the policy of a path (each app its own origins; admin routes the runtime's own). */
   cors?: CorsPolicy | ((pathname: string) => CorsPolicy | undefined);
-  /** Names besides loopback and `host` that requests may carry in Host (e.g. the `publicUrl`'s); others get 421. */
+  /** Names besides loopback, `host` and the public URLs' that requests may carry in Host; others get 421. */
   hostNames?: readonly string[];
   /** WebSocket (and other) upgrades whose Host is the runtime's own; others are answered 421 before this runs. */
   upgrade?(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Largest accepted request body; larger ones get 413. */
   maxBodyBytes?: number;
-  /** Base URL announced to clients; defaults to `http://localhost:<bound port>`. */
-  publicUrl?: string;
+  /** Base URLs announced to clients (`scheme://host[:port]`, see `baseUrlFor`); their hosts are the runtime's own. */
+  publicUrls?: readonly string[];
+  /** Serve HTTPS (and WSS) with this pair instead of plain HTTP; `RunningHttpServer.setTls` swaps it. */
+  tls?: TlsPair;
+  /** Peer addresses (the reverse proxy's) whose X-Forwarded-Proto/-Host/-For are believed. */
+  trustedProxies?: readonly string[];
   /** Static hosting of apps' `hosting/files`, dispatched on the Host header before the API routes. */
   hosting?: HostingHandler;
   /** Keeps every answered request's entry (for `/logs?co_id=…`); each is also logged at info. */
@@ -86,8 +98,9 @@ export interface HttpServerOptions {
 export interface AnsweredRequest { method: string; route: string; status: number; seconds: number }
 
 export interface RunningHttpServer {
-  readonly server: http.Server;
+  readonly server: http.Server | https.Server;
   readonly port: number;
+  /** `http(s)://<bound address>:<port>`. */
   readonly url: string;
   /** Requests whose response has not ended yet. */
   readonly inFlight: number;
@@ -97,6 +110,8 @@ export interface RunningHttpServer {
    * flight has ended (true) or after `timeoutMs` (false). WebSocket connections are the caller's.
    */
   drain(timeoutMs: number): Promise<boolean>;
+  /** Serves this pair to new connections (a renewed certificate); only for a server started with `tls`. */
+  setTls(pair: TlsPair): void;
   close(): Promise<void>;
 }
 
@@ -107,31 +122,38 @@ const MAX_HEADER_BYTES = 1_100_000;
 export async function createHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const host = options.host ?? '127.0.0.1';
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  let baseUrl = options.publicUrl ?? '';
-  const own: OwnHosts = { bindHost: host, names: [...(options.hostNames ?? []), ...(options.publicUrl ? [new URL(options.publicUrl).hostname] : [])] };
+  const publicUrls = options.publicUrls ?? [];
+  let baseUrl = publicUrls[0] ?? '';
+  const own: OwnHosts = { bindHost: host, names: [...(options.hostNames ?? []), ...publicUrls.map(bracketedHostName)] };
+  const addressing: AddressOptions = { tls: options.tls !== undefined, trustedProxies: options.trustedProxies, publicUrls };
   const inFlight = new Set<http.ServerResponse>();
   let draining = false;
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const requestId = newRequestId();
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
     // A request that arrives on a kept-alive connection while draining is answered, then the connection ends.
     if (draining) res.setHeader('Connection', 'close');
     logWhenAnswered(req, res, requestId, options);
-    if (!isOwnHost(req.headers.host, own)) {
+    const address = calledAddress(req, addressing);
+    if (!isOwnHost(address.authority, own)) {
       routeOf.set(res, 'misdirected');
       // Every request on the connection is checked again, so it may stay open for the sender to read this.
       discardRestOfBody(req);
-      writeError(res, misdirected(req.headers.host), baseUrl, requestId);
+      writeError(res, misdirected(address.authority), baseUrl, requestId);
       return;
     }
-    const called = options.publicUrl ? baseUrl : calledBaseUrl(req.headers.host) ?? baseUrl;
-    handle(req, res, options, called, maxBody, requestId).catch((e) => {
+    const called = baseUrlFor(address, addressing, baseUrl);
+    handle(req, res, options, { baseUrl: called, clientAddress: address.clientAddress, local: address.local }, maxBody, requestId).catch((e) => {
       options.log.error(`unhandled failure while answering ${req.method} ${req.url}: ${describe(e)}`);
       if (!res.headersSent) writeError(res, new ApiError(500, 'InternalServerError', 'internal server error'), called, requestId);
       else res.destroy();
     });
-  });
+  };
+  const server = options.tls
+    ? https.createServer({ maxHeaderSize: MAX_HEADER_BYTES, cert: options.tls.cert, key: options.tls.key }, onRequest)
+    : http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, onRequest);
+  if (options.tls) server.on('tlsClientError', (err: NodeJS.ErrnoException, socket) => answerPlainHttp(err, socket, baseUrl));
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) { socket.destroy(); return; }
     // Only credentials make a header this large, so an overflow is answered as a refused token.
@@ -148,7 +170,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
   });
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
-    const refusal = !isOwnHost(req.headers.host, own) ? misdirected(req.headers.host)
+    const authority = calledAddress(req, addressing).authority;
+    const refusal = !isOwnHost(authority, own) ? misdirected(authority)
       : options.upgrade ? undefined : new ApiError(404, 'NotFound', 'no WebSocket endpoint at this path');
     if (!refusal) { options.upgrade!(req, socket, head); return; }
     answerUpgrade(socket, refusal, baseUrl);
@@ -158,11 +181,16 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
     server.listen(options.port ?? 0, host, () => { server.off('error', reject); resolve(); });
   });
   const port = (server.address() as AddressInfo).port;
-  if (!baseUrl) baseUrl = `http://localhost:${port}`;
+  const scheme = options.tls ? 'https' : 'http';
+  if (!baseUrl) baseUrl = `${scheme}://localhost:${port}`;
   return {
     server,
     port,
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    setTls(pair) {
+      if (!(server instanceof https.Server)) throw new Error('setTls: this server was started without TLS');
+      server.setSecureContext({ cert: pair.cert, key: pair.key });
+    },
     get inFlight() { return inFlight.size; },
     async drain(timeoutMs) {
       if (!draining) {
@@ -186,6 +214,19 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
       server.closeAllConnections();
     }),
   };
+}
+
+/**
+ * A failed TLS handshake. Plain HTTP sent to the TLS port (OpenSSL recognises it) is told, in plain HTTP, to
+ * use https: otherwise the client sees only a closed connection. The reply goes on the connection under the
+ * TLS layer, which Node keeps as the TLS socket's `_parent`.
+ */
+function answerPlainHttp(err: NodeJS.ErrnoException, socket: Duplex, baseUrl: string): void {
+  const raw = (socket as Duplex & { _parent?: Duplex })._parent;
+  if (err.code !== 'ERR_SSL_HTTP_REQUEST' || !raw?.writable) { socket.destroy(); return; }
+  const body = JSON.stringify({ error: `this port serves HTTPS only: use ${baseUrl}`, error_code: 'BadRequest', link: baseUrl });
+  raw.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  setTimeout(() => socket.destroy(), 1000).unref();
 }
 
 /**
@@ -228,19 +269,10 @@ const routeOf = new WeakMap<http.ServerResponse, string>();
  */
 const answeredErrors = new WeakMap<http.ServerResponse, { error: ApiError; bodyRead: boolean }>();
 
-/** A host name or IP literal with an optional port, nothing else: what may be echoed into URLs. */
-const PLAIN_AUTHORITY = /^(?:[a-z0-9](?:[a-z0-9.-]{0,252}[a-z0-9])?|\[[0-9a-f:.]{2,45}\])(?::\d{1,5})?$/i;
-
-/** `http://<Host>` of a request whose Host is the runtime's own and plain; undefined otherwise. */
-export function calledBaseUrl(host: string | undefined): string | undefined {
-  if (typeof host !== 'string' || !PLAIN_AUTHORITY.test(host)) return undefined;
-  return `http://${host.toLowerCase()}`;
-}
-
 const STATUS_TEXT: Record<number, string> = { 404: 'Not Found', 421: 'Misdirected Request' };
 
 function misdirected(host: string | undefined): ApiError {
-  return new ApiError(421, 'MisdirectedRequest', `this runtime does not answer for host ${JSON.stringify(String(host).slice(0, 100))}: use localhost, 127.0.0.1, [::1] or the --host it was started with`);
+  return new ApiError(421, 'MisdirectedRequest', `this runtime does not answer for host ${JSON.stringify(String(host).slice(0, 100))}: use localhost, 127.0.0.1, [::1], the --host it was started with or one of its --public-url names`);
 }
 
 /** Refuses an upgrade with a JSON error and closes the socket. */
@@ -249,7 +281,8 @@ export function answerUpgrade(socket: Duplex, error: ApiError, baseUrl: string):
   socket.end(`HTTP/1.1 ${error.status} ${STATUS_TEXT[error.status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, options: HttpServerOptions, baseUrl: string, maxBody: number, requestId: string): Promise<void> {
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, options: HttpServerOptions, caller: { baseUrl: string; clientAddress: string | undefined; local: boolean }, maxBody: number, requestId: string): Promise<void> {
+  const { baseUrl } = caller;
   const method = (req.method ?? 'GET').toUpperCase();
   const target = requestTarget(req.url ?? '/');
   if (!target) {
@@ -295,6 +328,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
   let query: URLSearchParams | undefined;
   const request: HttpRequest = {
     method, path: pathname, headers: req.headers, params: match.params, requestId, baseUrl,
+    clientAddress: caller.clientAddress, local: caller.local,
     get query() { return (query ??= new URLSearchParams(target.search)); },
     raw: req, response: res, text,
     clientGone: () => req.socket.destroyed,

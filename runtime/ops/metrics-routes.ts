@@ -3,7 +3,6 @@
 // (`--metrics-port`) that listens on 127.0.0.1 only and asks for none: whoever can reach it runs on this
 // machine. Both check the Host like every runtime request, so a web page cannot read them through DNS
 // rebinding.
-import { isLoopback } from '../admin/table';
 import { ApiError } from '../http/errors';
 import { FirstMatchRouter, Router } from '../http/router';
 import { createHttpServer, type HttpRequest, type RunningHttpServer } from '../http/server';
@@ -27,7 +26,8 @@ export function scraperAuthorization(
   allowRemote: boolean,
 ): (req: HttpRequest) => Promise<void> {
   return async (req) => {
-    if (!allowRemote && !isLoopback(req.raw.socket.remoteAddress)) {
+    // `local`: a loopback client, not a request a proxy on this machine forwards for someone else.
+    if (!allowRemote && !req.local) {
       throw new ApiError(403, 'Forbidden', 'metrics answer only requests from this machine (loopback) unless the runtime runs with --admin-remote');
     }
     const gone = new AbortController();

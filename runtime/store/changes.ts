@@ -4,6 +4,7 @@
 // around a write are exactly the ones it changed and events come out in write order; on the embedded store
 // the next one starts once the previous is applied and its event emitted, and each resolves once durable. Namespaces nobody
 // listens to pass straight through, without the lock or the extra reads.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { ObjectId, Timestamp } from 'bson';
 import { bsonType, typedValueKey, valueKey } from './bson-values';
 import { seedFromFilter } from './update';
@@ -44,6 +45,15 @@ export interface ChangeEvent {
 
 export type ChangeListener = (change: ChangeEvent) => void;
 
+/** A write whose events wait for its durability: delivered once it is, dropped if its changes were taken back. */
+interface PendingWrite {
+  events: ChangeEvent[];
+  outcome: boolean | undefined;
+  delivered: () => void;
+  /** Runs a function in the async context the write was made in (the listener sees the writer's context). */
+  inContext: <R>(fn: () => R) => R;
+}
+
 export interface ChangeEventOptions {
   /** Whether any listener cares about this operation on this namespace; writes nobody wants cost nothing extra. Default: all. */
   wants?: (database: string, collection: string, operationType: ChangeOperationType) => boolean;
@@ -52,13 +62,17 @@ export interface ChangeEventOptions {
 }
 
 /**
- * Wraps a store so every successful write reports change events to `listener`, which is called
- * synchronously in write order and must not throw.
+ * Wraps a store so every successful write reports change events to `listener`, which is called in write
+ * order, in the writer's async context, once the write is durable and before the write resolves (a write
+ * whose journal record fails reports nothing), and must not throw.
  */
 export function withChangeEvents(store: DocumentStore, listener: ChangeListener, options: ChangeEventOptions = {}): DocumentStore {
   const wants = options.wants ?? (() => true);
   const now = options.now ?? (() => new Date());
   const tails = new Map<string, Promise<unknown>>();
+  /** Writes applied but not yet durable that emitted events, in emission order (a store with untilApplied). */
+  const queued: PendingWrite[] = [];
+  const currentWrite = new AsyncLocalStorage<PendingWrite>();
   let lastSecond = 0;
   let increment = 0;
 
@@ -75,10 +89,38 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
   function serializedAll<T>(namespaces: readonly string[], work: () => Promise<T>): Promise<T> {
     const untilApplied = store.untilApplied?.bind(store);
     if (!untilApplied) return lockedAll(namespaces, work);
-    return lockedAll(namespaces, () => untilApplied(work)).then(async ({ value, durable }) => {
-      await durable;
-      return value;
+    const write: PendingWrite = { events: [], outcome: undefined, delivered: () => undefined, inContext: AsyncLocalStorage.snapshot() };
+    const delivered = new Promise<void>((resolve) => { write.delivered = resolve; });
+    const settle = (outcome: boolean): Promise<void> => {
+      write.outcome = outcome;
+      if (write.events.length === 0) return Promise.resolve();
+      deliverSettled();
+      return delivered;
+    };
+    return lockedAll(namespaces, () => currentWrite.run(write, () => untilApplied(work))).then(async ({ result, durable }) => {
+      try {
+        await durable;
+      } catch (error) {
+        await settle(false);
+        throw error;
+      }
+      // What a failed write made durable before failing is reported too.
+      await settle(true);
+      if (result.status === 'rejected') throw result.reason;
+      return result.value;
     });
+  }
+
+  /**
+   * Hands the events of settled writes to the listener in the order they were emitted, each in its
+   * writer's async context; a write that did not become durable (its changes taken back) reports nothing.
+   */
+  function deliverSettled(): void {
+    while (queued.length > 0 && queued[0]!.outcome !== undefined) {
+      const write = queued.shift()!;
+      if (write.outcome) write.inContext(() => { for (const event of write.events) listener(event); });
+      write.delivered();
+    }
   }
 
   /** Runs `work` after every earlier `work` on any of the namespaces has finished, whatever its outcome. */
@@ -101,9 +143,11 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
     increment = second === lastSecond ? increment + 1 : 1;
     lastSecond = second;
     const token = second.toString(16).padStart(8, '0') + increment.toString(16).padStart(8, '0');
-    listener({
-      _id: { _data: token }, operationType, clusterTime: new Timestamp({ t: second, i: increment }), wallTime, ns: { db, coll }, ...parts,
-    });
+    const event: ChangeEvent = { _id: { _data: token }, operationType, clusterTime: new Timestamp({ t: second, i: increment }), wallTime, ns: { db, coll }, ...parts };
+    const write = currentWrite.getStore();
+    if (!write) return listener(event);
+    if (write.events.length === 0) queued.push(write);
+    write.events.push(event);
   }
 
   const emitInserted = (db: string, coll: string, doc: Document) => emit(db, coll, 'insert', { documentKey: { _id: doc._id }, fullDocument: doc });

@@ -184,15 +184,15 @@ export class EmbeddedStore extends Engine implements DocumentStore {
     fsyncDirectory(dir);
     this.writer = new JournalWriter(this.fd, fs.fstatSync(this.fd).size, this.options.durability ?? 'fsync');
     this.journal = {
-      put: (n, d) => this.append({ o: 'p', n, d }),
-      remove: (n, id) => this.append({ o: 'r', n, id }),
+      put: (n, d, undo) => this.append({ o: 'p', n, d }, undo),
+      remove: (n, id, undo) => this.append({ o: 'r', n, id }, undo),
       declareIndex: (n, f) => this.append({ o: 'i', n, f }),
-      commit: (changes) => this.append({ o: 'b', ops: changes.map((c) => ('put' in c ? { o: 'p' as const, n: c.put, d: c.doc } : { o: 'r' as const, n: c.remove, id: c.id })) }),
+      commit: (changes, undo) => this.append({ o: 'b', ops: changes.map((c) => ('put' in c ? { o: 'p' as const, n: c.put, d: c.doc } : { o: 'r' as const, n: c.remove, id: c.id })) }, undo),
     };
   }
 
-  private append(op: Op): Promise<void> {
-    const ack = this.writer.append(encode(op));
+  private append(op: Op, undo?: () => void): Promise<void> {
+    const ack = this.writer.append(encode(op), undo);
     this.lastAck = ack;
     if (!this.compaction && this.writer.size >= Math.max(this.options.compactAfterBytes ?? DEFAULT_COMPACT_AFTER_BYTES, 2 * this.snapshotBytes)) {
       void this.compact().catch((error: Error) => {

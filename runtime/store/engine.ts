@@ -23,13 +23,16 @@ import {
 /** Inside `untilApplied`'s work, writes resolve once applied in memory; their journal promises are collected here. */
 const deferredDurability = new AsyncLocalStorage<Promise<void>[]>();
 
-/** Where the engine reports each change so it can be made durable; resolves once it is. */
+/**
+ * Where the engine reports each change so it can be made durable; resolves once it is. A change that
+ * cannot be recorded is rejected after its `undo` has taken it back out of memory.
+ */
 export interface Journal {
-  put(namespace: string, doc: Document): Promise<void>;
-  remove(namespace: string, id: unknown): Promise<void>;
+  put(namespace: string, doc: Document, undo: () => void): Promise<void>;
+  remove(namespace: string, id: unknown, undo: () => void): Promise<void>;
   declareIndex(namespace: string, field: string): Promise<void>;
   /** Several puts and removes as one record: after a crash, all of them or none. */
-  commit(changes: readonly JournalChange[]): Promise<void>;
+  commit(changes: readonly JournalChange[], undo: () => void): Promise<void>;
 }
 
 export type JournalChange = { put: string; doc: Document } | { remove: string; id: unknown };
@@ -344,17 +347,11 @@ export class Engine implements DocumentStore {
     this.journal = options.journal;
   }
 
-  async untilApplied<T>(work: () => Promise<T>): Promise<{ value: T; durable: Promise<void> }> {
+  async untilApplied<T>(work: () => Promise<T>): Promise<{ result: PromiseSettledResult<T>; durable: Promise<void> }> {
     const pending: Promise<void>[] = [];
-    let value: T;
-    try {
-      value = await deferredDurability.run(pending, work);
-    } catch (error) {
-      // What a failed write applied before failing (an ordered insertMany's first documents) is durable before it fails.
-      await Promise.allSettled(pending);
-      throw error;
-    }
-    return { value, durable: Promise.all(pending).then(() => undefined) };
+    // A failed write may have applied some of its changes first (an ordered insertMany's first documents).
+    const [result] = await Promise.allSettled([deferredDurability.run(pending, work)]);
+    return { result: result!, durable: Promise.all(pending).then(() => undefined) };
   }
 
   /** A journal promise, or an already settled one when the write runs inside `untilApplied` (which awaits it). */
@@ -509,7 +506,7 @@ export class Engine implements DocumentStore {
     if (changes.length === 0 || !this.journal) return Promise.resolve();
     // Memory first (a compaction started by this record snapshots it), back out if the record cannot be made.
     try {
-      return this.durably(this.journal.commit(changes));
+      return this.durably(this.journal.commit(changes, () => { for (const step of [...undo].reverse()) step(); }));
     } catch (error) {
       for (const step of undo.reverse()) step();
       throw error;
@@ -522,18 +519,20 @@ export class Engine implements DocumentStore {
     const id = doc._id;
     const key = valueKey(id);
     if (state.docs.has(key)) throw duplicateKey(state, id);
-    state.add({ seq: this.seq++, key, doc, view: toComparable(doc) as Document });
-    return { id, durable: this.journalPut(state, doc) };
+    const entry = { seq: this.seq++, key, doc, view: toComparable(doc) as Document };
+    state.add(entry);
+    return { id, durable: this.journalPut(state, doc, () => state.remove(entry)) };
   }
 
   replace(state: CollectionState, entry: StoredDoc, doc: Document): Promise<void> {
+    const previous = entry.doc;
     state.replaceDoc(entry, doc);
-    return this.journalPut(state, doc);
+    return this.journalPut(state, doc, () => state.replaceDoc(entry, previous));
   }
 
   remove(state: CollectionState, entry: StoredDoc): Promise<void> {
     state.remove(entry);
-    return this.journal ? this.durably(this.journal.remove(state.namespace, entry.doc._id)) : Promise.resolve();
+    return this.journal ? this.durably(this.journal.remove(state.namespace, entry.doc._id, () => state.add(entry))) : Promise.resolve();
   }
 
   declareIndex(state: CollectionState, field: string): Promise<void> {
@@ -541,8 +540,8 @@ export class Engine implements DocumentStore {
     return this.journal?.declareIndex(state.namespace, field) ?? Promise.resolve();
   }
 
-  private journalPut(state: CollectionState, doc: Document): Promise<void> {
-    return this.journal ? this.durably(this.journal.put(state.namespace, doc)) : Promise.resolve();
+  private journalPut(state: CollectionState, doc: Document, undo: () => void): Promise<void> {
+    return this.journal ? this.durably(this.journal.put(state.namespace, doc, undo)) : Promise.resolve();
   }
 }
 

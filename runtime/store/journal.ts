@@ -3,6 +3,7 @@
 // the first record that is short or fails its checksum: everything before it is intact.
 import fs from 'node:fs';
 import { crc32 } from 'node:zlib';
+import { StoreError, StoreErrorCode } from './types';
 
 export const RECORD_HEADER_BYTES = 8;
 /** Larger than any record the store writes (bson caps a document at 16 MiB); guards garbage lengths. */
@@ -49,6 +50,17 @@ interface Pending {
   record: Buffer;
   resolve: () => void;
   reject: (error: Error) => void;
+  /** Takes the record's change back out of memory when the record could not be written. */
+  undo?: () => void;
+}
+
+/** What a writer reports for records it could not write; a full disk says so. */
+function writeFailure(error: unknown): StoreError {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new StoreError(`The data folder's disk is full (${code}): the write was not made; free some space and try again`, StoreErrorCode.OutOfDiskSpace, 'OutOfDiskSpace');
+  }
+  return new StoreError(`The store's journal could not be written (${code ?? (error as Error)?.message}): the write was not made`, StoreErrorCode.InternalError, 'InternalError');
 }
 
 function fdatasync(fd: number): Promise<void> {
@@ -63,6 +75,12 @@ function writeFully(fd: number, data: Buffer): void {
 /**
  * Appends records to the current journal file with group commit: records queued while a sync is in
  * flight are written together and share the next sync. Records are acknowledged in order.
+ *
+ * A batch that cannot be written (a full disk, an I/O error) is cut off the file again, so the journal
+ * holds whole records only and later ones are not stranded behind a torn one; it and every record queued
+ * after it (their changes may build on it) are refused, newest first taken back out of memory (`undo`),
+ * and the writer goes on: once space is freed, writes succeed again. Only a file that cannot be cut back
+ * fails the writer for good.
  */
 export class JournalWriter {
   private pending: Pending[] = [];
@@ -70,11 +88,14 @@ export class JournalWriter {
   private failure: Error | undefined;
   private idle: (() => void)[] = [];
   private bytes: number;
+  /** Per file, the length holding the records written so far (where a failed batch is cut back to). */
+  private readonly written = new Map<number, number>();
   private counters = { records: 0, syncs: 0 };
   private inBatch = 0;
 
   constructor(private fd: number, initialBytes: number, private readonly durability: Durability) {
     this.bytes = initialBytes;
+    this.written.set(fd, initialBytes);
   }
 
   /** Records written and syncs issued so far; fewer syncs than records shows group commit at work. */
@@ -92,11 +113,11 @@ export class JournalWriter {
     return this.bytes;
   }
 
-  append(record: Buffer): Promise<void> {
+  append(record: Buffer, undo?: () => void): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     this.bytes += record.length;
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ fd: this.fd, record, resolve, reject });
+      this.pending.push({ fd: this.fd, record, resolve, reject, ...(undo ? { undo } : {}) });
       if (!this.flushing) {
         this.flushing = true;
         queueMicrotask(() => void this.flushLoop());
@@ -111,6 +132,7 @@ export class JournalWriter {
   rotate(fd: number): void {
     this.fd = fd;
     this.bytes = 0;
+    this.written.set(fd, 0);
   }
 
   /** Resolves once every queued record is written (and synced in `fsync` mode). */
@@ -129,23 +151,41 @@ export class JournalWriter {
         // A batch spans at most two files (around a rotation); each is written then synced.
         const files = [...new Set(batch.map((p) => p.fd))];
         for (const fd of files) {
-          writeFully(fd, Buffer.concat(batch.filter((p) => p.fd === fd).map((p) => p.record)));
+          const data = Buffer.concat(batch.filter((p) => p.fd === fd).map((p) => p.record));
+          writeFully(fd, data);
           if (this.durability === 'fsync') {
             await fdatasync(fd);
             this.counters.syncs++;
           }
+          this.written.set(fd, (this.written.get(fd) ?? 0) + data.length);
         }
         this.counters.records += batch.length;
         for (const p of batch) p.resolve();
       } catch (error) {
-        this.failure ??= new Error(`The store's journal could not be written; reopen the store: ${(error as Error).message}`);
-        for (const p of batch) p.reject(this.failure);
+        this.refuse([...batch, ...this.pending], error);
+        this.pending = [];
       }
     }
     this.inBatch = 0;
     this.flushing = false;
+    for (const fd of [...this.written.keys()]) if (fd !== this.fd) this.written.delete(fd);
     const waiting = this.idle;
     this.idle = [];
     for (const resolve of waiting) resolve();
+  }
+
+  /** Cuts the files back to their written records, takes the refused records' changes out of memory, newest first, and rejects them. */
+  private refuse(refused: Pending[], error: unknown): void {
+    if (!this.failure) {
+      try {
+        for (const fd of new Set(refused.map((p) => p.fd))) fs.ftruncateSync(fd, this.written.get(fd) ?? 0);
+      } catch (truncateError) {
+        this.failure = new StoreError(`The store's journal could not be written nor cut back (${(truncateError as Error).message}); reopen the store`, StoreErrorCode.InternalError, 'InternalError');
+      }
+    }
+    const reason = this.failure ?? writeFailure(error);
+    for (const p of [...refused].reverse()) p.undo?.();
+    this.bytes = this.written.get(this.fd) ?? 0;
+    for (const p of refused) p.reject(reason);
   }
 }

@@ -90,12 +90,12 @@ export interface DocumentStore {
    */
   commit?(writes: readonly CommitWrite[]): Promise<void>;
   /**
-   * Runs `work` (calls of this store) with its writes resolving once applied, the value with a promise of
-   * their durability: the change-event decorator reads around a write and emits its event under a lock it
+   * Runs `work` (calls of this store) with its writes resolving once applied; gives its outcome, and a
+   * promise of the durability of what it applied (a failed work may have applied part): the change-event decorator reads around a write and emits its event under a lock it
    * then releases, so the next write to the collection is applied and made durable together with this one
    * (the embedded store, whose writes apply before their first await). Absent where writes apply remotely.
    */
-  untilApplied?<T>(work: () => Promise<T>): Promise<{ value: T; durable: Promise<void> }>;
+  untilApplied?<T>(work: () => Promise<T>): Promise<{ result: PromiseSettledResult<T>; durable: Promise<void> }>;
   /**
    * For an array a collection's `find` returned (that array itself): the store's own documents its elements
    * are copies of, in order. The store never changes those objects (a write stores new ones), so what is
@@ -139,6 +139,7 @@ export const StoreErrorCode = {
   DuplicateKey: 11000,
   IllegalOperation: 20,
   InternalError: 1,
+  OutOfDiskSpace: 14031,
 } as const;
 
 /**

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the editor tests need, once, into the git-ignored test/editor/.cache/:
 # Debian Chromium and the toolchain for code-server's native modules (apt), Node 24 and code-server (npm).
+# Also Debian's nginx, openssl and iproute2 (apt), for the reverse proxy, TLS and network namespace tests
+# (test/dist/serve-proxy, serve-tls, serve-network).
 # code-server refuses any Node but 24, so it must never be a dependency of the project's package.json.
 # Idempotent: every step is skipped when its result is already present.
 set -euo pipefail
@@ -33,6 +35,9 @@ command -v chromium >/dev/null 2>&1 || missing_apt+=(chromium)
 command -v make >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 || missing_apt+=(build-essential)
 command -v python3 >/dev/null 2>&1 || missing_apt+=(python3)
 [ -f /usr/include/krb5.h ] || [ -f /usr/include/krb5/krb5.h ] || missing_apt+=(libkrb5-dev)
+[ -x /usr/sbin/nginx ] || missing_apt+=(nginx-light)
+command -v openssl >/dev/null 2>&1 || missing_apt+=(openssl)
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing_apt+=(iproute2)
 if [ ${#missing_apt[@]} -gt 0 ]; then
   say "apt-get install ${missing_apt[*]}"
   SUDO=""

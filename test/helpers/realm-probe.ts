@@ -41,12 +41,16 @@ function finish(lines: ProbeLine[], exitCode: number | null, stderr: string): Pr
   };
 }
 
-/** Starts the probe with a script (written to a temp file) and extra flags. */
-export function startProbe(script: Record<string, unknown>, flags: string[] = []): RunningProbe {
+/**
+ * Starts the probe with a script (written to a temp file) and extra flags; `prefix` runs it through another
+ * command (`['ip', 'netns', 'exec', NAME]`: from a network namespace, as a device on another machine).
+ */
+export function startProbe(script: Record<string, unknown>, flags: string[] = [], prefix: readonly string[] = []): RunningProbe {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-probe-'));
   const file = path.join(dir, 'script.json');
   fs.writeFileSync(file, JSON.stringify(script));
-  const child = spawn(PROBE, ['--script', file, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [...prefix, PROBE, '--script', file, ...flags];
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: ProbeLine[] = [];
   const waiters = new Set<() => void>();
   let buffer = '';
@@ -93,8 +97,8 @@ export function startProbe(script: Record<string, unknown>, flags: string[] = []
   };
 }
 
-export function runProbe(script: Record<string, unknown>, flags: string[] = []): Promise<ProbeRun> {
-  return startProbe(script, flags).done;
+export function runProbe(script: Record<string, unknown>, flags: string[] = [], prefix: readonly string[] = []): Promise<ProbeRun> {
+  return startProbe(script, flags, prefix).done;
 }
 
 /** Registers an email/password user over the client API and logs in once; returns the user id. */

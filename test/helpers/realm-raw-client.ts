@@ -16,9 +16,12 @@ export interface RawSyncClient {
 /** JSON with bigints as strings (server messages carry them). */
 export const messageText = (value: unknown) => JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
 
-/** Opens `url` offering `protocols` (protocol version 14); an HTTP answer instead of an upgrade rejects with its status. */
-export function connectRawSync(url: string, protocols: string[], flexible: boolean): Promise<RawSyncClient> {
-  const ws = new WebSocket(url, protocols);
+/**
+ * Opens `url` offering `protocols` (protocol version 14); an HTTP answer instead of an upgrade rejects with
+ * its status. `options` reach the `ws` client (a `ca` for wss://, a `lookup`).
+ */
+export function connectRawSync(url: string, protocols: string[], flexible: boolean, options?: WebSocket.ClientOptions): Promise<RawSyncClient> {
+  const ws = new WebSocket(url, protocols, options);
   const received: ServerMessage[] = [];
   const waiters = new Set<() => void>();
   ws.on('message', (data: Buffer) => {

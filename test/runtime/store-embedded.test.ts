@@ -234,7 +234,7 @@ describe('embedded store with change events: writes pipelined, acknowledged once
   };
   const settledYet = (promise: Promise<unknown>) => Promise.race([promise.then(() => true, () => true), new Promise((resolve) => setTimeout(() => resolve(false), 20))]);
 
-  test('the next watched write is applied and reported while the first is not yet durable; neither resolves before its record', async () => {
+  test('the next watched writes are applied while the first is not yet durable; each is reported, then resolves, once its record is', async () => {
     const { waiting, journal } = heldJournal();
     const events: ChangeEvent[] = [];
     const store = withChangeEvents(new Engine({ journal }), (event) => events.push(event));
@@ -242,18 +242,21 @@ describe('embedded store with change events: writes pipelined, acknowledged once
     const first = tasks.insertOne({ _id: 1 });
     const second = tasks.updateOne({ _id: 1 }, { $set: { done: true } });
     const third = tasks.deleteOne({ _id: 1 });
-    for (let turn = 0; turn < 100 && events.length < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(events.map((e) => e.operationType), ['insert', 'update', 'delete'], 'in write order, each read around its own write');
-    assert.deepEqual(events[1]!.fullDocument, { _id: 1, done: true });
+    for (let turn = 0; turn < 100 && waiting.length < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
     assert.equal(waiting.length, 3, 'three records made before any is durable');
+    assert.equal(events.length, 0, 'no event before its write is durable');
     assert.equal(await settledYet(first), false, 'an insert is not acknowledged before its record is durable');
     waiting[0]!.resolve();
-    waiting[1]!.resolve();
     await first;
+    assert.deepEqual(events.map((e) => e.operationType), ['insert'], 'reported before the write resolves');
+    waiting[1]!.resolve();
     await second;
+    assert.deepEqual(events.map((e) => e.operationType), ['insert', 'update']);
+    assert.deepEqual(events[1]!.fullDocument, { _id: 1, done: true }, 'each read around its own write');
     assert.equal(await settledYet(third), false);
     waiting[2]!.reject(new Error('disk full'));
     await assert.rejects(third, /disk full/, 'a write whose record fails is not acknowledged');
+    assert.deepEqual(events.map((e) => e.operationType), ['insert', 'update'], 'nor reported');
   });
 });
 

@@ -9,6 +9,7 @@ import type { EvaluationUser } from '../../../core/rules';
 import { partitionId, partitionText, type SyncError } from '../../../core/sync';
 import { SYNC_ERRORS } from '../service';
 import type { Logger } from '../../http/server';
+import { StoreError, StoreErrorCode } from '../../store/types';
 import type { ClientFileRecord, HistoryEntry, PartitionHistory, PendingCompensation } from '../history/history';
 import type { ViewChange } from '../history/views';
 import { WireError } from '../wire/errors';
@@ -406,7 +407,9 @@ export class RealmSyncConnection {
 
   private enqueue(session: Session, task: () => Promise<void>): void {
     session.chain = session.chain.then(task).catch((e) => {
-      this.log.error(`${this.describe(session)}: ${(e as Error).stack ?? e}`);
+      // A full disk is the operator's to fix, not a bug: its message says so, without a stack.
+      if (e instanceof StoreError && e.code === StoreErrorCode.OutOfDiskSpace) this.log.warn(`${this.describe(session)}: ${e.message}`);
+      else this.log.error(`${this.describe(session)}: ${(e as Error).stack ?? e}`);
       if (session.state !== 'ended') this.sessionError(session, { code: 201, name: 'ErrorOtherSessionError', message: `internal error: ${(e as Error).message}`, action: 'retry-later', tryAgain: true });
     });
   }
