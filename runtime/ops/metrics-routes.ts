@@ -30,8 +30,10 @@ export function scraperAuthorization(
     if (!allowRemote && !req.local) {
       throw new ApiError(403, 'Forbidden', 'metrics answer only requests from this machine (loopback) unless the runtime runs with --admin-remote');
     }
+    // The response (not the kept-alive socket, which serves scrape after scrape) closes early only when the
+    // client leaves: a Basic check waiting in the throttle's line is then dropped.
     const gone = new AbortController();
-    req.raw.socket.once('close', () => gone.abort());
+    req.response.once('close', () => gone.abort());
     await authenticate(req, gone.signal);
   };
 }

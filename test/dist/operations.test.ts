@@ -81,6 +81,13 @@ describe('operations: health, readiness, metrics, JSON log', { timeout: 120_000 
       assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
       assert.match(await res.text(), /^# TYPE asl_http_requests_total counter$/m);
     }
+    // A scraper keeps its connection: scrape after scrape on it leaves nothing behind (no listener pile-up).
+    for (let i = 0; i < 15; i++) {
+      const res = await fetch(`${served.url}/metrics`, { headers: { authorization: basic } });
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+    }
+    assert.doesNotMatch(served.stderr(), /MaxListenersExceeded/);
   });
 
   test('--metrics-port serves without credentials on 127.0.0.1 only, and checks the Host (DNS rebinding)', async () => {

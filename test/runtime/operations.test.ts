@@ -42,7 +42,7 @@ describe('readiness', () => {
 
 describe('scraper authorization on the main port', () => {
   // `local` is what the HTTP server decided (loopback, not forwarded for someone else: addresses.ts).
-  const request = (local: boolean) => ({ local, raw: { socket: { once: () => undefined } } }) as unknown as HttpRequest;
+  const request = (local: boolean) => ({ local, response: { once: () => undefined } }) as unknown as HttpRequest;
 
   test('another machine is refused (403) before any credential is checked, unless remote admin is allowed', async () => {
     let checked = 0;
