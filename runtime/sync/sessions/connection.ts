@@ -123,11 +123,11 @@ interface Session {
 
 /** Told of a connection's work as it happens (the runtime's metrics); every method is cheap and never throws. */
 export interface SyncActivityObserver {
-  /** An UPLOAD integrated (`ok`) or refused, and how long the engine took. */
+  /** An UPLOAD integrated (`ok`) or refused, and how long it took (its wait in the partition's queue included). */
   upload(seconds: number, outcome: 'ok' | 'refused'): void;
   /** A DOWNLOAD sent: its changesets and their bytes, and how long building it took when it read the history. */
   download(changesets: number, bytes: number, seconds?: number): void;
-  /** A bootstrap sent (a new client file, a new flexible query version), and how long it took to build and send. */
+  /** A bootstrap sent (a new client file, a new flexible query version), and how long it took to send it (queue included). */
   bootstrap(seconds: number): void;
 }
 
@@ -562,9 +562,10 @@ export class RealmSyncConnection {
     if (!this.isLive(session)) return;
     // A subscription change's bootstrap brings the session's router back (TEST_COMMAND PAUSE_ROUTER_SESSION).
     session.routerPaused = false;
-    let started = 0;
+    // Timed from here, the wait for the history's queue included, as a partition's bootstrap and an upload are.
+    const started = performance.now();
+    let sent = false;
     await engine.run(FLEXIBLE_HISTORY, async () => {
-      started = performance.now();
       // A client with no subscription yet (a new client file, or a first QUERY) gets what any client with the
       // same queries and rule outcome gets: such a bootstrap is built once and shared.
       const fromNothing = (view.queryVersion === 0 || session.downloadServerVersion === 0) && view.holdsNothing();
@@ -589,7 +590,10 @@ export class RealmSyncConnection {
         view.setQueries(next.version, next.tables);
       }
       session.bootstrapPending = false;
-      if (shared) return this.sendBootstrap(session, shared.changesets, Math.max(shared.version, session.downloadServerVersion), shared.held);
+      if (shared) {
+        sent = true;
+        return this.sendBootstrap(session, shared.changesets, Math.max(shared.version, session.downloadServerVersion), shared.held);
+      }
       const instructions = await view.bootstrap(await engine.realmSchema());
       if (!this.isLive(session)) return;
       const changesets = encodeChangesetBatches(instructions, BOOTSTRAP_CHANGESET_LIMITS);
@@ -597,9 +601,10 @@ export class RealmSyncConnection {
       const version = session.history!.latest;
       // Encoded once, sent to this client and to the next ones with the same queries and rule outcome.
       if (sharedKey !== undefined) engine.keepFlexibleBootstrap(sharedKey, { version, held: view.heldBytes(), changesets });
+      sent = true;
       return this.sendBootstrap(session, changesets, version);
     }, this.info.user.id);
-    if (started > 0 && this.isLive(session)) this.options.observer?.bootstrap((performance.now() - started) / 1000);
+    if (sent) this.options.observer?.bootstrap((performance.now() - started) / 1000);
   }
 
   /**
