@@ -35,7 +35,7 @@ import { answerUpgrade, createHttpServer, type RunningHttpServer } from './http/
 import { certificateWarnings, loadTlsPair, watchTlsPair, type TlsFiles, type TlsPair, type TlsWatch } from './http/tls';
 import { homePage } from './http/home';
 import { recordingLogger, RequestLog, type Logger } from './log';
-import { RuntimeMetrics } from './ops/metrics';
+import { residentBytes, RuntimeMetrics } from './ops/metrics';
 import { healthRoutes, worstOf, type CheckOutcome } from './ops/health';
 import { METRICS_PATH, metricsRoutes, scraperAuthorization, startMetricsServer } from './ops/metrics-routes';
 import type { SyncError } from '../core/sync';
@@ -703,6 +703,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     historyEntries: () => store.collection(SYNC_METADATA_DATABASE, 'history').countDocuments({}),
     storeStats: () => store.stats?.(),
     functionProcessUp: () => functions.state() === 'up',
+    functionProcessMemory: () => residentBytes(functions.processId()),
   });
   // The account ends Realm protocol sessions as it ends the feed's: a disabled or deleted user's at once, a
   // revoked login's (logout) those of the connections whose token rests on it (each connection's token

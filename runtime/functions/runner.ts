@@ -106,6 +106,8 @@ export interface FunctionRunner {
    * `closed`. Readiness reads it.
    */
   state(): 'up' | 'idle' | 'starting' | 'failed' | 'closed';
+  /** The running function process's pid (metrics read its memory); undefined when none runs, or in benchmarks' threads. */
+  processId(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -118,6 +120,8 @@ interface FunctionProcess {
   connected: Promise<boolean>;
   /** Whether `connected` settled true. */
   up: boolean;
+  /** The child process's pid; absent for the workers on this process's threads. */
+  pid?: number;
   /** Sources given to its pool since its start or the last reload. */
   knownSources: Set<number>;
   pool: WorkerPool;
@@ -337,7 +341,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       return { spec: { address: links.address, token }, link, cancel: () => links.cancel(token) };
     });
     const fp: FunctionProcess = {
-      alive: true, connected: connection, up: false, knownSources: new Set(), pool, agent: toAgent,
+      alive: true, connected: connection, up: false, ...(child.pid !== undefined ? { pid: child.pid } : {}), knownSources: new Set(), pool, agent: toAgent,
       hold(busy) {
         holding = busy;
         toAgentLink?.hold(busy);
@@ -629,6 +633,8 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       }
       return current.connected;
     },
+
+    processId: () => (current?.alive ? current.pid : undefined),
 
     state() {
       if (closed) return 'closed';

@@ -2,6 +2,7 @@
 // rest of the runtime calls (answered requests, sync activity, function calls) and by sources read at
 // scrape time (live sync connections, history and store sizes). Every label is bounded whatever clients
 // send: routes are route patterns, apps the served client app ids, modes and outcomes fixed words.
+import fs from 'node:fs';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AnsweredRequest } from '../http/server';
 import type { SyncActivityObserver } from '../sync/sessions/connection';
@@ -20,6 +21,22 @@ export interface AppMetricsSource {
   storeStats(): StoreStats | undefined;
   /** Whether the app's function process runs with its agent connected. */
   functionProcessUp(): boolean;
+  /** Its resident memory in bytes, where the system tells (see residentBytes); undefined otherwise. */
+  functionProcessMemory(): number | undefined;
+}
+
+/**
+ * A process's resident memory from `/proc/<pid>/status` (Linux); undefined elsewhere or when it is gone.
+ * `read` is injected so the parsing is testable anywhere.
+ */
+export function residentBytes(pid: number | undefined, read: (file: string) => string = (file) => fs.readFileSync(file, 'utf8')): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const kb = /^VmRSS:\s+(\d+) kB$/m.exec(read(`/proc/${pid}/status`))?.[1];
+    return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Latency buckets in seconds: requests and sync work take milliseconds; functions may take minutes. */
@@ -86,6 +103,13 @@ export class RuntimeMetrics {
     new Gauge({
       name: 'asl_function_process_up', help: '1 while the app\'s function process runs (it starts at the first call after one ends)', labelNames: ['app'], registers,
       collect() { this.reset(); for (const s of sources()) this.set({ app: s.appId }, s.functionProcessUp() ? 1 : 0); },
+    });
+    new Gauge({
+      name: 'asl_function_process_resident_memory_bytes', help: 'Resident memory of the app\'s function process (Linux), beside process_resident_memory_bytes of the runtime', labelNames: ['app'], registers,
+      collect() {
+        this.reset();
+        for (const s of sources()) { const bytes = s.functionProcessMemory(); if (bytes !== undefined) this.set({ app: s.appId }, bytes); }
+      },
     });
     new Gauge({
       name: 'asl_sync_history_entries', help: 'Entries kept in the app\'s sync history', labelNames: ['app'], registers,

@@ -167,6 +167,8 @@ describe('operations: health, readiness, metrics, JSON log', { timeout: 120_000 
       assert.ok((sample(text, 'asl_store_size_bytes', app, 'part="journal"') ?? 0) > 0);
       assert.equal(sample(text, 'asl_store_journal_pending_records', app), 0);
       assert.ok((sample(text, 'process_resident_memory_bytes') ?? 0) > 10_000_000);
+      assert.equal(sample(text, 'asl_function_process_up', app), 1);
+      if (process.platform === 'linux') assert.ok((sample(text, 'asl_function_process_resident_memory_bytes', app) ?? 0) > 10_000_000);
       assert.ok((sample(text, 'nodejs_heap_size_used_bytes') ?? 0) > 0);
       assert.equal(sample(text, 'asl_draining'), 0);
     } finally {

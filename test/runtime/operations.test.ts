@@ -8,7 +8,7 @@ import { createHttpServer, type HttpRequest } from '../../runtime/http/server';
 import { ApiError } from '../../runtime/http/errors';
 import { createLogger, formatJsonLine, formatLogRecord, type LogRecord } from '../../runtime/log';
 import { readiness, worstOf } from '../../runtime/ops/health';
-import { RuntimeMetrics } from '../../runtime/ops/metrics';
+import { residentBytes, RuntimeMetrics } from '../../runtime/ops/metrics';
 import { scraperAuthorization } from '../../runtime/ops/metrics-routes';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -83,7 +83,7 @@ describe('RuntimeMetrics', () => {
     const remove = metrics.addApp({
       appId: 'a', syncMode: () => 'flexible', syncCounts: () => ({ connections: 3, sessions: 4 }), historyEntries: async () => 7,
       storeStats: () => ({ open: true, snapshotBytes: 10, journalBytes: 20, journalPendingRecords: 1, journalRecords: 5, journalSyncs: 2 }),
-      functionProcessUp: () => true,
+      functionProcessUp: () => true, functionProcessMemory: () => 4096,
     });
     let text = await metrics.text();
     for (const line of [
@@ -92,7 +92,7 @@ describe('RuntimeMetrics', () => {
       'asl_sync_download_changeset_bytes_total{app="a",mode="flexible"} 100', 'asl_sync_download_duration_seconds_count{app="a",mode="flexible"} 1',
       'asl_sync_bootstrap_duration_seconds_count{app="a",mode="flexible"} 1',
       'asl_sync_connections{app="a",mode="flexible"} 3', 'asl_sync_sessions{app="a",mode="flexible"} 4', 'asl_sync_history_entries{app="a"} 7',
-      'asl_store_size_bytes{app="a",part="journal"} 20', 'asl_store_journal_pending_records{app="a"} 1', 'asl_function_process_up{app="a"} 1',
+      'asl_store_size_bytes{app="a",part="journal"} 20', 'asl_store_journal_pending_records{app="a"} 1', 'asl_function_process_up{app="a"} 1', 'asl_function_process_resident_memory_bytes{app="a"} 4096',
       'asl_apps_served 1', 'asl_draining 0',
     ]) assert.ok(text.split('\n').includes(line), `${line} in\n${text}`);
     remove();
@@ -100,6 +100,14 @@ describe('RuntimeMetrics', () => {
     text = await metrics.text();
     assert.equal(text.includes('asl_sync_connections{app="a"'), false);
     assert.ok(text.split('\n').includes('asl_draining 1'));
+  });
+
+  test('a process\'s resident memory from /proc/<pid>/status; none for no process or an unreadable one', () => {
+    const status = 'Name:\tnode\nVmPeak:\t  900 kB\nVmRSS:\t   51200 kB\nThreads:\t7\n';
+    assert.equal(residentBytes(42, (file) => { assert.equal(file, '/proc/42/status'); return status; }), 51200 * 1024);
+    assert.equal(residentBytes(undefined, () => status), undefined);
+    assert.equal(residentBytes(42, () => { throw new Error('ENOENT'); }), undefined);
+    assert.equal(residentBytes(42, () => 'Name:\tnode\n'), undefined);
   });
 
   test('HTTP answers by method, route and status', async () => {
