@@ -28,6 +28,7 @@ const BENCHMARKS = [
   { name: 'admin', args: [] },
   { name: 'tls', args: [] },
   { name: 'data-io', args: [] },
+  { name: 'metrics', args: [] },
 ];
 /** Longest one benchmark may run before it counts as crashed. */
 const TIME_LIMIT_MS = 6 * 60 * 1000;

@@ -31,7 +31,7 @@ Commands:
 Run "asl <command> --help" for a command's options.`;
 
 type Command = (argv: string[], io: CliIO) => Promise<number>;
-const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, parent: parentChannelOf(process) }), 'admin-keys': runAdminKeys,
+const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, untilStoppedAgain: waitForSignal, parent: parentChannelOf(process) }), 'admin-keys': runAdminKeys,
   login: runLogin, logout: runLogout, whoami: runWhoami, apps: runApps, pull: runPull, push: runPush,
   sync: (argv, io) => runSync(argv, io), data: runData,
 };

@@ -8,7 +8,7 @@ import { AppHasErrors, startRuntime } from '../runtime';
 import { checkAdminUserCredentials } from '../runtime/admin/admin-users';
 import { ADMIN_API_PREFIX } from '../runtime/admin/table';
 import { checkPublicUrl } from '../runtime/http/addresses';
-import { createLogger, formatLogLine, isLogLevel, LOG_LEVELS } from '../runtime/log';
+import { createLogger, formatLogRecord, isLogFormat, isLogLevel, LOG_FORMATS, LOG_LEVELS } from '../runtime/log';
 import { findAppRootUpwards, findAppRoots, rootFileOf } from '../core/load';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
@@ -47,10 +47,24 @@ Options:
   --no-watch               do not reload on file changes
   --fail-on-errors         refuse to start when the app's files have errors
   --log-level LEVEL        error, warn, info (default: one line per request) or debug
+  --log-format FORMAT      text (default) or json: one JSON object per line on stderr, for log collectors
+                           ({"time","level","msg"}, and "request" for a request's line); no secrets, as in text
+  --metrics-port N         also serve /metrics, /healthz and /readyz without credentials on 127.0.0.1:N only
+                           (0 picks a free one); /metrics on the main port needs admin credentials
+  --drain-timeout SEC      on SIGTERM or Ctrl-C, how long requests in flight may take to finish (default 30)
   -h, --help               show this help
 
+Operations: GET /healthz answers 200 while the process serves; GET /readyz 200 once apps are loaded, stores
+open and function processes started, 503 otherwise (and while stopping). GET /metrics is in Prometheus'
+format; it needs an admin access token (Authorization: Bearer) or Basic authentication with the admin key
+pair (public key as user name, private key as password) or an admin user, from this machine unless
+--admin-remote. SIGTERM (or Ctrl-C) stops gracefully: the port is released, Realm sync sessions end with a
+try-again error (SDKs reconnect later), requests in flight finish (up to --drain-timeout), then the process
+exits 0; a second signal stops at once.
+
 Prints "listening on <url>", "app id: <id>" for each app, "hosting: <url>" when the app has hosting/files
-(served at http://<app id>.localhost:<port>/), "public url: <url>" for each --public-url and "admin api: <url>"
+(served at http://<app id>.localhost:<port>/), "public url: <url>" for each --public-url, "admin api: <url>" and,
+with --metrics-port, "metrics: <url>"
 on their own lines once ready. The first start in a data folder also prints its admin API key pair, once: the private key
 is kept only as a hash ("asl admin-keys --rotate" makes a new pair). Started with an IPC
 channel (by the editor extension), it also sends that, its log lines and reloads as typed messages
@@ -59,11 +73,13 @@ channel (by the editor extension), it also sends that, its log lines and reloads
 export interface ServeHooks {
   /** Resolves when the runtime should stop (signals in the CLI process; tests pass their own). */
   untilStopped(): Promise<void>;
+  /** Resolves on a second stop request while draining (the CLI: another SIGINT/SIGTERM): stop at once. */
+  untilStoppedAgain?(): Promise<void>;
   /** The spawning process's IPC channel, when there is one. */
   parent?: ParentChannel;
 }
 
-export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { untilStopped: waitForSignal }): Promise<number> {
+export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { untilStopped: waitForSignal, untilStoppedAgain: waitForSignal }): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
@@ -71,7 +87,8 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
       secret: { type: 'string', multiple: true }, 'function-timeout': { type: 'string' }, 'mongodb-uri': { type: 'string' },
       'access-token-lifetime': { type: 'string' },
       'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'admin-user': { type: 'string' }, 'admin-password': { type: 'string' }, 'allow-no-apps': { type: 'boolean' },
-      'public-url': { type: 'string', multiple: true }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'trust-proxy': { type: 'string', multiple: true }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      'public-url': { type: 'string', multiple: true }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'trust-proxy': { type: 'string', multiple: true }, 'log-level': { type: 'string' }, 'log-format': { type: 'string' },
+      'metrics-port': { type: 'string' }, 'drain-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
@@ -82,6 +99,12 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got "${values.port}"`);
   const level = values['log-level'] ?? 'info';
   if (!isLogLevel(level)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+  const format = values['log-format'] ?? 'text';
+  if (!isLogFormat(format)) throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, got "${format}"`);
+  const metricsPort = values['metrics-port'] === undefined ? undefined : Number(values['metrics-port']);
+  if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) throw new UsageError(`--metrics-port must be a whole number from 0 to 65535, got "${values['metrics-port']}"`);
+  const drainSeconds = values['drain-timeout'] === undefined ? DEFAULT_DRAIN_SECONDS : Number(values['drain-timeout']);
+  if (!(drainSeconds >= 0 && drainSeconds <= 3600)) throw new UsageError(`--drain-timeout must be a number of seconds from 0 to 3600, got "${values['drain-timeout']}"`);
   const timeout = values['function-timeout'] === undefined ? undefined : Number(values['function-timeout']);
   if (timeout !== undefined && !(timeout > 0)) throw new UsageError(`--function-timeout must be a positive number of seconds, got "${values['function-timeout']}"`);
   const tokenLifetime = values['access-token-lifetime'] === undefined ? undefined : Number(values['access-token-lifetime']);
@@ -114,10 +137,15 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   // With a parent, log records go to it with their level (it shows them); a terminal gets them on stderr.
   const log = createLogger(level, parent
     ? (record) => parent.send({ type: 'log', level: record.level, message: record.message })
-    : (record) => io.err(`${formatLogLine(record)}\n`));
+    : (record) => io.err(`${formatLogRecord(record, format)}\n`));
   // Listen for signals before announcing the address: a client that stops us right after reading it must
   // get a clean shutdown, not the default kill.
-  const stopped = parent ? Promise.race([hooks.untilStopped(), new Promise<void>((resolve) => parent.onStop(resolve))]) : hooks.untilStopped();
+  // The editor's stop waits at most PARENT_STOP_DRAIN_MS for requests in flight: it kills a runtime that
+  // has not exited a few seconds after asking, and a developer who stops it wants it stopped.
+  let drainMs = drainSeconds * 1000;
+  const stopped = parent
+    ? Promise.race([hooks.untilStopped(), new Promise<void>((resolve) => parent.onStop(() => { drainMs = Math.min(drainMs, PARENT_STOP_DRAIN_MS); resolve(); }))])
+    : hooks.untilStopped();
   let runtime;
   try {
     runtime = await startRuntime({
@@ -125,6 +153,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
       functionTimeoutMs: timeout === undefined ? undefined : timeout * 1000, secrets: values.secret ?? [],
       ...(tokenLifetime !== undefined ? { accessTokenSeconds: tokenLifetime } : {}),
       mongodbUri: values['mongodb-uri'] ?? io.env.ASL_MONGODB_URI, watch: !values['no-watch'], log,
+      metricsPort, startFunctionProcesses: true,
       onReloaded: (applied, diagnostics) => parent?.send({ type: 'reloaded', applied, errors: countOf(diagnostics, 'error') }),
       failOnErrors: values['fail-on-errors'] === true,
     });
@@ -143,6 +172,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   if (runtime.apps.length === 0 && 'rootDir' in target) io.out(`no apps in ${target.rootDir} yet: create one with "asl apps create -n <name>"\n`);
   for (const url of runtime.publicUrls) io.out(`public url: ${url}\n`);
   io.out(`admin api: ${runtime.adminUrl}\n`);
+  if (runtime.metricsUrl) io.out(`metrics: ${runtime.metricsUrl}\n`);
   const created = runtime.createdAdminKey;
   if (created) {
     io.out(`admin public key: ${created.publicKey}\nadmin private key: ${created.privateKey}\n`
@@ -161,10 +191,20 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     errors: errors.length, warnings: countOf(runtime.diagnostics, 'warning'),
   });
   await stopped;
-  log.info('stopping');
+  // A second signal while draining stops at once.
+  const again = hooks.untilStoppedAgain?.() ?? new Promise<void>(() => undefined);
+  log.info(`stopping: refusing new connections, ending sync sessions (try again), waiting up to ${drainMs / 1000} s for requests in flight`);
+  const drained = await Promise.race([runtime.drain(drainMs), again.then(() => undefined)]);
+  if (!drained) log.warn('stopping at once (second signal)');
+  else if (!drained.requestsFinished) log.warn(`stopping: requests still in flight after ${drainMs / 1000} s are cut`);
   await runtime.close();
+  log.info(`stopped${drained ? ` (${drained.syncConnections} sync connection${drained.syncConnections === 1 ? '' : 's'} told to try again)` : ''}`);
   return EXIT_OK;
 }
+
+/** How long requests in flight may take to finish once a stop is asked for (`--drain-timeout`). */
+const DEFAULT_DRAIN_SECONDS = 30;
+const PARENT_STOP_DRAIN_MS = 2000;
 
 function countOf(diagnostics: readonly Diagnostic[], severity: Diagnostic['severity']): number {
   return diagnostics.filter((d) => d.severity === severity).length;

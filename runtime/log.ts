@@ -78,6 +78,28 @@ export function formatLogLine(record: LogRecord): string {
   return `${record.time.slice(11, 23)} ${prefix}${record.message}`;
 }
 
+export type LogFormat = 'text' | 'json';
+export const LOG_FORMATS: readonly LogFormat[] = ['text', 'json'];
+
+export function isLogFormat(value: unknown): value is LogFormat {
+  return typeof value === 'string' && (LOG_FORMATS as readonly string[]).includes(value);
+}
+
+/**
+ * `{"time":…,"level":"info","msg":…,"request":{…}}` — one record as one JSON object on one line, for log
+ * collectors. It holds what the text line holds (the same message; a request's entry as `/logs` serves it),
+ * so it carries no more than the text log does: no token, password, body or query string.
+ */
+export function formatJsonLine(record: LogRecord): string {
+  const { time, level, message, ...fields } = record;
+  return JSON.stringify({ time, level, msg: message, ...fields });
+}
+
+/** A record in the chosen format, without its line end. */
+export function formatLogRecord(record: LogRecord, format: LogFormat): string {
+  return format === 'json' ? formatJsonLine(record) : formatLogLine(record);
+}
+
 /** `GET /api/client/v2.0/app/x/graphql 200 3.1 ms user 5f…` — a request record's message. */
 export function formatRequestLine(entry: RequestLogEntry): string {
   const user = entry.user_id ? ` user ${entry.user_id}` : '';

@@ -30,11 +30,16 @@ import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallCon
 import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
 import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
-import { CLIENT_API_PREFIX, Router } from './http/router';
+import { CLIENT_API_PREFIX, FirstMatchRouter, Router } from './http/router';
 import { answerUpgrade, createHttpServer, type RunningHttpServer } from './http/server';
 import { certificateWarnings, loadTlsPair, watchTlsPair, type TlsFiles, type TlsPair, type TlsWatch } from './http/tls';
 import { homePage } from './http/home';
 import { recordingLogger, RequestLog, type Logger } from './log';
+import { residentBytes, RuntimeMetrics } from './ops/metrics';
+import { healthRoutes, worstOf, type CheckOutcome } from './ops/health';
+import { METRICS_PATH, metricsRoutes, scraperAuthorization, startMetricsServer } from './ops/metrics-routes';
+import type { SyncError } from '../core/sync';
+import { SYNC_METADATA_DATABASE } from './store/types';
 import { RUNTIME_PROTOCOL_VERSION } from '../core/runtime-protocol';
 import { removeRuntimeRecord, writeRuntimeRecord } from './record';
 import type { AdminUserCredentials } from './admin/admin-users';
@@ -101,6 +106,15 @@ export interface RuntimeOptions {
   log: Logger;
   /** Refuse to start (throwing `AppHasErrors`) when an app's files have errors. */
   failOnErrors?: boolean;
+  /** Where the runtime's metrics go (default: a registry of its own); `/metrics` serves them. */
+  metrics?: RuntimeMetrics;
+  /**
+   * Also serve `/metrics` (and `/healthz`, `/readyz`) without credentials on this port of 127.0.0.1 only
+   * (0 picks a free one). `/metrics` on the main port always needs admin credentials.
+   */
+  metricsPort?: number;
+  /** Start each app's function process at once rather than at its first call (readiness waits for it). */
+  startFunctionProcesses?: boolean;
   /** Told after every reload from a file change: whether the new files were taken, and their diagnostics. */
   onReloaded?: (applied: boolean, diagnostics: Diagnostic[]) => void;
   fs?: AppFileSystem;
@@ -150,8 +164,31 @@ export interface RunningRuntime {
   mintAdminSession(): Promise<AdminSessionTokens>;
   /** The (first) app's partition-based sync: the state machine, live sessions, admin functions, simulator. */
   readonly sync: RuntimeSync;
+  /** `http://127.0.0.1:<port>/metrics` when `metricsPort` was given. */
+  readonly metricsUrl?: string;
+  /** What `/readyz` checks, by name (`ok` or a word saying what is not ready). */
+  readiness(): Record<string, CheckOutcome>;
+  /**
+   * The first half of a graceful stop (SIGTERM): the port is released (new connections are refused),
+   * readiness turns `draining`, every Realm sync session gets a try-again error (201, Transient: the SDK
+   * keeps the realm and reconnects after its backoff) and its connection closes, and the requests in
+   * flight are waited for up to `timeoutMs`. `close()` does the rest.
+   */
+  drain(timeoutMs: number): Promise<{ requestsFinished: boolean; syncConnections: number }>;
   close(): Promise<void>;
 }
+
+/** The try-again error sync sessions end with when the runtime stops (see RunningRuntime.drain). */
+export const SHUTTING_DOWN: SyncError = { code: 201, name: 'ErrorOtherSessionError', message: 'the server is shutting down; try again later', action: 'retry-later', tryAgain: true };
+
+/** What an app gives the runtime's readiness checks and drain (kept beside OpenedApp, which the Admin API's registry holds). */
+interface AppOperations {
+  storeOutcome(): CheckOutcome;
+  functionsOutcome(): CheckOutcome;
+  /** Ends the app's sync connections with SHUTTING_DOWN and refuses new ones; how many were told. */
+  drainSync(): number;
+}
+const appOperations = new WeakMap<OpenedApp, AppOperations>();
 
 /** Deeper selections are refused: deep relationship chains multiply store reads per request. */
 const MAX_QUERY_DEPTH = 32;
@@ -205,7 +242,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const corsFor = (pathname: string): CorsPolicy => {
     // Decided on the path the router matches (`/logs/` and `/%6Cogs` reach `/logs`; `//logs` parses as `/`); one it cannot decode reaches no route.
     const routed = routedPath(pathname);
-    if (routed === undefined || ADMIN_PATH.test(routed) || routed === '/logs' || routed === '/') return { allowedOrigins: [...runtimeOrigins(bindHost, http?.port ?? options.port ?? 0, options.tls ? 'https' : 'http'), ...publicUrls], allowLocalhost: false };
+    if (routed === undefined || ADMIN_PATH.test(routed) || routed === '/logs' || routed === '/' || routed === METRICS_PATH) return { allowedOrigins: [...runtimeOrigins(bindHost, http?.port ?? options.port ?? 0, options.tls ? 'https' : 'http'), ...publicUrls], allowLocalhost: false };
     const app = appOfPath(pathname, hosted);
     if (app) return { allowedOrigins: app.allowedOrigins(), allowLocalhost: true };
     return { allowedOrigins: hosted.flatMap((h) => h.allowedOrigins()), allowLocalhost: true };
@@ -213,6 +250,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const closeAll = () => Promise.allSettled(hosted.map((h) => h.close()));
   // A bad pair fails the start before any app is opened, with the files named.
   const tlsPair = options.tls ? loadTlsPair(options.tls) : undefined;
+  const metrics = options.metrics ?? new RuntimeMetrics();
+  options = { ...options, metrics };
   try {
     for (const appDir of appDirs) {
       hosted.push(await openHostedApp({ ...options, appId: options.appDir !== undefined ? options.appId : undefined }, appDir, dataDirOf(appDir), admin));
@@ -244,11 +283,24 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   /** Recent requests, served at `/logs?co_id=…` (the link of every error body). */
   const requestLog = new RequestLog();
   const upgraded = new Set<Duplex>();
+  let draining = false;
+  const readiness = (): Record<string, CheckOutcome> => {
+    const operations = registry.list().map((app) => appOperations.get(app)).filter((o) => o !== undefined);
+    return {
+      // Every app found was loaded before the runtime listened (a start that cannot load one fails); a folder
+      // of apps may hold none yet (--allow-no-apps), and serves the Admin API that creates them.
+      apps: registry.list().length > 0 || options.rootDir !== undefined ? 'ok' : 'none',
+      store: worstOf(operations.map((o) => o.storeOutcome())),
+      functions: worstOf(operations.map((o) => o.functionsOutcome())),
+      draining: draining ? 'draining' : 'ok',
+    };
+  };
+  const scrapers = scraperAuthorization((req, gone) => admin.authenticateScraper(req.headers, req.clientAddress, gone), options.adminRemote === true);
   try {
     http = await createHttpServer({
-      host: bindHost, port: options.port ?? 0, log, cors: corsFor, requestLog,
+      host: bindHost, port: options.port ?? 0, log, cors: corsFor, requestLog, onAnswered: metrics.httpAnswered,
       publicUrls, tls: tlsPair, trustedProxies: options.trustedProxies,
-      router: new FirstMatchRouter([runtimePages(registry, requestLog, admin), new RuntimeRouter(adminRouter, registry)]),
+      router: new FirstMatchRouter([healthRoutes(readiness), metricsRoutes(metrics, scrapers), runtimePages(registry, requestLog, admin), new RuntimeRouter(adminRouter, registry)]),
       hosting: createHostingHandler(() => hosted.flatMap((h) => h.hostedSites())),
       userOf: (headers) => {
         for (const app of registry.list()) {
@@ -272,6 +324,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     throw (e as NodeJS.ErrnoException).code === 'EADDRINUSE'
       ? new Error(`port ${options.port} on ${options.host ?? '127.0.0.1'} is already in use; pick another with --port`)
       : e;
+  }
+  let metricsServer: RunningHttpServer | undefined;
+  if (options.metricsPort !== undefined) {
+    try {
+      metricsServer = await startMetricsServer({ port: options.metricsPort, metrics, readiness, log });
+    } catch (e) {
+      await http.close();
+      await closeAll();
+      throw (e as NodeJS.ErrnoException).code === 'EADDRINUSE' ? new Error(`metrics port ${options.metricsPort} on 127.0.0.1 is already in use; pick another with --metrics-port`) : e;
+    }
   }
   // Local tools (the `asl` CLI) find this runtime through a record in each data folder it holds, with a
   // session of their own, and ask it instead of refusing the locked folder.
@@ -316,6 +378,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     createdAdminKey: admin.createdKey,
     mintAdminSession: () => admin.mintSession(),
     get sync() { return first()!.sync; },
+    ...(metricsServer ? { metricsUrl: `${metricsServer.url}${METRICS_PATH}` } : {}),
+    readiness,
+    async drain(timeoutMs) {
+      draining = true;
+      metrics.draining = true;
+      // The listening socket closes first, so nothing new arrives while sync sessions are told to go.
+      const requests = server.drain(timeoutMs);
+      let syncConnections = 0;
+      for (const app of registry.list()) syncConnections += appOperations.get(app)?.drainSync() ?? 0;
+      return { requestsFinished: await requests, syncConnections };
+    },
     async close() {
       announce = undefined;
       tlsWatch?.close();
@@ -324,6 +397,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
       const closed = server.close();
       for (const socket of upgraded) socket.destroy();
       await closed;
+      await metricsServer?.close();
       await Promise.allSettled(registry.list().map((h) => h.close()));
     },
   };
@@ -433,7 +507,8 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     log: (fn, level, text) => (level === 'error' ? log.error : level === 'warn' ? log.warn : log.info)(`[function ${fn}] ${text}`),
     packagesDir: path.join(appDir, 'functions', 'node_modules'),
   });
-  const runFunction = (name: string, args: unknown[], ctx: FunctionCallContext) => functions.run(name, args, ctx);
+  const metrics = options.metrics ?? new RuntimeMetrics({ defaultMetrics: false });
+  const runFunction = (name: string, args: unknown[], ctx: FunctionCallContext) => metrics.timeFunction(appId, () => functions.run(name, args, ctx));
 
   /** A call on behalf of a user (client call, resolver): the function's `can_evaluate` must hold for that user first. */
   async function callAsUser(name: string, args: unknown[], user: FunctionUser): Promise<unknown> {
@@ -608,6 +683,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     log,
   });
 
+  const syncMode = () => (sync.flexible ? 'flexible' as const : 'partition' as const);
   const realmEndpoint = createRealmSyncEndpoint({
     appId,
     engine: realmSync,
@@ -621,6 +697,15 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     },
     log,
     ...(clock ? { now: () => clock.now() } : {}),
+    observer: metrics.syncObserver(appId, syncMode),
+  });
+  const removeMetrics = metrics.addApp({
+    appId, syncMode,
+    syncCounts: () => realmEndpoint.counts(),
+    historyEntries: () => store.collection(SYNC_METADATA_DATABASE, 'history').countDocuments({}),
+    storeStats: () => store.stats?.(),
+    functionProcessUp: () => functions.state() === 'up',
+    functionProcessMemory: () => residentBytes(functions.processId()),
   });
   // The account ends Realm protocol sessions as it ends the feed's: a disabled or deleted user's at once, a
   // revoked login's (logout) those of the connections whose token rests on it (each connection's token
@@ -679,7 +764,8 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     },
   };
 
-  return {
+  if (options.startFunctionProcesses && state.app.functions.size > 0) void functions.warmUp();
+  const hostedApp: OpenedApp = {
     local,
     id: internalAppId(groupId, appId),
     clientAppId: appId,
@@ -723,6 +809,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     accountEvents: opened.repository.events,
     authenticateLogin,
     async close() {
+      removeMetrics();
       feed.close();
       realmEndpoint.close();
       await watcher?.close();
@@ -732,6 +819,15 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       await draining;
     },
   };
+  appOperations.set(hostedApp, {
+    storeOutcome: () => (store.stats?.().open === false ? 'closed' : 'ok'),
+    functionsOutcome: () => {
+      const functionsState = functions.state();
+      return functionsState === 'up' || functionsState === 'idle' ? 'ok' : functionsState;
+    },
+    drainSync: () => realmEndpoint.drain(SHUTTING_DOWN),
+  });
+  return hostedApp;
 }
 
 /**
@@ -803,18 +899,6 @@ function runtimePages(registry: HostedApps, requestLog: RequestLog, admin: Admin
       if (!entry) throw new ApiError(404, 'NotFound', `no recent request has co_id '${coId}' (the last ${requestLog.capacity} requests are kept)`);
       return { body: entry, encoding: 'json' };
     });
-}
-
-/** Asks each router in turn; the first that knows the path (even for another method) answers. */
-class FirstMatchRouter extends Router {
-  constructor(private readonly routers: readonly Router[]) { super(); }
-  override match(method: string, path: string) {
-    for (const router of this.routers) {
-      const found = router.match(method, path);
-      if (found.kind !== 'none') return found;
-    }
-    return { kind: 'none' } as const;
-  }
 }
 
 class SwappableRouter extends Router {

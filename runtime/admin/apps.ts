@@ -170,6 +170,7 @@ export class RuntimeRouter extends Router {
     return {
       kind: 'found',
       params: first.params,
+      pattern: first.pattern,
       handler: (req) => {
         const owner = apps.find((a) => a.ownsToken(req.headers)) ?? apps[0]!;
         const m = owner.router.match(method, pathname);

@@ -158,6 +158,23 @@ export class AdminAuth {
     return { userId: claims.sub, sessionId: claims.iss };
   }
 
+  /**
+   * A metrics scraper: `Authorization: Bearer <admin access token>` as on admin routes, or, since a scraper
+   * cannot refresh a 30-minute token, `Basic` with the admin key pair (public key : private key) or an admin
+   * user's email and password. Basic attempts are checked and slowed down as password logins are (per name
+   * and per address; past the line 429); every failure answers the same 401.
+   */
+  async authenticateScraper(headers: IncomingHttpHeaders, address: string | undefined, gone: AbortSignal): Promise<void> {
+    const basic = basicOf(headers);
+    if (!basic) { this.authenticate(headers); return; }
+    this.followKeyRotation();
+    const keys = [`address:${address ?? ''}`, `name:${basic.name.toLowerCase().slice(0, 320)}`];
+    if (this.throttle.crowded(keys)) throw new ApiError(429, 'TooManyRequests', 'too many login attempts at once for this user or address; try again later');
+    const ok = await this.throttle.attempt(keys, async () => (await findAdminUser(this.users, basic.name, basic.secret)) !== undefined
+      || checkAdminKey(this.adminDir, basic.name, basic.secret), gone);
+    if (!ok) throw new ApiError(401, 'InvalidSession', 'invalid session: admin credentials required');
+  }
+
   /** `GET /auth/profile`: the caller (the project's admin, or an admin user) with the runtime's group in `roles`. */
   profile(caller: AdminCaller): Record<string, unknown> {
     const user = this.users.find((u) => u.user_id === caller.userId);
@@ -247,6 +264,17 @@ function bearerOf(headers: IncomingHttpHeaders): string | undefined {
   if (typeof value !== 'string') return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
   return m ? m[1] : undefined;
+}
+
+/** `Authorization: Basic base64(name:secret)`; undefined for any other header. */
+function basicOf(headers: IncomingHttpHeaders): { name: string; secret: string } | undefined {
+  const value = headers.authorization;
+  if (typeof value !== 'string') return undefined;
+  const m = /^Basic\s+([A-Za-z0-9+/=]{1,4096})\s*$/i.exec(value);
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : { name: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
 }
 
 function readSessions(adminDir: string): Map<string, number> {

@@ -95,6 +95,19 @@ export interface FunctionRunner {
   run(name: string, args: unknown[], ctx?: FunctionCallContext): Promise<unknown>;
   /** Forget loaded sources (they changed on disk); calls already running finish with the old code. */
   reload(): void;
+  /**
+   * Starts the function process now rather than at the first call; resolves with whether its agent
+   * connected (false: it could not start, or it exited first).
+   */
+  warmUp(): Promise<boolean>;
+  /**
+   * `up`: a process runs and its agent connected; `idle`: none runs (never started, or the last one ended;
+   * the next call starts one); `starting`; `failed`: the last start ended before its agent connected;
+   * `closed`. Readiness reads it.
+   */
+  state(): 'up' | 'idle' | 'starting' | 'failed' | 'closed';
+  /** The running function process's pid (metrics read its memory); undefined when none runs, or in benchmarks' threads. */
+  processId(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -103,6 +116,12 @@ interface LoadedSource { id: number; text: string; path: string }
 /** One function process (or, for benchmarks, the workers on this process's threads), its pool, and what it has been sent. */
 interface FunctionProcess {
   alive: boolean;
+  /** Settles true once its agent is connected, false when it ends first. */
+  connected: Promise<boolean>;
+  /** Whether `connected` settled true. */
+  up: boolean;
+  /** The child process's pid; absent for the workers on this process's threads. */
+  pid?: number;
   /** Sources given to its pool since its start or the last reload. */
   knownSources: Set<number>;
   pool: WorkerPool;
@@ -250,6 +269,8 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   const callers = new Map<FunctionCaller, CallRecord>();
   const encodings = new OriginalEncodings();
   let current: FunctionProcess | undefined;
+  /** The last process started ended before its agent connected (see FunctionRunner.state). */
+  let lastStartFailed = false;
   let nextSourceId = 1;
   let nextCallId = 1;
   let nextHandle = 1;
@@ -303,6 +324,9 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     /** The end of what it wrote to stderr (Node's own reports, such as running out of memory). */
     let stderrTail = '';
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let connected!: (up: boolean) => void;
+    const connection = new Promise<boolean>((resolve) => { connected = resolve; });
+    void exited.then(() => { if (!fp.up) { lastStartFailed = true; connected(false); } });
     const stderr = child.stderr as (NodeJS.ReadableStream & { ref?(): void; unref?(): void }) | null;
     let toAgentLink: BatchLink<ToAgent> | undefined;
     /** Batches for the agent before it has connected. */
@@ -317,7 +341,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       return { spec: { address: links.address, token }, link, cancel: () => links.cancel(token) };
     });
     const fp: FunctionProcess = {
-      alive: true, knownSources: new Set(), pool, agent: toAgent,
+      alive: true, connected: connection, up: false, ...(child.pid !== undefined ? { pid: child.pid } : {}), knownSources: new Set(), pool, agent: toAgent,
       hold(busy) {
         holding = busy;
         toAgentLink?.hold(busy);
@@ -345,6 +369,9 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         return;
       }
       toAgentLink = link;
+      fp.up = true;
+      lastStartFailed = false;
+      connected(true);
       link.hold(holding);
       for (const batch of early) link.send(batch);
       early = [];
@@ -400,7 +427,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
       return { spec: { port: port2 }, link: Promise.resolve(link), cancel: () => port1.close() };
     });
     const fp: FunctionProcess = {
-      alive: true, knownSources: new Set(), pool, agent: toAgent,
+      alive: true, connected: Promise.resolve(true), up: true, knownSources: new Set(), pool, agent: toAgent,
       hold: () => undefined,
       async stop() {
         fp.alive = false;
@@ -593,6 +620,26 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         current.knownSources.clear();
         toPool(current, { t: 'reload' });
       }
+    },
+
+    async warmUp() {
+      if (closed) return false;
+      try {
+        current ??= options.unisolatedForBenchmarks ? startUnisolated() : startProcess();
+      } catch (error) {
+        lastStartFailed = true;
+        log('functions', 'error', `the function process cannot start: ${messageOf(error)}`);
+        return false;
+      }
+      return current.connected;
+    },
+
+    processId: () => (current?.alive ? current.pid : undefined),
+
+    state() {
+      if (closed) return 'closed';
+      if (current?.alive) return current.up ? 'up' : 'starting';
+      return lastStartFailed ? 'failed' : 'idle';
     },
 
     async close() {

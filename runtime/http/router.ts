@@ -1,10 +1,11 @@
 // A small path router: patterns like `/api/client/v2.0/app/:appId/location`, one handler per method and pattern.
 import type { HttpHandler } from './server';
 
-interface Route { method: string; segments: string[]; handler: HttpHandler }
+interface Route { method: string; segments: string[]; pattern: string; handler: HttpHandler }
 
 export type RouteMatch =
-  | { kind: 'found'; handler: HttpHandler; params: Record<string, string> }
+  /** `pattern` is the route as registered (`/api/client/v2.0/app/:appId/graphql`): a bounded name for metrics, never the raw path. */
+  | { kind: 'found'; handler: HttpHandler; params: Record<string, string>; pattern: string }
   | { kind: 'wrong-method'; allowed: string[] }
   | { kind: 'none' };
 
@@ -23,7 +24,7 @@ export class Router {
     if (sameLength.some((r) => r.method === upper && r.segments.join('/') === segments.join('/'))) {
       throw new Error(`route ${upper} ${pattern} is registered twice`);
     }
-    sameLength.push({ method: upper, segments, handler });
+    sameLength.push({ method: upper, segments, pattern: `/${segments.join('/')}`, handler });
     this.routesByLength.set(segments.length, sameLength);
     return this;
   }
@@ -57,10 +58,22 @@ export class Router {
     for (const route of this.routesByLength.get(parts.length) ?? []) {
       const params = matchSegments(route.segments, parts);
       if (!params) continue;
-      if (route.method === upper) return { kind: 'found', handler: route.handler, params };
+      if (route.method === upper) return { kind: 'found', handler: route.handler, params, pattern: route.pattern };
       allowed.push(route.method);
     }
     return allowed.length ? { kind: 'wrong-method', allowed } : { kind: 'none' };
+  }
+}
+
+/** Asks each router in turn; the first that knows the path (even for another method) answers. */
+export class FirstMatchRouter extends Router {
+  constructor(private readonly routers: readonly Router[]) { super(); }
+  override match(method: string, path: string): RouteMatch {
+    for (const router of this.routers) {
+      const found = router.match(method, path);
+      if (found.kind !== 'none') return found;
+    }
+    return { kind: 'none' };
   }
 }
 

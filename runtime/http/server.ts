@@ -86,13 +86,30 @@ export interface HttpServerOptions {
   requestLog?: RequestLog;
   /** The user a request acts as, for its log entry: only from a token the runtime signed and verified. */
   userOf?(headers: http.IncomingHttpHeaders): string | undefined;
+  /** Told of every answered request (metrics): `route` is the matched pattern or a fixed name, never the raw path. */
+  onAnswered?(answer: AnsweredRequest): void;
 }
+
+/**
+ * An answered request as metrics see it. `route` is bounded whatever clients send: a route pattern, or
+ * `hosting` (static files), `preflight` (CORS), `unmatched` (no route, a malformed target) or `misdirected`
+ * (a foreign Host).
+ */
+export interface AnsweredRequest { method: string; route: string; status: number; seconds: number }
 
 export interface RunningHttpServer {
   readonly server: http.Server | https.Server;
   readonly port: number;
   /** `http(s)://<bound address>:<port>`. */
   readonly url: string;
+  /** Requests whose response has not ended yet. */
+  readonly inFlight: number;
+  /**
+   * Stops taking connections (the port is released: new ones are refused), closes idle keep-alive
+   * connections, answers what is in flight with `Connection: close`, and resolves once every request in
+   * flight has ended (true) or after `timeoutMs` (false). WebSocket connections are the caller's.
+   */
+  drain(timeoutMs: number): Promise<boolean>;
   /** Serves this pair to new connections (a renewed certificate); only for a server started with `tls`. */
   setTls(pair: TlsPair): void;
   close(): Promise<void>;
@@ -109,11 +126,18 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
   let baseUrl = publicUrls[0] ?? '';
   const own: OwnHosts = { bindHost: host, names: [...(options.hostNames ?? []), ...publicUrls.map(bracketedHostName)] };
   const addressing: AddressOptions = { tls: options.tls !== undefined, trustedProxies: options.trustedProxies, publicUrls };
+  const inFlight = new Set<http.ServerResponse>();
+  let draining = false;
   const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const requestId = newRequestId();
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+    // A request that arrives on a kept-alive connection while draining is answered, then the connection ends.
+    if (draining) res.setHeader('Connection', 'close');
     logWhenAnswered(req, res, requestId, options);
     const address = calledAddress(req, addressing);
     if (!isOwnHost(address.authority, own)) {
+      routeOf.set(res, 'misdirected');
       // Every request on the connection is checked again, so it may stay open for the sender to read this.
       discardRestOfBody(req);
       writeError(res, misdirected(address.authority), baseUrl, requestId);
@@ -167,6 +191,24 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Runn
       if (!(server instanceof https.Server)) throw new Error('setTls: this server was started without TLS');
       server.setSecureContext({ cert: pair.cert, key: pair.key });
     },
+    get inFlight() { return inFlight.size; },
+    async drain(timeoutMs) {
+      if (!draining) {
+        draining = true;
+        server.close();
+      }
+      server.closeIdleConnections();
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      if (inFlight.size === 0) return true;
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => { clearInterval(poll); resolve(false); }, timeoutMs);
+        // Each ended response may leave its connection idle; those are closed as they appear.
+        const poll = setInterval(() => {
+          server.closeIdleConnections();
+          if (inFlight.size === 0) { clearTimeout(timer); clearInterval(poll); resolve(true); }
+        }, 25);
+      });
+    },
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
@@ -188,15 +230,18 @@ function answerPlainHttp(err: NodeJS.ErrnoException, socket: Duplex, baseUrl: st
 }
 
 /**
- * Once the response ends (or the client goes away), one entry: into the request log, and a line at info.
- * Nothing is built for a server with neither.
+ * Once the response ends (or the client goes away), one entry: into the request log, and a line at info;
+ * and the answer to `onAnswered` (metrics). One listener for all three; nothing for a server with none.
  */
 function logWhenAnswered(req: http.IncomingMessage, res: http.ServerResponse, requestId: string, options: HttpServerOptions): void {
   const logLine = logs(options.log, 'info');
-  if (!logLine && !options.requestLog) return;
+  const { onAnswered } = options;
+  if (!logLine && !options.requestLog && !onAnswered) return;
   const started = performance.now();
   const arrived = Date.now();
   res.once('close', () => {
+    if (onAnswered) onAnswered({ method: (req.method ?? 'GET').toUpperCase(), route: routeOf.get(res) ?? 'unmatched', status: res.statusCode, seconds: (performance.now() - started) / 1000 });
+    if (!logLine && !options.requestLog) return;
     const url = req.url ?? '/';
     const query = url.indexOf('?');
     const answered = answeredErrors.get(res);
@@ -213,6 +258,9 @@ function logWhenAnswered(req: http.IncomingMessage, res: http.ServerResponse, re
     if (logLine) options.log.info(formatRequestLine(entry), { request: entry });
   });
 }
+
+/** The route pattern (or fixed name, see AnsweredRequest) each response answered for. */
+const routeOf = new WeakMap<http.ServerResponse, string>();
 
 /**
  * The error each response answered with, for its log entry. Its message goes into the entry only when the
@@ -248,6 +296,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
   const originAllowed = origin !== undefined && cors !== undefined && isOriginAllowed(cors, origin);
 
   if (method === 'OPTIONS' && origin !== undefined && req.headers['access-control-request-method']) {
+    routeOf.set(res, 'preflight');
     req.resume();
     const headers = originAllowed ? preflightHeaders(origin, headerText(req.headers['access-control-request-headers'])) : {};
     res.writeHead(204, headers).end();
@@ -257,8 +306,14 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, optio
     res.setHeader('Access-Control-Allow-Origin', origin!);
     res.setHeader('Vary', 'Origin');
   }
-  if (options.hosting && await options.hosting(req, res, method, pathname)) return;
+  if (options.hosting) {
+    // Named before the handler runs: its response may end before it returns.
+    routeOf.set(res, 'hosting');
+    if (await options.hosting(req, res, method, pathname)) return;
+    routeOf.delete(res);
+  }
   const match = options.router.match(method, pathname);
+  if (match.kind === 'found') routeOf.set(res, match.pattern);
   if (match.kind !== 'found') {
     req.resume();
     const error = match.kind === 'wrong-method'

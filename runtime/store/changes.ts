@@ -342,6 +342,7 @@ export function withChangeEvents(store: DocumentStore, listener: ChangeListener,
     close: () => store.close(),
     storedOriginals: (found: readonly unknown[]) => store.storedOriginals?.(found),
     ...(store.snapshot ? { snapshot: () => store.snapshot!() } : {}),
+    ...(store.stats ? { stats: () => store.stats!() } : {}),
     ...(store.commit ? { commit: (writes: readonly CommitWrite[]) => commitWithEvents(store.commit!.bind(store), writes) } : {}),
   };
 }

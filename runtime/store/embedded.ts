@@ -12,7 +12,7 @@ import { BSON } from 'bson';
 import { deserializeStored } from '../../core/bsonDecode';
 import { Engine } from './engine';
 import { frameRecord, JournalWriter, scanRecords, type Durability } from './journal';
-import { StoreError, StoreErrorCode, type Document, type DocumentStore } from './types';
+import { StoreError, StoreErrorCode, type Document, type DocumentStore, type StoreStats } from './types';
 import { processRuns } from '../processes';
 
 export type { Durability } from './journal';
@@ -237,6 +237,14 @@ export class EmbeddedStore extends Engine implements DocumentStore {
   /** Journal records written and syncs issued since the store was opened. */
   get journalStats(): { records: number; syncs: number } {
     return this.writer.stats;
+  }
+
+  stats(): StoreStats {
+    const { records, syncs } = this.writer.stats;
+    return {
+      open: !this.isClosed, snapshotBytes: this.snapshotBytes, journalBytes: this.writer.size,
+      journalPendingRecords: this.writer.pendingRecords, journalRecords: records, journalSyncs: syncs,
+    };
   }
 
   /** The error of the last failed background compaction, if any (the journal keeps working). */

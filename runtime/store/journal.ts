@@ -91,6 +91,7 @@ export class JournalWriter {
   /** Per file, the length holding the records written so far (where a failed batch is cut back to). */
   private readonly written = new Map<number, number>();
   private counters = { records: 0, syncs: 0 };
+  private inBatch = 0;
 
   constructor(private fd: number, initialBytes: number, private readonly durability: Durability) {
     this.bytes = initialBytes;
@@ -100,6 +101,11 @@ export class JournalWriter {
   /** Records written and syncs issued so far; fewer syncs than records shows group commit at work. */
   get stats(): { records: number; syncs: number } {
     return { ...this.counters };
+  }
+
+  /** Records queued or in the batch being written and synced: not durable yet. */
+  get pendingRecords(): number {
+    return this.pending.length + this.inBatch;
   }
 
   /** Bytes in the current journal file, counting queued records. */
@@ -139,6 +145,7 @@ export class JournalWriter {
     while (this.pending.length > 0) {
       const batch = this.pending;
       this.pending = [];
+      this.inBatch = batch.length;
       try {
         if (this.failure) throw this.failure;
         // A batch spans at most two files (around a rotation); each is written then synced.
@@ -159,6 +166,7 @@ export class JournalWriter {
         this.pending = [];
       }
     }
+    this.inBatch = 0;
     this.flushing = false;
     for (const fd of [...this.written.keys()]) if (fd !== this.fd) this.written.delete(fd);
     const waiting = this.idle;

@@ -108,12 +108,27 @@ export interface DocumentStore {
    * on. Absent when the store cannot take one (MongoDB).
    */
   snapshot?(): StoreSnapshotCollection[];
+  /** What an operator watches (metrics): absent when the store cannot tell (MongoDB). */
+  stats?(): StoreStats;
+}
+
+/** The embedded store's footprint and how far its journal is behind the writes it acknowledged or holds. */
+export interface StoreStats {
+  /** Whether the store still takes operations. */
+  open: boolean;
+  /** Bytes of the last snapshot and of the journal written since it (what a restart replays). */
+  snapshotBytes: number;
+  journalBytes: number;
+  /** Journal records queued or being written and synced: writes not yet durable. */
+  journalPendingRecords: number;
+  /** Journal records written and fsyncs issued since the store opened. */
+  journalRecords: number;
+  journalSyncs: number;
 }
 
 /** One collection of a `snapshot`: its declared index fields (`_id` not among them) and its documents, in natural order. */
 export interface StoreSnapshotCollection { database: string; name: string; indexes: string[]; docs: readonly Document[] }
 
-/** MongoDB server error codes the store reports, so callers can map them to client error bodies. */
 /**
  * Databases the runtime keeps its own records in, in an app's store: sync's history, client files and
  * partition salts; auth records when they are kept over a store. App code never reaches them
@@ -123,6 +138,7 @@ export const SYNC_METADATA_DATABASE = '__realm_sync';
 export const AUTH_RECORDS_DATABASE = '__asl_auth';
 export const RUNTIME_DATABASES: ReadonlySet<string> = new Set([SYNC_METADATA_DATABASE, AUTH_RECORDS_DATABASE]);
 
+/** MongoDB server error codes the store reports, so callers can map them to client error bodies. */
 export const StoreErrorCode = {
   BadValue: 2,
   FailedToParse: 9,

@@ -44,6 +44,8 @@ const BOOTSTRAP_CHANGESET_LIMITS = { maxInstructions: 20_000, maxBytes: 1_000_00
 /** WebSocket close codes realm-core reads as an authentication failure (its RLM_ERR_WEBSOCKET_UNAUTHORIZED / _FORBIDDEN). */
 const WS_CLOSE_UNAUTHORIZED = 4001;
 const WS_CLOSE_FORBIDDEN = 4002;
+/** The standard close code of a server going down; realm-core reconnects after its backoff. */
+const WS_CLOSE_GOING_AWAY = 1001;
 /** Soft limit of the changesets' bytes in one DOWNLOAD. */
 const DOWNLOAD_BATCH_BYTES = 256 * 1024;
 /**
@@ -120,9 +122,20 @@ interface Session {
   downloadsPaused?: { resumed: Promise<void>; resume: () => void };
 }
 
+/** Told of a connection's work as it happens (the runtime's metrics); every method is cheap and never throws. */
+export interface SyncActivityObserver {
+  /** An UPLOAD integrated (`ok`) or refused, and how long it took (its wait in the partition's queue included). */
+  upload(seconds: number, outcome: 'ok' | 'refused'): void;
+  /** A DOWNLOAD sent: its changesets and their bytes, and how long building it took when it read the history. */
+  download(changesets: number, bytes: number, seconds?: number): void;
+  /** A bootstrap sent (a new client file, a new flexible query version), and how long it took to send it (queue included). */
+  bootstrap(seconds: number): void;
+}
+
 export interface ConnectionOptions {
   engine: RealmSyncEngine;
   log: Logger;
+  observer?: SyncActivityObserver;
   /** Milliseconds since the epoch; the access token's expiry ends the connection's sessions. */
   now?: () => number;
 }
@@ -554,6 +567,9 @@ export class RealmSyncConnection {
     if (!this.isLive(session)) return;
     // A subscription change's bootstrap brings the session's router back (TEST_COMMAND PAUSE_ROUTER_SESSION).
     session.routerPaused = false;
+    // Timed from here, the wait for the history's queue included, as a partition's bootstrap and an upload are.
+    const started = performance.now();
+    let sent = false;
     await engine.run(FLEXIBLE_HISTORY, async () => {
       // A client with no subscription yet (a new client file, or a first QUERY) gets what any client with the
       // same queries and rule outcome gets: such a bootstrap is built once and shared.
@@ -579,7 +595,10 @@ export class RealmSyncConnection {
         view.setQueries(next.version, next.tables);
       }
       session.bootstrapPending = false;
-      if (shared) return this.sendBootstrap(session, shared.changesets, Math.max(shared.version, session.downloadServerVersion), shared.held);
+      if (shared) {
+        sent = true;
+        return this.sendBootstrap(session, shared.changesets, Math.max(shared.version, session.downloadServerVersion), shared.held);
+      }
       const instructions = await view.bootstrap(await engine.realmSchema());
       if (!this.isLive(session)) return;
       const changesets = encodeChangesetBatches(instructions, BOOTSTRAP_CHANGESET_LIMITS);
@@ -587,8 +606,10 @@ export class RealmSyncConnection {
       const version = session.history!.latest;
       // Encoded once, sent to this client and to the next ones with the same queries and rule outcome.
       if (sharedKey !== undefined) engine.keepFlexibleBootstrap(sharedKey, { version, held: view.heldBytes(), changesets });
+      sent = true;
       return this.sendBootstrap(session, changesets, version);
     }, this.info.user.id);
+    if (sent) this.options.observer?.bootstrap((performance.now() - started) / 1000);
   }
 
   /**
@@ -772,10 +793,12 @@ export class RealmSyncConnection {
   private async upload(session: Session, message: Extract<ClientMessage, { type: 'upload' }>): Promise<void> {
     if (session.state !== 'identified') return this.fail(109, 'Bad input message order: UPLOAD before IDENT');
     if (session.view) return this.uploadFlexible(session, message);
+    const started = performance.now();
     const result = await this.options.engine.integrate(
       { clientFile: session.clientFile!, partition: session.partition, userId: this.info.user.id, canWrite: session.canWrite },
       uploadedChangesets(message),
     );
+    this.options.observer?.upload((performance.now() - started) / 1000, result.ok ? 'ok' : 'refused');
     if (!this.isLive(session)) return;
     if (!result.ok) {
       this.log.warn(`${this.describe(session)}: upload refused: ${result.error.message}`);
@@ -791,10 +814,12 @@ export class RealmSyncConnection {
   private async uploadFlexible(session: Session, message: Extract<ClientMessage, { type: 'upload' }>): Promise<void> {
     const engine = this.options.engine;
     const view = session.view!;
+    const started = performance.now();
     const result = await engine.integrateFlexible(
       { clientFile: session.clientFile!, userId: this.info.user.id, collections: view.collections, selects: (table, doc) => view.selects(table, doc), reverted: session.reverted },
       uploadedChangesets(message),
     );
+    this.options.observer?.upload((performance.now() - started) / 1000, result.ok ? 'ok' : 'refused');
     if (!this.isLive(session)) return;
     if (!result.ok) {
       this.log.warn(`${this.describe(session)}: upload refused: ${result.error.message}`);
@@ -867,6 +892,7 @@ export class RealmSyncConnection {
     const history = session.history!;
     const file = session.clientFile!;
     if (session.downloadServerVersion === 0 && !session.view) {
+      const started = performance.now();
       const bootstrap = await this.options.engine.bootstrap(session.partition, file);
       if (!this.isLive(session)) return;
       session.downloadServerVersion = bootstrap.version;
@@ -875,10 +901,12 @@ export class RealmSyncConnection {
         version: BigInt(bootstrap.version), lastIntegratedRemoteVersion: BigInt(bootstrap.clientVersion), originTimestamp: bootstrap.timestamp,
         originFileIdent: 1n, originalChangesetSize: bootstrap.changeset.length, instructions: [], bytes: bootstrap.changeset,
       }] : []);
+      this.options.observer?.bootstrap((performance.now() - started) / 1000);
     }
     for (;;) {
       const pending = history.since(session.downloadServerVersion);
       if (pending.length === 0) break;
+      const started = performance.now();
       const batch: ChangesetEntry[] = [];
       const viewChanges: ViewChange[] = [];
       let bytes = 0;
@@ -927,7 +955,7 @@ export class RealmSyncConnection {
         await this.options.engine.history.views.saveChanges(file.ident, session.view!.recordSequence++, session.view!.queryVersion, viewChanges);
         if (!this.isLive(session)) return;
       }
-      if (batch.length > 0 || !compensation) this.sendDownload(session, batch);
+      if (batch.length > 0 || !compensation) this.sendDownload(session, batch, 'steadyState', 1, started);
       if (compensation && batch.length === 0) {
         await this.sendCompensation(session, compensation);
         if (!this.isLive(session)) return;
@@ -938,9 +966,15 @@ export class RealmSyncConnection {
     if (!waitsForMark && (!session.sentFirstDownload || session.reportedUploadVersion !== file.uploadClientVersion)) this.sendDownload(session, []);
   }
 
-  private sendDownload(session: Session, changesets: ChangesetEntry[], batchState: 'moreToCome' | 'lastInBatch' | 'steadyState' = 'steadyState', progressEstimate = 1): void {
+  /** `started`: when building it from the history began, for its duration. */
+  private sendDownload(session: Session, changesets: ChangesetEntry[], batchState: 'moreToCome' | 'lastInBatch' | 'steadyState' = 'steadyState', progressEstimate = 1, started?: number): void {
     const history = session.history!;
     const file = session.clientFile!;
+    if (this.options.observer && !this.closed) {
+      let bytes = 0;
+      for (const c of changesets) bytes += c.bytes?.length ?? 0;
+      this.options.observer.download(changesets.length, bytes, started === undefined ? undefined : (performance.now() - started) / 1000);
+    }
     session.sentFirstDownload = true;
     session.reportedUploadVersion = file.uploadClientVersion;
     this.send({
@@ -1007,6 +1041,17 @@ export class RealmSyncConnection {
     if ('session' in message && message.session !== 0) this.sessions.get(message.session)?.traffic.add(outgoing(message));
     if (logs(this.log, 'debug')) this.log.debug?.(`${this.describe()}: sent ${describeMessage(message)}`);
     this.ws.send(encodeServerMessage(message, this.info.protocolVersion));
+  }
+
+  /**
+   * The runtime is stopping: every live session gets `error` (a try-again error, so the SDK keeps the realm
+   * and comes back after its backoff), then the connection closes with 1001 (going away). Nothing the
+   * client sends from now on is read.
+   */
+  goAway(error: SyncError): void {
+    if (this.closed) return;
+    this.endAllSessions(error);
+    this.closeAfter(WS_CLOSE_GOING_AWAY, 'the server is shutting down');
   }
 
   /** Closes the connection now (runtime shutdown, revocation). */

@@ -12,7 +12,7 @@ import type { SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
 import { negotiate, type NegotiatedProtocol } from '../wire/negotiate';
 import { encodeServerMessage } from '../wire/messages';
-import { RealmSyncConnection, type SessionInfo } from './connection';
+import { RealmSyncConnection, type SessionInfo, type SyncActivityObserver } from './connection';
 import type { RealmSyncEngine } from './engine';
 import type { TrafficEntry } from './traffic';
 
@@ -40,6 +40,8 @@ export interface RealmSyncEndpointOptions {
   authenticate(token: string): Promise<{ user: EvaluationUser; expiresAt?: number; loginSessionId?: string }>;
   log: Logger;
   now?: () => number;
+  /** Told of every connection's uploads, downloads and bootstraps (metrics). */
+  observer?: SyncActivityObserver;
 }
 
 export interface RealmSyncEndpoint {
@@ -53,6 +55,13 @@ export interface RealmSyncEndpoint {
   endSessions(match: (session: SessionInfo) => boolean, error: SyncError): void;
   /** Ends the connections that rest on a revoked login (refresh session), or all of a disabled or deleted user's. */
   endForAccount(match: { loginSessionId: string } | { userId: string }, reason: string): void;
+  /**
+   * The runtime is stopping: new upgrades are refused (503), every live session gets `error` (try again)
+   * and its connection closes with 1001. Returns how many connections were told.
+   */
+  drain(error: SyncError): number;
+  /** Live connections and, by connection, their live sessions (metrics). */
+  counts(): { connections: number; sessions: number };
   close(): void;
 }
 
@@ -88,12 +97,17 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
   // log it ("Connected to app services with request id") and prefix the connection's log lines with it.
   wss.on('headers', (headers) => { headers.push(`X-Appservices-Request-Id: ${randomBytes(12).toString('hex')}`); });
   const connections = new Set<RealmSyncConnection>();
+  let draining = false;
   return {
     handleUpgrade(req, socket, head) {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const m = REALM_SYNC_PATH.exec(url.pathname);
       if (!m) return false;
       if (decodeURIComponent(m[1]!) !== options.appId) return false;
+      if (draining) {
+        reject(socket, 503, 'Service Unavailable', { error: 'the server is shutting down; try again later', error_code: 'ServiceUnavailable' });
+        return true;
+      }
       const bearer = typeof req.headers.authorization === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization)?.[1] : undefined;
       const token = url.searchParams.get('baas_at') ?? bearer;
       if (!token) {
@@ -111,6 +125,10 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
       socket.on('error', () => undefined);
       options.authenticate(token).then(({ user, expiresAt, loginSessionId }) => {
         if (socket.destroyed) return;
+        if (draining) {
+          reject(socket, 503, 'Service Unavailable', { error: 'the server is shutting down; try again later', error_code: 'ServiceUnavailable' });
+          return;
+        }
         wss.handleUpgrade(req, socket, head, (ws) => {
           explainOversizedFrames(ws);
           if (otherKind) {
@@ -124,7 +142,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
             return;
           }
           const connection = new RealmSyncConnection(ws, { user, protocolVersion: protocol.version, flexible: protocol.flexible, remote: req.socket.remoteAddress ?? '', ...(expiresAt !== undefined ? { expiresAt } : {}), ...(loginSessionId ? { loginSessionId } : {}) }, {
-            engine: options.engine, log: options.log, ...(options.now ? { now: options.now } : {}),
+            engine: options.engine, log: options.log, ...(options.now ? { now: options.now } : {}), ...(options.observer ? { observer: options.observer } : {}),
           }, (closed) => connections.delete(closed));
           connections.add(connection);
           options.log.info(`sync: user ${user.id} connected (${protocol.protocol}, connection ${connection.id})`);
@@ -145,6 +163,17 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
         const selected = 'userId' in match ? connection.info.user.id === match.userId : connection.info.loginSessionId === match.loginSessionId;
         if (selected) connection.endForAccount('forbidden', reason);
       }
+    },
+    drain(error) {
+      draining = true;
+      const told = connections.size;
+      for (const connection of [...connections]) connection.goAway(error);
+      return told;
+    },
+    counts: () => {
+      let sessions = 0;
+      for (const connection of connections) sessions += connection.sessionInfos().length;
+      return { connections: connections.size, sessions };
     },
     close() {
       for (const connection of connections) connection.close();
