@@ -20,12 +20,13 @@ function backendSyncs(backend: TemplateBackend): boolean {
   return config.state === 'enabled' && (config.type === 'flexible' || config.type === 'partition');
 }
 
-/** The backends some probe-driven test in test/dist creates, by a template id it names. */
+/** The backends some probe-driven test in test/dist creates from a template, by the template id it names. */
 function backendsWithSyncTests(): Map<TemplateBackend, string> {
   const out = new Map<TemplateBackend, string>();
   for (const name of fs.readdirSync(SYNC_TESTS_DIR).filter((f) => f.endsWith('.test.ts'))) {
     const source = fs.readFileSync(path.join(SYNC_TESTS_DIR, name), 'utf8');
-    if (!source.includes('../helpers/realm-probe')) continue;
+    // A test that makes an app from a template (core/templates) and drives the probe against it.
+    if (!source.includes('../helpers/realm-probe') || !source.includes('core/templates')) continue;
     for (const template of TEMPLATES) {
       if (source.includes(`'${template.id}'`) && !out.has(template.backend)) out.set(template.backend, name);
     }
