@@ -1,14 +1,17 @@
 // Cost as the work grows, Realm sync on the wire (curves `download` and `fan-out`), the runtime serving the
 // todo-tracker example with a partition-synced `benchdb.Item` (everyone reads and writes every partition):
-//   download: a new client's initial download of a partition of 1,000 / 10,000 / 100,000 objects, from opening
-//             its WebSocket to the MARK answered after IDENT (everything downloaded); time per object
+//   download: a new client's initial download of a partition of 1,000 / 10,000 / 100,000 objects that no client
+//             downloaded before (its bootstrap built), from opening its WebSocket to the MARK answered after
+//             IDENT (everything downloaded); time per object. Printed beside: a second client of the same
+//             partition (the bootstrap kept), and a 1,000-object partition in the largest runtime's collection
 //   fan-out:  a write (one field of one object) uploaded by one client → the DOWNLOAD carrying it at the last
 //             of 10 / 100 / 1,000 clients watching the partition; time per watching client
 // Goal for each: the cost per unit grows ≤ 2× from the smallest size to the largest. The clients are raw
 // protocol clients in this process (fixtures/realm-sync-peers.ts, our codec), so the server's work is what
 // is timed, not a client's integration; at 1,000 watchers this process's own reading of 1,000 messages is
 // part of each figure. Download: one runtime per size, on data dirs seeded through the embedded store, rounds
-// alternating the sizes; fan-out: on the 1,000-object runtime, watchers added between the sizes.
+// alternating the sizes, a new partition each round; fan-out: on the 1,000-object runtime, watchers added
+// between the sizes.
 // Tables printed, charts in bench/out/, all curves in bench/out/index.html (fixtures/curves.ts).
 // Run: node --import tsx bench/curves-sync.bench.ts [--rounds 3] [--writes 20]
 import fs from 'node:fs';
@@ -65,17 +68,23 @@ function writeApp(dir: string): void {
   });
 }
 
-/** A runtime data dir holding `objects` items in partition BULK and WATCHED_OBJECTS in WATCHED. */
-async function seedDataDir(dir: string, objects: number): Promise<void> {
+/** A runtime data dir holding, for each of `partitions`, `objects` items, and WATCHED_OBJECTS items in WATCHED. */
+async function seedDataDir(dir: string, partitions: { name: string; objects: number }[]): Promise<void> {
   const store = await openEmbeddedStore({ dir: path.join(dir, 'data'), durability: 'os' });
+  let next = 0;
   try {
     const item = (n: number, partition: string) => ({
       _id: oid(n), _partition: partition, name: `item ${n}`, status: n % 3 === 0 ? 'done' : 'open', isComplete: n % 2 === 0, priority: n % 5, tags: ['bench', `t${n % 7}`],
     });
     const items = store.collection(DATABASE, 'Item');
-    for (let from = 0; from < objects; from += 50_000) await items.insertMany(Array.from({ length: Math.min(50_000, objects - from) }, (_, k) => item(from + k, BULK)));
-    await items.insertMany(Array.from({ length: WATCHED_OBJECTS }, (_, n) => item(objects + n, WATCHED)));
-    if (await items.countDocuments() !== objects + WATCHED_OBJECTS) throw new Error('seeding stored the wrong number of items');
+    for (const { name, objects } of [...partitions, { name: WATCHED, objects: WATCHED_OBJECTS }]) {
+      for (let from = 0; from < objects; from += 50_000) {
+        const count = Math.min(50_000, objects - from);
+        await items.insertMany(Array.from({ length: count }, (_, k) => item(next + k, name)));
+        next += count;
+      }
+    }
+    if (await items.countDocuments() !== next) throw new Error('seeding stored the wrong number of items');
   } finally {
     await store.close();
   }
@@ -85,16 +94,16 @@ function rename(id: ObjectId, name: string): Instruction[] {
   return [{ type: 'Update', table: 'Item', object: { type: 'objectId', value: id }, field: 'name', path: [], value: { type: 'string', value: name }, isDefault: false, priorSize: 0 }];
 }
 
-interface SyncServer { objects: number; runtime: InspectableRuntime; url: string }
+interface SyncServer { objects: number; runtime: InspectableRuntime; url: string; watchedId: ObjectId }
 
-/** A new client's initial download of partition BULK: WebSocket opened → MARK answered; the bytes it received. */
-async function downloadOnce(server: SyncServer): Promise<{ ms: number; bytes: number }> {
+/** A new client's initial download of a partition: WebSocket opened → MARK answered; the bytes it received. */
+async function downloadOnce(server: SyncServer, partition: string): Promise<{ ms: number; bytes: number }> {
   const start = performance.now();
   const client = await RawSyncClient.connect(server.url);
   let bytes = 0;
   client.onArrival = (arrival) => { bytes += arrival.bytes ?? 0; };
   try {
-    await client.bindAndCatchUp(BULK);
+    await client.bindAndCatchUp(partition);
     return { ms: performance.now() - start, bytes };
   } finally {
     await client.close();
@@ -118,26 +127,39 @@ async function main(): Promise<void> {
     writeApp(appDir);
     const credentials = { email: 'ada@example.com', password: 'ada-Passw0rd' };
     const servers: SyncServer[] = [];
+    // Each round downloads a partition no client has downloaded before: the runtime keeps a partition's
+    // bootstrap for later clients, so a second client of a partition measures that cache (printed beside).
+    // The largest runtime also holds 1,000-object partitions, to show what the collection's size adds.
+    const largest = DOWNLOAD_SIZES[DOWNLOAD_SIZES.length - 1]!;
     for (const objects of DOWNLOAD_SIZES) {
       const dataDir = path.join(root, `data-${objects}`);
-      await seedDataDir(dataDir, objects);
+      const partitions = Array.from({ length: ROUNDS }, (_, r) => ({ name: `${BULK}-${r}`, objects }));
+      if (objects === largest) partitions.push(...Array.from({ length: ROUNDS }, (_, r) => ({ name: `small-${r}`, objects: DOWNLOAD_SIZES[0]! })));
+      await seedDataDir(dataDir, partitions);
       const runtime = await startInspectableRuntime(appDir, dataDir);
       runtimes.push(runtime);
       const { access_token: token } = await registerAndLogin(runtime.appUrl, credentials.email, credentials.password);
       const origin = new URL(runtime.appUrl).origin.replace('http', 'ws');
       const appId = runtime.appUrl.slice(runtime.appUrl.lastIndexOf('/') + 1);
-      servers.push({ objects, runtime, url: `${origin}/api/client/v2.0/app/${appId}/realm-sync?baas_at=${token}` });
+      servers.push({ objects, runtime, url: `${origin}/api/client/v2.0/app/${appId}/realm-sync?baas_at=${token}`, watchedId: oid(partitions.reduce((sum, p) => sum + p.objects, 0)) });
     }
     console.log(`three runtimes of ${DOWNLOAD_SIZES.join(' / ')} objects ready (${((performance.now() - started) / 1000).toFixed(0)} s)`);
 
-    // Download: one warm-up download per size, then rounds alternating the sizes' order.
+    // Download: one warm-up download per size (the small WATCHED partition: code warmed, no bootstrap kept
+    // that is measured), then rounds alternating the sizes' order, each on a new partition.
     const downloads = servers.map(() => [] as { ms: number; bytes: number }[]);
-    for (const server of servers) await downloadOnce(server);
+    const cached = servers.map(() => [] as number[]);
+    const smallInLargest: number[] = [];
+    for (const server of servers) await downloadOnce(server, WATCHED);
     let rounds = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const roundStart = performance.now();
       const order = round % 2 === 0 ? servers.map((_, i) => i) : servers.map((_, i) => servers.length - 1 - i);
-      for (const i of order) downloads[i]!.push(await downloadOnce(servers[i]!));
+      for (const i of order) {
+        downloads[i]!.push(await downloadOnce(servers[i]!, `${BULK}-${round}`));
+        cached[i]!.push((await downloadOnce(servers[i]!, `${BULK}-${round}`)).ms);
+      }
+      smallInLargest.push((await downloadOnce(servers[servers.length - 1]!, `small-${round}`)).ms);
       rounds++;
       const now = performance.now();
       if (round + 1 < ROUNDS && now + (now - roundStart) - started > DOWNLOAD_BUDGET_MS) {
@@ -146,13 +168,15 @@ async function main(): Promise<void> {
       }
     }
     reportCurve({
-      name: 'download', title: 'Realm sync initial download of a partition', workLabel: 'objects', costUnit: 'ms', perUnitLabel: 'µs per object',
+      name: 'download', title: 'Realm sync initial download of a partition (its bootstrap built)', workLabel: 'objects', costUnit: 'ms', perUnitLabel: 'µs per object',
       points: servers.map((server, i) => {
         const ms = downloads[i]!.map((d) => d.ms);
-        return { work: server.objects, cost: median(ms), perUnit: (median(ms) * 1000) / server.objects, rounds: ms, note: `${(downloads[i]![0]!.bytes / server.objects).toFixed(0)} bytes per object received` };
+        return { work: server.objects, cost: median(ms), perUnit: (median(ms) * 1000) / server.objects, rounds: ms, note: `${(downloads[i]![0]!.bytes / server.objects).toFixed(0)} bytes per object received (compressed); a second client (bootstrap kept): ${median(cached[i]!).toFixed(1)} ms` };
       }),
-      note: `A new raw protocol client (this process) on a runtime whose partition "${BULK}" holds that many objects (seeded through the embedded store): from opening the WebSocket to the MARK answered after BIND and IDENT, so every changeset of the download has arrived. One runtime per size, one warm-up download each, then ${rounds} rounds alternating the sizes' order; medians.`,
+      note: `A new raw protocol client (this process) downloads a partition no client downloaded before (the runtime builds its bootstrap: the partition's documents read, turned into instructions, encoded), from opening the WebSocket to the MARK answered after BIND and IDENT, so every changeset of the download has arrived. One runtime per size, its collection holding ${ROUNDS} such partitions (one per round), seeded through the embedded store; one warm-up download each, then ${rounds} rounds alternating the sizes' order; medians. A second new client of the same partition gets the bootstrap the runtime kept: printed beside.`,
     });
+    const smallRatio = median(smallInLargest) / median(downloads[0]!.map((d) => d.ms));
+    console.log(`a ${DOWNLOAD_SIZES[0]}-object partition in the ${largest}-object runtime's collection (${(ROUNDS * (largest + DOWNLOAD_SIZES[0]!)).toLocaleString('en-US')} documents): ${median(smallInLargest).toFixed(1)} ms, ${smallRatio.toFixed(2)}× the same download in the ${DOWNLOAD_SIZES[0]}-object runtime's (${(ROUNDS * DOWNLOAD_SIZES[0]!).toLocaleString('en-US')} documents): rounds ${smallInLargest.map((v) => v.toFixed(1)).join(', ')}`);
     for (const runtime of runtimes.splice(1)) await runtime.stop();
 
     // Fan-out on the smallest runtime: one writer and the watchers of partition WATCHED, added size by size.
@@ -176,7 +200,7 @@ async function main(): Promise<void> {
       await sleep(200);
       for (let i = 0; i < WRITES + WARMUP_WRITES; i++) {
         const arrivals = watchers.map((w) => w.waitFor((a) => a.head[0] === 'download' && a.hasBody, 30_000));
-        const { sentAt, acknowledged } = writer.upload(rename(oid(server.objects), `fan-out ${size} ${i}`));
+        const { sentAt, acknowledged } = writer.upload(rename(server.watchedId, `fan-out ${size} ${i}`));
         const [received] = await Promise.all([Promise.all(arrivals), acknowledged]);
         if (i >= WARMUP_WRITES) latencies[level]!.push(Math.max(...received.map((a) => a.at)) - sentAt);
         await sleep(WRITE_GAP_MS);
