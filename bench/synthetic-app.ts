@@ -1,10 +1,15 @@
-// A synthetic exported app of about 1,000 config files, shaped like a large real app, for benchmarks.
+// A synthetic exported app of about 1,000 config files (or `files`), shaped like a large real app, for benchmarks.
 import fs from 'node:fs';
 import path from 'node:path';
 
 export interface SyntheticApp { root: string; files: number; resolverFiles: string[]; syncFile: string; collections: number }
 
-export function writeSyntheticApp(root: string, collections = 150): SyntheticApp {
+/**
+ * `files`: about how many config files to write; the collections (six files each) are 15% of them, as in
+ * the 1,000-file app, and values fill up the rest.
+ */
+export function writeSyntheticApp(root: string, files = 1000): SyntheticApp {
+  const collections = Math.max(1, Math.round(files * 0.15));
   let count = 0;
   const write = (rel: string, value: unknown) => {
     const abs = path.join(root, rel);
@@ -49,7 +54,7 @@ export function writeSyntheticApp(root: string, collections = 150): SyntheticApp
     });
   }
   write('functions/config.json', manifest);
-  for (let i = 0; count < 990; i++) write(`values/value${i}.json`, { name: `value${i}`, from_secret: false, value: `v${i}` });
+  for (let i = 0; count < files - 10; i++) write(`values/value${i}.json`, { name: `value${i}`, from_secret: false, value: `v${i}` });
   write('graphql/config.json', { use_natural_pluralization: true, disable_schema_introspection: false });
   for (const env of ['no-environment', 'development', 'testing', 'qa', 'production']) write(`environments/${env}.json`, { values: {} });
   const syncFile = path.join(root, 'sync/config.json');
