@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import type { Diagnostic } from '../core/diagnostics';
 import { RUNTIME_PROTOCOL_VERSION, type ParentChannel, type RuntimeProblem } from '../core/runtime-protocol';
 import { AppHasErrors, startRuntime } from '../runtime';
+import { whyFunctionsCannotBeDebugged, type FunctionInspectorEvent } from '../runtime/functions';
 import { checkAdminUserCredentials } from '../runtime/admin/admin-users';
 import { createLogger, formatLogLine, isLogLevel, LOG_LEVELS } from '../runtime/log';
 import { findAppRootUpwards, findAppRoots, rootFileOf } from '../core/load';
@@ -29,6 +30,13 @@ Options:
   --app-id ID              client app id to serve under (default: the app's metadata, else derived from its name)
   --secret NAME=VALUE      a secret's value (repeatable); wins over secrets.json at the app root
   --function-timeout SEC   function execution time limit in seconds (default 300, as on the platform)
+  --inspect-functions[=PORT]
+                           debug functions: each app's function process runs with Node's inspector on
+                           127.0.0.1 (whatever --host says; the first app on PORT, else a free port) and
+                           calls have no time limit. Prints "functions inspector: <ws url> (app <id>)"
+                           once per start of a function process: attach a debugger to that URL (it holds
+                           the inspector's secret). Needs Node 24 or later (its permission model's
+                           --allow-inspector); the sandbox stays as it is
   --mongodb-uri URI        keep data in a MongoDB server instead of the embedded store
   --no-watch               do not reload on file changes
   --fail-on-errors         refuse to start when the app's files have errors
@@ -50,11 +58,12 @@ export interface ServeHooks {
 
 export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { untilStopped: waitForSignal }): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: argv,
+    // `--inspect-functions` takes its port only as `=PORT` (as Node's --inspect): alone, a free port.
+    args: argv.map((arg) => (arg === '--inspect-functions' ? '--inspect-functions=0' : arg)),
     options: {
       port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'app-id': { type: 'string' },
       secret: { type: 'string', multiple: true }, 'function-timeout': { type: 'string' }, 'mongodb-uri': { type: 'string' },
-      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'admin-user': { type: 'string' }, 'admin-password': { type: 'string' }, 'allow-no-apps': { type: 'boolean' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'admin-user': { type: 'string' }, 'admin-password': { type: 'string' }, 'allow-no-apps': { type: 'boolean' }, 'inspect-functions': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
@@ -67,6 +76,14 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   if (!isLogLevel(level)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
   const timeout = values['function-timeout'] === undefined ? undefined : Number(values['function-timeout']);
   if (timeout !== undefined && !(timeout > 0)) throw new UsageError(`--function-timeout must be a positive number of seconds, got "${values['function-timeout']}"`);
+  const inspectValue = values['inspect-functions'];
+  const inspectPort = inspectValue === undefined ? undefined : Number(inspectValue);
+  if (inspectPort !== undefined && !(/^\d+$/.test(inspectValue!) && inspectPort <= 65535)) throw new UsageError(`--inspect-functions=PORT takes a port from 0 to 65535, got "${inspectValue}"`);
+  const cannotDebug = inspectPort === undefined ? undefined : whyFunctionsCannotBeDebugged();
+  if (cannotDebug) {
+    io.err(`asl serve: --inspect-functions: ${cannotDebug}\n`);
+    return EXIT_USAGE;
+  }
   for (const s of values.secret ?? []) if (s.indexOf('=') <= 0) throw new UsageError(`--secret expects NAME=VALUE, got "${s}"`);
   const adminEmail = values['admin-user'] ?? io.env.ASL_ADMIN_USER;
   const adminPassword = values['admin-password'] ?? io.env.ASL_ADMIN_PASSWORD;
@@ -91,6 +108,14 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   // Listen for signals before announcing the address: a client that stops us right after reading it must
   // get a clean shutdown, not the default kill.
   const stopped = parent ? Promise.race([hooks.untilStopped(), new Promise<void>((resolve) => parent.onStop(resolve))]) : hooks.untilStopped();
+  /** Inspector addresses heard before the runtime's own lines are printed go after them. */
+  let inspectorsHeard: string[] | undefined = [];
+  const announceInspector = (app: { clientAppId: string }, event: FunctionInspectorEvent) => {
+    if ('error' in event) return; // logged by the runtime
+    const line = `functions inspector: ${event.url} (app ${app.clientAppId})\n`;
+    if (inspectorsHeard) inspectorsHeard.push(line);
+    else io.out(line);
+  };
   let runtime;
   try {
     runtime = await startRuntime({
@@ -99,6 +124,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
       mongodbUri: values['mongodb-uri'] ?? io.env.ASL_MONGODB_URI, watch: !values['no-watch'], log,
       onReloaded: (applied, diagnostics) => parent?.send({ type: 'reloaded', applied, errors: countOf(diagnostics, 'error') }),
       failOnErrors: values['fail-on-errors'] === true,
+      ...(inspectPort !== undefined ? { inspectFunctions: { port: inspectPort, onInspector: announceInspector } } : {}),
     });
   } catch (e) {
     if (e instanceof AppHasErrors) {
@@ -114,6 +140,8 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   if (runtime.hostingUrl) io.out(`hosting: ${runtime.hostingUrl}\n`);
   if (runtime.apps.length === 0 && 'rootDir' in target) io.out(`no apps in ${target.rootDir} yet: create one with "asl apps create -n <name>"\n`);
   io.out(`admin api: ${runtime.adminUrl}\n`);
+  for (const line of inspectorsHeard) io.out(line);
+  inspectorsHeard = undefined;
   const created = runtime.createdAdminKey;
   if (created) {
     io.out(`admin public key: ${created.publicKey}\nadmin private key: ${created.privateKey}\n`

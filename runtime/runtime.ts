@@ -26,7 +26,7 @@ import type { WatchedLogin } from './auth/account-events';
 import type { Clock } from './auth/tokens';
 import { createDataAccess, type DataAccess } from './data';
 import { registerEndpointRoutes, withEndpointSources } from './endpoints';
-import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallContext, type FunctionRunner, type FunctionUser } from './functions';
+import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallContext, type FunctionInspectorEvent, type FunctionRunner, type FunctionUser } from './functions';
 import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
 import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
@@ -102,6 +102,13 @@ export interface RuntimeOptions {
    * code and the runtime. Never set by `asl serve`; a benchmark sets it to measure what the boundary costs.
    */
   functionsUnisolatedForBenchmarks?: boolean;
+  /**
+   * Debug functions (`asl serve --inspect-functions`): each app's function process runs with Node's
+   * inspector on 127.0.0.1 (the first app on `port`, 0 for a free one; later apps on free ones) and calls
+   * have no time limit. `onInspector` hears where each app's inspector listens, on every start of its
+   * function process (its URL holds the inspector's secret: show it to the developer, never log it).
+   */
+  inspectFunctions?: { port: number; onInspector?(app: { clientAppId: string; dir: string }, event: FunctionInspectorEvent): void };
 }
 
 export interface RunningRuntime {
@@ -178,6 +185,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   preparePrivateFolder(runtimeDataDir);
   const admin = await AdminAuth.open({ adminDir: path.join(runtimeDataDir, 'admin'), clock: options.clock, users: options.adminUsers });
   const hosted: OpenedApp[] = [];
+  let inspectPort = options.inspectFunctions?.port;
+  /** The options of the next app opened: only the first gets the given inspector port. */
+  const appOptions = (appId: string | undefined): RuntimeOptions => {
+    const inspect = options.inspectFunctions && { ...options.inspectFunctions, port: inspectPort ?? 0 };
+    inspectPort = 0;
+    return { ...options, appId, ...(inspect ? { inspectFunctions: inspect } : {}) };
+  };
   const bindHost = options.host ?? '127.0.0.1';
   let http: RunningHttpServer | undefined;
   /**
@@ -196,7 +210,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const closeAll = () => Promise.allSettled(hosted.map((h) => h.close()));
   try {
     for (const appDir of appDirs) {
-      hosted.push(await openHostedApp({ ...options, appId: options.appDir !== undefined ? options.appId : undefined }, appDir, dataDirOf(appDir), admin));
+      hosted.push(await openHostedApp(appOptions(options.appDir !== undefined ? options.appId : undefined), appDir, dataDirOf(appDir), admin));
     }
   } catch (e) {
     await closeAll();
@@ -207,7 +221,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const registry = new HostedApps(hosted, {
     rootDir: options.appDir === undefined ? rootDir : undefined,
     open: async (appDir) => {
-      const app = await openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin);
+      const app = await openHostedApp(appOptions(undefined), appDir, dataDirOf(appDir), admin);
       announce?.(app);
       return app;
     },
@@ -373,6 +387,19 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   const collectionsFor = (ctx: FunctionCallContext) => (service: string, database: string, collection: string): StoreCollection =>
     state.data.forUser(ctx.runAsSystem || !ctx.user ? 'system' : ctx.user, ctx.request).collection(service, database, collection);
 
+  const inspectFunctions = options.inspectFunctions;
+  let functionInspector: FunctionInspectorEvent | undefined;
+  /** Resolves on the first start of the function process while debugging: the runtime announces its address with the others. */
+  let inspectorStarted: (event: FunctionInspectorEvent) => void = () => undefined;
+  const firstInspector = new Promise<FunctionInspectorEvent>((resolve) => {
+    inspectorStarted = (event) => {
+      resolve(event);
+      functionInspector = event;
+      if ('error' in event) log.error(event.error);
+      else log.info(`function inspector listening on 127.0.0.1:${event.port} (its address, which holds its secret, is printed once on the runtime's output)`);
+      inspectFunctions?.onInspector?.({ clientAppId: appId, dir: appDir }, event);
+    };
+  });
   const functions: FunctionRunner = createFunctionRunner({
     // Endpoint functions get their request/response objects built inside the worker from a wrapped source.
     loadSource: withEndpointSources(() => state.app, (name) => {
@@ -391,6 +418,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     ...(options.functionsUnisolatedForBenchmarks ? { unisolatedForBenchmarks: true } : {}),
     log: (fn, level, text) => (level === 'error' ? log.error : level === 'warn' ? log.warn : log.info)(`[function ${fn}] ${text}`),
     packagesDir: path.join(appDir, 'functions', 'node_modules'),
+    ...(inspectFunctions ? { inspect: { port: inspectFunctions.port, onInspector: (event: FunctionInspectorEvent) => inspectorStarted(event) } } : {}),
   });
   const runFunction = (name: string, args: unknown[], ctx: FunctionCallContext) => functions.run(name, args, ctx);
 
@@ -637,8 +665,17 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     },
   };
 
+  if (inspectFunctions) {
+    log.warn('function debugging is on (--inspect-functions): function calls have no time limit, and the function process\'s inspector listens on 127.0.0.1 only');
+    functions.start();
+    functionInspector = await Promise.race([firstInspector, new Promise<FunctionInspectorEvent>((resolve) => {
+      setTimeout(() => resolve({ error: 'the function process did not open its inspector within 15 s' }), 15_000).unref();
+    })]);
+  }
+
   return {
     local,
+    get functionInspector() { return functionInspector; },
     id: internalAppId(groupId, appId),
     clientAppId: appId,
     dir: appDir,
