@@ -7,6 +7,7 @@ import { runServe, waitForSignal } from './serve';
 import { parentChannelOf } from '../core/runtime-protocol';
 import { runAdminKeys } from './adminKeys';
 import { runSync } from './sync';
+import { runFunctions } from './functions';
 import { runApps, runLogin, runLogout, runPull, runPush, runWhoami } from './adminCommands';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
@@ -19,6 +20,8 @@ Commands:
   admin-keys [--rotate]     print (or replace) the runtime's admin API key pair
   sync <command> [appDir]   partition-based sync: status, enable, pause, resume, terminate, simulate,
                             sessions [--follow] [--json]
+  functions run NAME [appDir] [--args JSON] [--as USER|--system]
+                            run a function once; print its result, or its error with its stack
   login --api-key K --private-api-key S [--url U]   log in to a runtime's Admin API
   logout | whoami           end the admin session | show it
   apps list | apps create -n <name> [--template <id>] [--local <dir>]
@@ -31,7 +34,7 @@ Run "asl <command> --help" for a command's options.`;
 type Command = (argv: string[], io: CliIO) => Promise<number>;
 const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, parent: parentChannelOf(process) }), 'admin-keys': runAdminKeys,
   login: runLogin, logout: runLogout, whoami: runWhoami, apps: runApps, pull: runPull, push: runPush,
-  sync: (argv, io) => runSync(argv, io),
+  sync: (argv, io) => runSync(argv, io), functions: runFunctions,
 };
 
 export async function main(argv: string[], io: CliIO): Promise<number> {

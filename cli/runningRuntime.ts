@@ -13,14 +13,16 @@ export interface RuntimeAnswer { status: number; text: string }
 /** Thrown when the recorded runtime does not answer (it stopped between the check and the request). */
 export class RuntimeGone extends Error {}
 
-export async function askRuntime(record: RuntimeRecord, localPath: string): Promise<RuntimeAnswer> {
+/** GETs a local route, or POSTs `body` (JSON text) to it. */
+export async function askRuntime(record: Pick<RuntimeRecord, 'url' | 'appId' | 'admin'>, localPath: string, body?: string): Promise<RuntimeAnswer> {
   const url = `${record.url}${ADMIN_PREFIX}/local/app/${encodeURIComponent(record.appId)}${localPath}`;
-  let answer = await send(url, 'GET', record.admin.accessToken);
+  const method = body === undefined ? 'GET' : 'POST';
+  let answer = await send(url, method, record.admin.accessToken, body);
   if (answer.status === 401 && isInvalidSession(answer.text)) {
     const refreshed = await send(`${record.url}${ADMIN_PREFIX}/auth/session`, 'POST', record.admin.refreshToken);
     const token = refreshed.status === 201 ? accessTokenOf(refreshed.text) : undefined;
     if (!token) throw new Error(`the running runtime at ${record.url} refused its own session (${refreshed.status}); restart it`);
-    answer = await send(url, 'GET', token);
+    answer = await send(url, method, token, body);
   }
   return answer;
 }
@@ -34,10 +36,13 @@ export function errorOf(answer: RuntimeAnswer): string {
   return `status ${answer.status}`;
 }
 
-async function send(url: string, method: string, token: string): Promise<RuntimeAnswer> {
+async function send(url: string, method: string, token: string, body?: string): Promise<RuntimeAnswer> {
   let response: Response;
   try {
-    response = await fetch(url, { method, headers: { Authorization: `Bearer ${token}`, 'X-BAAS-Request-Origin': 'asl' } });
+    response = await fetch(url, {
+      method, headers: { Authorization: `Bearer ${token}`, 'X-BAAS-Request-Origin': 'asl', ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      ...(body === undefined ? {} : { body }),
+    });
   } catch (e) {
     throw new RuntimeGone(`the runtime at ${url} does not answer: ${(e as Error & { cause?: Error }).cause?.message ?? (e as Error).message}`);
   }

@@ -650,6 +650,13 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       const result = await systemGraphql.endpoint.executeRaw(body, 'system', clientGone);
       return { status: result.status, body: result.body };
     },
+    async callAsUser(call) {
+      const id = findUser(call.user)?.user.id;
+      const user = id === undefined ? undefined : state.auth.user(String(id));
+      if (!user) throw new ApiError(404, 'UserNotFound', `no user with id or email "${call.user}"`);
+      const customData = await state.findCustomUserData?.(user);
+      return callAsUser(call.name, call.arguments, userOf({ user, ...(customData ? { customData } : {}) }));
+    },
     callAsSystem: (call) => (call.service
       ? runServiceAction(systemCollection, call.service, call.name, call.arguments[0])
       : runFunction(call.name, call.arguments, { runAsSystem: true })),

@@ -661,7 +661,7 @@ export function checkedFromWorker(m: unknown): FromWorker | undefined {
       case 'done':
         return isId(x.id) && (x.returned === undefined ? isText(x.payload) : isLent(x.returned) && (x.payload === undefined || isText(x.payload)));
       case 'failed':
-        return isId(x.id) && isText(x.message);
+        return isId(x.id) && isText(x.message) && (x.stack === undefined || isText(x.stack));
       case 'syntax':
         return isId(x.id) && isText(x.reason) && isId(x.line) && isId(x.character);
       case 'service':

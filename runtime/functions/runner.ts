@@ -585,7 +585,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         return;
       }
       case 'failed':
-        settle(call, { error: new FunctionExecutionError(call.name, message.message) });
+        settle(call, { error: new FunctionExecutionError(call.name, message.message, message.stack) });
         return;
       case 'syntax': {
         const error = new FunctionSyntaxError(call.name, call.source.path, message.reason, { line: message.line, character: message.character });

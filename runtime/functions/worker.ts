@@ -499,6 +499,27 @@ function messageOf(thrown: unknown): string {
   }
 }
 
+/** What of a stack is kept: the app's own frames, at most this many characters. */
+const MAX_STACK_CHARS = 16 * 1024;
+
+/**
+ * The frames of what the function threw that are the app's own code (its file, by its path, and its
+ * packages), without the worker's or Node's; undefined when it threw no error or none of its frames are.
+ * `stack` is read as the function left it (a string, or nothing).
+ */
+function stackOf(thrown: unknown): string | undefined {
+  if (thrown === null || typeof thrown !== 'object') return undefined;
+  let stack: unknown;
+  try {
+    stack = (thrown as { stack?: unknown }).stack;
+  } catch {
+    return undefined;
+  }
+  if (typeof stack !== 'string') return undefined;
+  const own = stack.split('\n').filter((line) => /^\s+at /.test(line) && !line.includes(__filename) && !/\(node:|at node:|<anonymous>\)?$/.test(line));
+  return own.length > 0 ? own.map((line) => line.trim()).join('\n').slice(0, MAX_STACK_CHARS) : undefined;
+}
+
 let lastFunctionName = 'functions';
 
 async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void> {
@@ -535,7 +556,8 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
     }
     post({ t: 'done', id, ...encoded });
   } catch (thrown) {
-    post({ t: 'failed', id, message: messageOf(thrown) });
+    const stack = stackOf(thrown);
+    post({ t: 'failed', id, message: messageOf(thrown), ...(stack ? { stack } : {}) });
   }
 }
 
