@@ -112,6 +112,11 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   let inspectorsHeard: string[] | undefined = [];
   const announceInspector = (app: { clientAppId: string }, event: FunctionInspectorEvent) => {
     if ('error' in event) return; // logged by the runtime
+    // A parent (the editor) gets the address as data, in the handshake or a message; its log shows stdout.
+    if (parent) {
+      if (!inspectorsHeard) parent.send({ type: 'functionsInspector', appId: app.clientAppId, url: event.url });
+      return;
+    }
     const line = `functions inspector: ${event.url} (app ${app.clientAppId})\n`;
     if (inspectorsHeard) inspectorsHeard.push(line);
     else io.out(line);
@@ -155,6 +160,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     apps: runtime.apps.map((app) => ({
       appId: app.clientAppId, name: path.basename(app.dir), appDir: app.dir, dataDir: app.dataDir, url: runtime.url,
       adminAppPath: `${new URL(runtime.adminUrl).pathname}/groups/${runtime.groupId}/apps/${app.id}`,
+      ...(app.functionInspector && 'url' in app.functionInspector ? { functionsInspector: app.functionInspector.url } : {}),
     })),
     ...(adminSession ? { admin: { accessToken: adminSession.access_token, refreshToken: adminSession.refresh_token } } : {}),
     errors: errors.length, warnings: countOf(runtime.diagnostics, 'warning'),

@@ -7,6 +7,7 @@ import { isMainThread, receiveMessageOnPort, workerData } from 'node:worker_thre
 import { builtinModules, createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
+import inspector from 'node:inspector';
 import util from 'node:util';
 import vm from 'node:vm';
 import * as bson from 'bson';
@@ -221,8 +222,18 @@ function forgetPackages(): void {
   packageSources.clear();
 }
 
+/**
+ * While debugging (the thread's permission model allows the inspector: runner.ts), a function's console
+ * also reaches the debugger's console, its values inspectable there; `inspector.console` writes to the
+ * inspector only. Otherwise undefined: nothing more per line.
+ */
+const debuggerConsole = process.execArgv.includes('--allow-inspector') ? (inspector.console as unknown as Record<LogLevel, (...args: unknown[]) => void>) : undefined;
+
 function createConsole(functionName: string): Record<LogLevel, (...args: unknown[]) => void> {
-  const emit = (level: LogLevel) => (...args: unknown[]): void => post({ t: 'log', name: functionName, level, text: cut(util.format(...args)) });
+  const emit = (level: LogLevel) => (...args: unknown[]): void => {
+    post({ t: 'log', name: functionName, level, text: cut(util.format(...args)) });
+    debuggerConsole?.[level]?.(`[function ${functionName}]`, ...args);
+  };
   return { log: emit('log'), info: emit('info'), warn: emit('warn'), error: emit('error'), debug: emit('debug') };
 }
 
