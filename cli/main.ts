@@ -8,6 +8,7 @@ import { parentChannelOf } from '../core/runtime-protocol';
 import { runAdminKeys } from './adminKeys';
 import { runSync } from './sync';
 import { runData } from './data';
+import { runFunctions } from './functions';
 import { runApps, runLogin, runLogout, runPull, runPush, runWhoami } from './adminCommands';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './io';
 
@@ -21,6 +22,8 @@ Commands:
   sync <command> [appDir]   partition-based sync: status, enable, pause, resume, terminate, simulate,
                             sessions [--follow] [--json]
   data <command> DIR        export, import (mongodump's layout), backup, restore an app's data
+  functions run NAME [appDir] [--args JSON] [--as USER|--system]
+                            run a function once; print its result, or its error with its stack
   login --api-key K --private-api-key S [--url U]   log in to a runtime's Admin API
   logout | whoami           end the admin session | show it
   apps list | apps create -n <name> [--template <id>] [--local <dir>]
@@ -33,7 +36,7 @@ Run "asl <command> --help" for a command's options.`;
 type Command = (argv: string[], io: CliIO) => Promise<number>;
 const COMMANDS: Record<string, Command> = { check: runCheck, schema: runSchema, serve: (argv, io) => runServe(argv, io, { untilStopped: waitForSignal, untilStoppedAgain: waitForSignal, parent: parentChannelOf(process) }), 'admin-keys': runAdminKeys,
   login: runLogin, logout: runLogout, whoami: runWhoami, apps: runApps, pull: runPull, push: runPush,
-  sync: (argv, io) => runSync(argv, io), data: runData,
+  sync: (argv, io) => runSync(argv, io), data: runData, functions: runFunctions,
 };
 
 export async function main(argv: string[], io: CliIO): Promise<number> {

@@ -14,13 +14,18 @@ export { readRuntimeRecord };
 
 export interface RuntimeAnswer { status: number; text: string }
 
+/** What asking a runtime takes of its record (a runtime started in this process has no record file). */
+export type AskedRuntime = Pick<RuntimeRecord, 'url' | 'appId' | 'admin' | 'tlsCertificateSha256'>;
+
 /** Thrown when the recorded runtime does not answer (it stopped between the check and the request). */
 export class RuntimeGone extends Error {}
 
-export async function askRuntime(record: RuntimeRecord, localPath: string): Promise<RuntimeAnswer> {
+/** GETs a local route, or POSTs `body` (JSON text) to it. */
+export async function askRuntime(record: AskedRuntime, localPath: string, body?: string): Promise<RuntimeAnswer> {
   const url = localRouteUrl(record, localPath);
-  const answer = await sendTo(record, url, 'GET', record.admin.accessToken);
-  if (answer.status === 401 && isInvalidSession(answer.text)) return sendTo(record, url, 'GET', await freshAccessToken(record));
+  const method = body === undefined ? 'GET' : 'POST';
+  const answer = await sendTo(record, url, method, record.admin.accessToken, body);
+  if (answer.status === 401 && isInvalidSession(answer.text)) return sendTo(record, url, method, await freshAccessToken(record), body);
   return answer;
 }
 
@@ -28,7 +33,7 @@ export async function askRuntime(record: RuntimeRecord, localPath: string): Prom
  * An access token of the record's session, refreshed now: for requests whose body is a stream, which a
  * refusal of an expired token could not replay.
  */
-export async function freshAccessToken(record: RuntimeRecord): Promise<string> {
+export async function freshAccessToken(record: AskedRuntime): Promise<string> {
   const refreshed = await sendTo(record, `${record.url}${ADMIN_PREFIX}/auth/session`, 'POST', record.admin.refreshToken);
   const token = refreshed.status === 201 ? accessTokenOf(refreshed.text) : undefined;
   if (!token) throw new Error(`the running runtime at ${record.url} refused its own session (${refreshed.status}); restart it`);
@@ -36,7 +41,7 @@ export async function freshAccessToken(record: RuntimeRecord): Promise<string> {
 }
 
 /** The URL of one of the recorded app's local admin routes. */
-export function localRouteUrl(record: RuntimeRecord, localPath: string): string {
+export function localRouteUrl(record: AskedRuntime, localPath: string): string {
   return `${record.url}${ADMIN_PREFIX}/local/app/${encodeURIComponent(record.appId)}${localPath}`;
 }
 
@@ -50,16 +55,16 @@ export function errorOf(answer: RuntimeAnswer): string {
 }
 
 /** Plain HTTP, or TLS accepting only the certificate the record names. */
-function sendTo(record: RuntimeRecord, url: string, method: string, token: string): Promise<RuntimeAnswer> {
-  return url.startsWith('https:') ? sendPinned(url, method, token, record.tlsCertificateSha256) : sendPlain(url, method, token);
+function sendTo(record: AskedRuntime, url: string, method: string, token: string, body?: string): Promise<RuntimeAnswer> {
+  return url.startsWith('https:') ? sendPinned(url, method, token, record.tlsCertificateSha256, body) : sendPlain(url, method, token, body);
 }
 
-const HEADERS = (token: string) => ({ Authorization: `Bearer ${token}`, 'X-BAAS-Request-Origin': 'asl' });
+const HEADERS = (token: string, body?: string) => ({ Authorization: `Bearer ${token}`, 'X-BAAS-Request-Origin': 'asl', ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) });
 
-async function sendPlain(url: string, method: string, token: string): Promise<RuntimeAnswer> {
+async function sendPlain(url: string, method: string, token: string, body?: string): Promise<RuntimeAnswer> {
   let response: Response;
   try {
-    response = await fetch(url, { method, headers: HEADERS(token) });
+    response = await fetch(url, { method, headers: HEADERS(token, body), ...(body === undefined ? {} : { body }) });
   } catch (e) {
     throw new RuntimeGone(`the runtime at ${url} does not answer: ${(e as Error & { cause?: Error }).cause?.message ?? (e as Error).message}`);
   }
@@ -70,7 +75,7 @@ async function sendPlain(url: string, method: string, token: string): Promise<Ru
  * One request over a TLS connection whose certificate has the recorded fingerprint; checked once the
  * handshake is done and before anything (the token) is sent.
  */
-function sendPinned(url: string, method: string, token: string, fingerprint: string | undefined): Promise<RuntimeAnswer> {
+function sendPinned(url: string, method: string, token: string, fingerprint: string | undefined, body?: string): Promise<RuntimeAnswer> {
   const target = new URL(url);
   const gone = (why: string) => new RuntimeGone(`the runtime at ${url} does not answer: ${why}`);
   return new Promise((resolve, reject) => {
@@ -83,7 +88,7 @@ function sendPinned(url: string, method: string, token: string, fingerprint: str
         reject(new Error(`the runtime at ${url} presented a certificate (${served}) other than the one its record names; not sending its session`));
         return;
       }
-      const req = http.request({ createConnection: () => socket, method, path: target.pathname + target.search, headers: { ...HEADERS(token), Host: target.host } }, (res) => {
+      const req = http.request({ createConnection: () => socket, method, path: target.pathname + target.search, headers: { ...HEADERS(token, body), Host: target.host } }, (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (d: string) => { text += d; });
@@ -91,7 +96,7 @@ function sendPinned(url: string, method: string, token: string, fingerprint: str
         res.on('error', (e) => reject(gone(e.message)));
       });
       req.on('error', (e) => reject(gone(e.message)));
-      req.end();
+      req.end(body);
     });
   });
 }

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import type { Diagnostic } from '../core/diagnostics';
 import { RUNTIME_PROTOCOL_VERSION, type ParentChannel, type RuntimeProblem } from '../core/runtime-protocol';
 import { AppHasErrors, startRuntime } from '../runtime';
+import { whyFunctionsCannotBeDebugged, type FunctionInspectorEvent } from '../runtime/functions';
 import { checkAdminUserCredentials } from '../runtime/admin/admin-users';
 import { ADMIN_API_PREFIX } from '../runtime/admin/table';
 import { checkPublicUrl } from '../runtime/http/addresses';
@@ -43,6 +44,13 @@ Options:
   --access-token-lifetime SEC
                            how long access tokens last, in seconds (default 1800, as on the platform; at least 1):
                            clients refresh them and reconnect sync when one ends
+  --inspect-functions[=PORT]
+                           debug functions: each app's function process runs with Node's inspector on
+                           127.0.0.1 (whatever --host says; the first app on PORT, else a free port) and
+                           calls have no time limit. Prints "functions inspector: <ws url> (app <id>)"
+                           once per start of a function process: attach a debugger to that URL (it holds
+                           the inspector's secret). Needs Node 24 or later (its permission model's
+                           --allow-inspector); the sandbox stays as it is
   --mongodb-uri URI        keep data in a MongoDB server instead of the embedded store
   --no-watch               do not reload on file changes
   --fail-on-errors         refuse to start when the app's files have errors
@@ -81,14 +89,15 @@ export interface ServeHooks {
 
 export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { untilStopped: waitForSignal, untilStoppedAgain: waitForSignal }): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: argv,
+    // `--inspect-functions` takes its port only as `=PORT` (as Node's --inspect): alone, a free port.
+    args: argv.map((arg) => (arg === '--inspect-functions' ? '--inspect-functions=0' : arg)),
     options: {
       port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'app-id': { type: 'string' },
       secret: { type: 'string', multiple: true }, 'function-timeout': { type: 'string' }, 'mongodb-uri': { type: 'string' },
       'access-token-lifetime': { type: 'string' },
       'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'admin-user': { type: 'string' }, 'admin-password': { type: 'string' }, 'allow-no-apps': { type: 'boolean' },
       'public-url': { type: 'string', multiple: true }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'trust-proxy': { type: 'string', multiple: true }, 'log-level': { type: 'string' }, 'log-format': { type: 'string' },
-      'metrics-port': { type: 'string' }, 'drain-timeout': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      'metrics-port': { type: 'string' }, 'drain-timeout': { type: 'string' }, 'inspect-functions': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
@@ -109,6 +118,14 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   if (timeout !== undefined && !(timeout > 0)) throw new UsageError(`--function-timeout must be a positive number of seconds, got "${values['function-timeout']}"`);
   const tokenLifetime = values['access-token-lifetime'] === undefined ? undefined : Number(values['access-token-lifetime']);
   if (tokenLifetime !== undefined && !(Number.isInteger(tokenLifetime) && tokenLifetime >= 1)) throw new UsageError(`--access-token-lifetime must be a whole number of seconds, at least 1, got "${values['access-token-lifetime']}"`);
+  const inspectValue = values['inspect-functions'];
+  const inspectPort = inspectValue === undefined ? undefined : Number(inspectValue);
+  if (inspectPort !== undefined && !(/^\d+$/.test(inspectValue!) && inspectPort <= 65535)) throw new UsageError(`--inspect-functions=PORT takes a port from 0 to 65535, got "${inspectValue}"`);
+  const cannotDebug = inspectPort === undefined ? undefined : whyFunctionsCannotBeDebugged();
+  if (cannotDebug) {
+    io.err(`asl serve: --inspect-functions: ${cannotDebug}\n`);
+    return EXIT_USAGE;
+  }
   for (const s of values.secret ?? []) if (s.indexOf('=') <= 0) throw new UsageError(`--secret expects NAME=VALUE, got "${s}"`);
   const publicUrls = (values['public-url'] ?? []).map((text) => {
     const checked = checkPublicUrl(text);
@@ -146,6 +163,19 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   const stopped = parent
     ? Promise.race([hooks.untilStopped(), new Promise<void>((resolve) => parent.onStop(() => { drainMs = Math.min(drainMs, PARENT_STOP_DRAIN_MS); resolve(); }))])
     : hooks.untilStopped();
+  /** Inspector addresses heard before the runtime's own lines are printed go after them. */
+  let inspectorsHeard: string[] | undefined = [];
+  const announceInspector = (app: { clientAppId: string }, event: FunctionInspectorEvent) => {
+    if ('error' in event) return; // logged by the runtime
+    // A parent (the editor) gets the address as data, in the handshake or a message; its log shows stdout.
+    if (parent) {
+      if (!inspectorsHeard) parent.send({ type: 'functionsInspector', appId: app.clientAppId, url: event.url });
+      return;
+    }
+    const line = `functions inspector: ${event.url} (app ${app.clientAppId})\n`;
+    if (inspectorsHeard) inspectorsHeard.push(line);
+    else io.out(line);
+  };
   let runtime;
   try {
     runtime = await startRuntime({
@@ -156,6 +186,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
       metricsPort, startFunctionProcesses: true,
       onReloaded: (applied, diagnostics) => parent?.send({ type: 'reloaded', applied, errors: countOf(diagnostics, 'error') }),
       failOnErrors: values['fail-on-errors'] === true,
+      ...(inspectPort !== undefined ? { inspectFunctions: { port: inspectPort, onInspector: announceInspector } } : {}),
     });
   } catch (e) {
     if (e instanceof AppHasErrors) {
@@ -173,6 +204,8 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   for (const url of runtime.publicUrls) io.out(`public url: ${url}\n`);
   io.out(`admin api: ${runtime.adminUrl}\n`);
   if (runtime.metricsUrl) io.out(`metrics: ${runtime.metricsUrl}\n`);
+  for (const line of inspectorsHeard) io.out(line);
+  inspectorsHeard = undefined;
   const created = runtime.createdAdminKey;
   if (created) {
     io.out(`admin public key: ${created.publicKey}\nadmin private key: ${created.privateKey}\n`
@@ -186,6 +219,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     apps: runtime.apps.map((app) => ({
       appId: app.clientAppId, name: path.basename(app.dir), appDir: app.dir, dataDir: app.dataDir, url: runtime.url,
       adminAppPath: `${new URL(runtime.adminUrl).pathname}/groups/${runtime.groupId}/apps/${app.id}`,
+      ...(app.functionInspector && 'url' in app.functionInspector ? { functionsInspector: app.functionInspector.url } : {}),
     })),
     ...(adminSession ? { admin: { accessToken: adminSession.access_token, refreshToken: adminSession.refresh_token } } : {}),
     errors: errors.length, warnings: countOf(runtime.diagnostics, 'warning'),

@@ -12,6 +12,7 @@ export const commands = {
   startRuntime: { id: 'appServicesLocal.startRuntime', title: 'Start Runtime' },
   stopRuntime: { id: 'appServicesLocal.stopRuntime', title: 'Stop Runtime' },
   restartRuntime: { id: 'appServicesLocal.restartRuntime', title: 'Restart Runtime' },
+  debugFunctions: { id: 'appServicesLocal.debugFunctions', title: 'Debug Functions' },
   showRuntimeLogs: { id: 'appServicesLocal.showRuntimeLogs', title: 'Show Runtime Logs' },
   openInBrowser: { id: 'appServicesLocal.openInBrowser', title: 'Open Runtime in Browser' },
   clearLocalData: { id: 'appServicesLocal.clearLocalData', title: 'Clear Local Data…' },

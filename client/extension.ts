@@ -75,7 +75,7 @@ export function activate(context: vscode.ExtensionContext): AppServicesLocalApi 
   const ready = () => (wired ??= wire(features()));
 
   const ownCommands = [
-    commands.startRuntime, commands.stopRuntime, commands.restartRuntime, commands.showRuntimeLogs, commands.openInBrowser,
+    commands.startRuntime, commands.stopRuntime, commands.restartRuntime, commands.debugFunctions, commands.showRuntimeLogs, commands.openInBrowser,
     commands.clearLocalData, commands.attachRuntime, commands.selectApp, commands.runtimeActions, commands.runOperation,
     commands.runOperationAs, commands.runSelection, commands.rerunHistory, commands.openHistoryResult, commands.copyHistoryCurl,
     commands.clearHistory, commands.refreshExplorer, commands.browseDocuments, commands.runFunctionAs, commands.insertSampleOperation,

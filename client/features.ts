@@ -10,6 +10,7 @@ import { AppExplorer, type ExplorerNode } from './explorer';
 import type { HistoryEntry } from './history';
 import { QueryRunner, RESULT_SCHEME, messageOf, type FragmentSource } from './runner';
 import { RuntimeController } from './runtimeController';
+import { FunctionsDebugger } from './functionsDebugger';
 import { PARTITION_SCHEME, PartitionSimulator } from './partitionSimulator';
 import { SYNC_TRAFFIC_SCHEME, SyncSessionsView, type SyncSessionNode } from './syncSessions';
 
@@ -34,8 +35,9 @@ export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vsc
   const explorer = new AppExplorer(runtime, apps, runner);
   const partitions = new PartitionSimulator(runtime);
   const syncSessions = new SyncSessionsView(runtime);
+  const functionsDebugger = new FunctionsDebugger(runtime);
   context.subscriptions.push(
-    runtime, runner, explorer, partitions, syncSessions,
+    runtime, runner, explorer, partitions, syncSessions, functionsDebugger,
     vscode.workspace.registerTextDocumentContentProvider(SYNC_TRAFFIC_SCHEME, syncSessions),
     vscode.workspace.registerTextDocumentContentProvider(RESULT_SCHEME, runner.results),
     vscode.workspace.registerTextDocumentContentProvider(PARTITION_SCHEME, partitions),
@@ -67,6 +69,7 @@ export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vsc
       ? [
         { label: '$(globe) Open in Browser', command: commands.openInBrowser.id },
         { label: '$(debug-restart) Restart', command: commands.restartRuntime.id },
+        { label: '$(debug-alt) Debug Functions', command: commands.debugFunctions.id },
         { label: '$(debug-stop) Stop', command: commands.stopRuntime.id },
       ]
       : [
@@ -95,6 +98,7 @@ export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vsc
     [commands.startRuntime.id]: guarded('starting the runtime', () => runtime.start()),
     [commands.stopRuntime.id]: guarded('stopping the runtime', () => runtime.stop()),
     [commands.restartRuntime.id]: guarded('restarting the runtime', () => runtime.restart()),
+    [commands.debugFunctions.id]: guarded('debugging functions', () => functionsDebugger.start()),
     [commands.showRuntimeLogs.id]: () => runtimeLog.show(true),
     [commands.openInBrowser.id]: guarded('opening the browser', openInBrowser),
     [commands.clearLocalData.id]: guarded('clearing the local data', () => runtime.clearLocalData()),

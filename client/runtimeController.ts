@@ -19,6 +19,8 @@ export interface RunningTarget extends RunnerTarget {
   dataDir?: string;
   attached: boolean;
   admin?: AdminSessionGrant;
+  /** While debugging functions: the WebSocket address of the app's function inspector. */
+  functionsInspector?: string;
 }
 
 export class RuntimeController implements vscode.Disposable {
@@ -27,6 +29,8 @@ export class RuntimeController implements vscode.Disposable {
   private running: RunningTarget | undefined;
   private pool: SessionPool | undefined;
   private transition: Promise<unknown> = Promise.resolve();
+  /** Whether the runtime runs (and restarts) with `--inspect-functions`. */
+  private inspectFunctions = false;
   private readonly changed = new vscode.EventEmitter<void>();
   /** Fires on every state change and reload of the running app (the explorer refreshes on it). */
   readonly onDidChange = this.changed.event;
@@ -43,6 +47,16 @@ export class RuntimeController implements vscode.Disposable {
   get target(): RunningTarget | undefined { return this.running; }
   get sessions(): SessionPool | undefined { return this.pool; }
   get pid(): number | undefined { return this.process?.pid; }
+  get debuggingFunctions(): boolean { return this.inspectFunctions; }
+
+  /** Restarts the runtime with functions debuggable (or no longer); resolves with whether it runs. */
+  async setFunctionsDebugging(on: boolean): Promise<boolean> {
+    if (on === this.inspectFunctions && this.state.kind === 'running') return true;
+    this.inspectFunctions = on;
+    const appDir = this.running?.attached ? undefined : this.running?.appDir;
+    await this.stop();
+    return this.start(appDir);
+  }
 
   private setState(state: RuntimeState): void {
     this.state = state;
@@ -115,6 +129,7 @@ export class RuntimeController implements vscode.Disposable {
       secrets: settings.get<string[]>('secrets', []).filter((s) => typeof s === 'string' && s.includes('=')),
       execPath: process.execPath,
       startTimeoutMs: 60_000,
+      inspectFunctions: this.inspectFunctions,
     };
     this.setState({ kind: 'starting', appName });
     this.log.info(`Starting the runtime for ${appDir} (port ${launch.port || 'any free'})`);
@@ -125,6 +140,12 @@ export class RuntimeController implements vscode.Disposable {
         this.changed.fire();
       },
       onCrash: (description, lastLines) => this.crashed(appName, description, lastLines),
+      onFunctionsInspector: (appId, url) => {
+        if (this.running?.appId !== appId) return;
+        this.running.functionsInspector = url;
+        this.log.warn('The function process started again: attach the debugger again (App Services: Debug Functions)');
+        this.changed.fire();
+      },
     });
     this.process = started.process;
     let ready: RuntimeReady;
@@ -149,10 +170,13 @@ export class RuntimeController implements vscode.Disposable {
       return false;
     }
     const app = ready.apps[0]!;
-    this.running = { baseUrl: ready.url, appId: app.appId, appDir: app.appDir, dataDir: app.dataDir, attached: false, admin: ready.admin, adminAppPath: app.adminAppPath };
+    this.running = {
+      baseUrl: ready.url, appId: app.appId, appDir: app.appDir, dataDir: app.dataDir, attached: false, admin: ready.admin, adminAppPath: app.adminAppPath,
+      ...(app.functionsInspector ? { functionsInspector: app.functionsInspector } : {}),
+    };
     this.pool = new SessionPool(this.running);
     this.log.info(`Runtime ready: ${app.appId} at ${ready.url}${ready.warnings ? ` (${ready.warnings} warning(s) in the app's files)` : ''}`);
-    this.setState({ kind: 'running', appId: app.appId, port: ready.port, url: ready.url, attached: false });
+    this.setState({ kind: 'running', appId: app.appId, port: ready.port, url: ready.url, attached: false, debuggingFunctions: this.inspectFunctions });
     return true;
   }
 

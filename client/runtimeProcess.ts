@@ -21,6 +21,8 @@ export interface RuntimeLaunch {
   env?: NodeJS.ProcessEnv;
   /** How long the start may take before it counts as failed. */
   startTimeoutMs?: number;
+  /** `--inspect-functions`: the functions' inspector on a free loopback port (App Services: Debug Functions). */
+  inspectFunctions?: boolean;
 }
 
 /** The handshake's ready message, as declared once in `core/runtime-protocol.ts`, without its envelope. */
@@ -31,6 +33,8 @@ export interface RuntimeProcessListener {
   /** The process ended without being asked to stop (after it was ready): a crash or a kill from outside. */
   onCrash?(description: string, lastLines: string[]): void;
   onReloaded?(applied: boolean, errors: number): void;
+  /** While debugging functions: the app's function process started again, its inspector at `url`. */
+  onFunctionsInspector?(appId: string, url: string): void;
 }
 
 /** A start that did not reach ready: what failed, and the app's problems when they were the reason. */
@@ -48,6 +52,7 @@ export function serveArguments(launch: RuntimeLaunch): string[] {
   if (launch.dataDir) args.push('--data', launch.dataDir);
   if (launch.functionTimeoutSec !== undefined) args.push('--function-timeout', String(launch.functionTimeoutSec));
   for (const secret of launch.secrets ?? []) args.push('--secret', secret);
+  if (launch.inspectFunctions) args.push('--inspect-functions');
   return args;
 }
 
@@ -100,6 +105,7 @@ export class RuntimeProcess {
         switch (message.type) {
           case 'log': this.keep(message.level, message.message); break;
           case 'reloaded': this.listener.onReloaded?.(message.applied, message.errors); break;
+          case 'functionsInspector': this.listener.onFunctionsInspector?.(message.appId, message.url); break;
           case 'failed':
             clearTimeout(timer);
             reject(new RuntimeStartError(message.message, message.reason, message.problems, this.lastLines));

@@ -3,7 +3,7 @@
 export type RuntimeState =
   | { kind: 'stopped' }
   | { kind: 'starting'; appName: string }
-  | { kind: 'running'; appId: string; port: number; url: string; attached: boolean }
+  | { kind: 'running'; appId: string; port: number; url: string; attached: boolean; debuggingFunctions?: boolean }
   | { kind: 'crashed'; appName: string; description: string; lastLines: string[] }
   | { kind: 'failed'; appName: string; message: string };
 
@@ -24,8 +24,8 @@ export function describeRuntimeStatus(state: RuntimeState): RuntimeStatusView {
       return { text: '$(sync~spin) App Services: starting', tooltip: `Starting the runtime for ${state.appName}…`, isError: false };
     case 'running':
       return {
-        text: `$(play-circle) ${state.appId} :${state.port}`,
-        tooltip: `${state.attached ? 'Attached to' : 'Running'} ${state.appId} at ${state.url}. Click for runtime actions (Open in Browser, Restart, Stop, Logs…).`,
+        text: `${state.debuggingFunctions ? '$(debug-alt)' : '$(play-circle)'} ${state.appId} :${state.port}${state.debuggingFunctions ? ' (debugging functions)' : ''}`,
+        tooltip: `${state.attached ? 'Attached to' : 'Running'} ${state.appId} at ${state.url}.${state.debuggingFunctions ? ' Functions are being debugged: breakpoints in functions/*.js stop their calls, which have no time limit meanwhile; stop the debug session to end it.' : ''} Click for runtime actions (Open in Browser, Restart, Stop, Logs…).`,
         isError: false,
       };
     case 'crashed': {

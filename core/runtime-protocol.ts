@@ -18,6 +18,11 @@ export interface RuntimeAppInfo {
   url: string;
   /** The app's Admin API path (`/api/admin/v3.0/groups/{groupId}/apps/{id}`), when the runtime has one. */
   adminAppPath?: string;
+  /**
+   * With `--inspect-functions`: the WebSocket address of the app's function inspector (it holds the
+   * inspector's secret: for the parent's debugger only, never for a log).
+   */
+  functionsInspector?: string;
 }
 
 /** An admin session the runtime minted for its parent: bearer tokens for the admin and local-only routes. */
@@ -50,7 +55,9 @@ export type RuntimeMessage =
     }
   | { type: 'failed'; version: number; reason: 'app-errors' | 'usage' | 'start'; message: string; problems: RuntimeProblem[] }
   | { type: 'log'; level: RuntimeLogLevel; message: string }
-  | { type: 'reloaded'; applied: boolean; errors: number };
+  | { type: 'reloaded'; applied: boolean; errors: number }
+  /** With `--inspect-functions`: an app's function process started again, its inspector at a new address. */
+  | { type: 'functionsInspector'; appId: string; url: string };
 
 export type ParentMessage = { type: 'stop' };
 
@@ -60,6 +67,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A function inspector's address: a WebSocket on loopback only (a debugger attaches to nothing else). */
+export function isInspectorAddress(value: unknown): value is string {
+  return typeof value === 'string' && /^ws:\/\/127\.0\.0\.1:\d{1,5}\/[0-9a-f-]{36}$/.test(value);
+}
+
 /** Checks the shape of a message from a runtime (a parent must not trust a child blindly). */
 export function isRuntimeMessage(value: unknown): value is RuntimeMessage {
   if (!isRecord(value)) return false;
@@ -67,7 +79,8 @@ export function isRuntimeMessage(value: unknown): value is RuntimeMessage {
     case 'ready':
       return typeof value.version === 'number' && typeof value.url === 'string' && typeof value.port === 'number'
         && Array.isArray(value.apps) && value.apps.every((a) => isRecord(a) && typeof a.appId === 'string' && typeof a.url === 'string'
-          && typeof a.appDir === 'string' && typeof a.dataDir === 'string' && typeof a.name === 'string')
+          && typeof a.appDir === 'string' && typeof a.dataDir === 'string' && typeof a.name === 'string'
+          && (a.functionsInspector === undefined || isInspectorAddress(a.functionsInspector)))
         && (value.admin === undefined || (isRecord(value.admin) && typeof value.admin.accessToken === 'string' && typeof value.admin.refreshToken === 'string'))
         && typeof value.errors === 'number' && typeof value.warnings === 'number';
     case 'failed':
@@ -76,6 +89,8 @@ export function isRuntimeMessage(value: unknown): value is RuntimeMessage {
       return typeof value.message === 'string' && LOG_LEVELS.includes(value.level as string);
     case 'reloaded':
       return typeof value.applied === 'boolean' && typeof value.errors === 'number';
+    case 'functionsInspector':
+      return typeof value.appId === 'string' && isInspectorAddress(value.url);
     default:
       return false;
   }

@@ -26,7 +26,7 @@ import type { WatchedLogin } from './auth/account-events';
 import type { Clock } from './auth/tokens';
 import { createDataAccess, type DataAccess } from './data';
 import { registerEndpointRoutes, withEndpointSources } from './endpoints';
-import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallContext, type FunctionRunner, type FunctionUser } from './functions';
+import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallContext, type FunctionInspectorEvent, type FunctionRunner, type FunctionUser } from './functions';
 import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
 import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
@@ -129,6 +129,13 @@ export interface RuntimeOptions {
    * code and the runtime. Never set by `asl serve`; a benchmark sets it to measure what the boundary costs.
    */
   functionsUnisolatedForBenchmarks?: boolean;
+  /**
+   * Debug functions (`asl serve --inspect-functions`): each app's function process runs with Node's
+   * inspector on 127.0.0.1 (the first app on `port`, 0 for a free one; later apps on free ones) and calls
+   * have no time limit. `onInspector` hears where each app's inspector listens, on every start of its
+   * function process (its URL holds the inspector's secret: show it to the developer, never log it).
+   */
+  inspectFunctions?: { port: number; onInspector?(app: { clientAppId: string; dir: string }, event: FunctionInspectorEvent): void };
 }
 
 export interface RunningRuntime {
@@ -231,6 +238,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   preparePrivateFolder(runtimeDataDir);
   const admin = await AdminAuth.open({ adminDir: path.join(runtimeDataDir, 'admin'), clock: options.clock, users: options.adminUsers });
   const hosted: OpenedApp[] = [];
+  let inspectPort = options.inspectFunctions?.port;
+  /** The options of the next app opened: only the first gets the given inspector port. */
+  const appOptions = (appId: string | undefined): RuntimeOptions => {
+    const inspect = options.inspectFunctions && { ...options.inspectFunctions, port: inspectPort ?? 0 };
+    inspectPort = 0;
+    return { ...options, appId, ...(inspect ? { inspectFunctions: inspect } : {}) };
+  };
   const bindHost = options.host ?? '127.0.0.1';
   const publicUrls = options.publicUrls ?? [];
   let http: RunningHttpServer | undefined;
@@ -254,7 +268,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   options = { ...options, metrics };
   try {
     for (const appDir of appDirs) {
-      hosted.push(await openHostedApp({ ...options, appId: options.appDir !== undefined ? options.appId : undefined }, appDir, dataDirOf(appDir), admin));
+      hosted.push(await openHostedApp(appOptions(options.appDir !== undefined ? options.appId : undefined), appDir, dataDirOf(appDir), admin));
     }
   } catch (e) {
     await closeAll();
@@ -265,7 +279,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
   const registry = new HostedApps(hosted, {
     rootDir: options.appDir === undefined ? rootDir : undefined,
     open: async (appDir) => {
-      const app = await openHostedApp({ ...options, appId: undefined }, appDir, dataDirOf(appDir), admin);
+      const app = await openHostedApp(appOptions(undefined), appDir, dataDirOf(appDir), admin);
       announce?.(app);
       return app;
     },
@@ -488,6 +502,19 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   const collectionsFor = (ctx: FunctionCallContext) => (service: string, database: string, collection: string): StoreCollection =>
     state.data.forUser(ctx.runAsSystem || !ctx.user ? 'system' : ctx.user, ctx.request).collection(service, database, collection);
 
+  const inspectFunctions = options.inspectFunctions;
+  let functionInspector: FunctionInspectorEvent | undefined;
+  /** Resolves on the first start of the function process while debugging: the runtime announces its address with the others. */
+  let inspectorStarted: (event: FunctionInspectorEvent) => void = () => undefined;
+  const firstInspector = new Promise<FunctionInspectorEvent>((resolve) => {
+    inspectorStarted = (event) => {
+      resolve(event);
+      functionInspector = event;
+      if ('error' in event) log.error(event.error);
+      else log.info(`function inspector listening on 127.0.0.1:${event.port} (its address, which holds its secret, is printed once on the runtime's output)`);
+      inspectFunctions?.onInspector?.({ clientAppId: appId, dir: appDir }, event);
+    };
+  });
   const functions: FunctionRunner = createFunctionRunner({
     // Endpoint functions get their request/response objects built inside the worker from a wrapped source.
     loadSource: withEndpointSources(() => state.app, (name) => {
@@ -506,6 +533,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     ...(options.functionsUnisolatedForBenchmarks ? { unisolatedForBenchmarks: true } : {}),
     log: (fn, level, text) => (level === 'error' ? log.error : level === 'warn' ? log.warn : log.info)(`[function ${fn}] ${text}`),
     packagesDir: path.join(appDir, 'functions', 'node_modules'),
+    ...(inspectFunctions ? { inspect: { port: inspectFunctions.port, onInspector: (event: FunctionInspectorEvent) => inspectorStarted(event) } } : {}),
   });
   const metrics = options.metrics ?? new RuntimeMetrics({ defaultMetrics: false });
   const runFunction = (name: string, args: unknown[], ctx: FunctionCallContext) => metrics.timeFunction(appId, () => functions.run(name, args, ctx));
@@ -749,6 +777,13 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       const result = await systemGraphql.endpoint.executeRaw(body, 'system', clientGone);
       return { status: result.status, body: result.body };
     },
+    async callAsUser(call) {
+      const id = findUser(call.user)?.user.id;
+      const user = id === undefined ? undefined : state.auth.user(String(id));
+      if (!user) throw new ApiError(404, 'UserNotFound', `no user with id or email "${call.user}"`);
+      const customData = await state.findCustomUserData?.(user);
+      return callAsUser(call.name, call.arguments, userOf({ user, ...(customData ? { customData } : {}) }));
+    },
     callAsSystem: (call) => (call.service
       ? runServiceAction(systemCollection, call.service, call.name, call.arguments[0])
       : runFunction(call.name, call.arguments, { runAsSystem: true })),
@@ -764,9 +799,18 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     },
   };
 
-  if (options.startFunctionProcesses && state.app.functions.size > 0) void functions.warmUp();
+  if (inspectFunctions) {
+    log.warn('function debugging is on (--inspect-functions): function calls have no time limit, and the function process\'s inspector listens on 127.0.0.1 only');
+    void functions.warmUp();
+    functionInspector = await Promise.race([firstInspector, new Promise<FunctionInspectorEvent>((resolve) => {
+      setTimeout(() => resolve({ error: 'the function process did not open its inspector within 15 s' }), 15_000).unref();
+    })]);
+  } else if (options.startFunctionProcesses && state.app.functions.size > 0) {
+    void functions.warmUp();
+  }
   const hostedApp: OpenedApp = {
     local,
+    get functionInspector() { return functionInspector; },
     id: internalAppId(groupId, appId),
     clientAppId: appId,
     dir: appDir,

@@ -37,6 +37,8 @@ export interface HostedAppHandle {
   readonly sync: RuntimeSync;
   /** The app's newest warnings and errors (the Admin API's `logs`). */
   recentLogs(): AppLogEntry[];
+  /** While debugging functions: where the app's function inspector listens now (its URL holds its secret), or why it does not. */
+  readonly functionInspector?: { url: string; port: number } | { error: string };
 }
 
 /** A served app with what the runtime itself needs of it. */

@@ -1,11 +1,14 @@
 // The editor's local-only routes, behind the admin session (declared on the admin route table, so a user's
 // token never reaches them): act as an existing user without a password (listing, creating and deleting users
 // are the Admin API's own routes, configRoutes.ts), run GraphQL and functions as
-// *system* (rules bypassed), and count every collection's documents. Paths under `/api/admin/v3.0/local/app/
+// *system* (rules bypassed) or functions as a given user (`asl functions run --as`), and count every
+// collection's documents. A function's failure answers with its own stack (`function_stack`: its file,
+// line and column), which the client API never shows. Paths under `/api/admin/v3.0/local/app/
 // <client app id>/…` (the client shares them through core/runner/identities.ts `LOCAL_API`).
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
 import { isObject } from '../../core/json';
+import { FunctionError, FunctionExecutionError } from '../functions';
 import type { LoginResponse } from '../auth/service';
 import { json, type AdminRouteTable } from './table';
 
@@ -18,6 +21,8 @@ export interface LocalAppAccess {
   graphqlAsSystem(body: string, clientGone: () => boolean): Promise<{ status: number; body: unknown }>;
   /** A function or a service action (`service` set) as system. */
   callAsSystem(call: { name: string; arguments: unknown[]; service?: string }): Promise<unknown>;
+  /** A function as the user of this id or email, as a client call of that user would run it (its can_evaluate included). */
+  callAsUser(call: { name: string; arguments: unknown[]; user: string }): Promise<unknown>;
   countDocuments(): Promise<CollectionDocumentCount[]>;
 }
 
@@ -34,12 +39,22 @@ export function registerLocalRoutes(table: AdminRouteTable, appByClientId: (clie
   });
   table.post('/local/app/:appId/functions/call', async (req) => {
     const body = await req.json();
-    if (!isObject(body) || typeof body.name !== 'string' || !body.name) throw badRequest('the body must be {"name": "<function>", "arguments": [...]} (and "service" for a service action)');
+    if (!isObject(body) || typeof body.name !== 'string' || !body.name) throw badRequest('the body must be {"name": "<function>", "arguments": [...]} (and "service" for a service action, or "user" to run as a user)');
     const args = body.arguments === undefined ? [] : body.arguments;
     if (!Array.isArray(args)) throw badRequest('"arguments" must be an array');
     const service = typeof body.service === 'string' && body.service ? body.service : undefined;
-    const result = await app(req).callAsSystem({ name: body.name, arguments: args, ...(service ? { service } : {}) });
-    return { status: 200, body: result, encoding: 'ejson' };
+    if (body.user !== undefined && (typeof body.user !== 'string' || !body.user || service)) throw badRequest('"user" must be a user id or email, and runs a function (not a service action)');
+    const user = body.user as string | undefined;
+    try {
+      const result = user
+        ? await app(req).callAsUser({ name: body.name, arguments: args, user })
+        : await app(req).callAsSystem({ name: body.name, arguments: args, ...(service ? { service } : {}) });
+      return { status: 200, body: result, encoding: 'ejson' };
+    } catch (e) {
+      if (!(e instanceof FunctionError)) throw e;
+      const stack = e instanceof FunctionExecutionError ? e.functionStack : undefined;
+      return json({ error: e.message, error_code: e.errorCode, ...(stack ? { function_stack: stack } : {}) }, 400);
+    }
   });
   table.get('/local/app/:appId/collections', async (req) => json(await app(req).countDocuments()));
 }

@@ -20,7 +20,11 @@ export class FunctionNotFound extends FunctionError {
 
 export class FunctionExecutionError extends FunctionError {
   readonly errorCode = 'FunctionExecutionError';
-  constructor(readonly functionName: string, message: string) {
+  /**
+   * `functionStack`: where the function's own code threw (its file's path, line and column; frames of the
+   * runtime left out), for the developer (`asl functions run`, the editor); never in a client's answer.
+   */
+  constructor(readonly functionName: string, message: string, readonly functionStack?: string) {
     super(message);
     this.name = 'FunctionExecutionError';
   }

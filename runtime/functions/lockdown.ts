@@ -5,6 +5,7 @@
 // (it never holds the original: function code runs only after this).
 import childProcess from 'node:child_process';
 import fs from 'node:fs';
+import inspector from 'node:inspector';
 import { syncBuiltinESMExports } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +32,9 @@ export function lockDown(options: { functionThread: boolean } = { functionThread
   // Signals and priorities reach every process of the user (the runtime, the editor): a function could
   // stop the runtime or slow it down for good (`os.setPriority(runtimePid, 19)` cannot be undone unprivileged).
   for (const name of ['kill', '_kill']) delete (process as unknown as Record<string, unknown>)[name];
+  // `_debugProcess(pid)` signals another process to open its inspector (the runtime's, which has no
+  // permission model): as far-reaching as a kill.
+  for (const name of ['_debugProcess', '_debugEnd']) seal(process, name, `process.${name}`);
   seal(os, 'setPriority', 'os.setPriority');
   if (options.functionThread) lockDownFunctionThread();
   // Node 20's realpathSync (the JavaScript one; the native one is checked) answers for paths the process
@@ -55,6 +59,8 @@ export function lockDown(options: { functionThread: boolean } = { functionThread
  * - no thread: a `Worker` given `execArgv` (even `[]`) runs without the permission model in every Node
  *   version this runs on (the model does not carry into it), so `worker_threads.Worker` goes; the worker
  *   itself is also started with a permission model of its own that does not allow workers (process.ts);
+ * - no inspector: its module's `open`, `url`, and sessions (`connect`, `connectToMainThread`; the
+ *   promise API's Session inherits them), allowed by the thread's model while debugging;
  * - no process, addon or binding: `child_process`'s functions, `process.binding`, `process._linkedBinding`,
  *   `process.dlopen`, `process.execve` (newer Node), and `process.getBuiltinModule`, the way to every
  *   module without `require`; `v8.setFlagsFromString` (it would change how later code is compiled);
@@ -68,6 +74,11 @@ export function lockDown(options: { functionThread: boolean } = { functionThread
 function lockDownFunctionThread(): void {
   seal(workerThreads, 'Worker', 'worker_threads.Worker');
   for (const name of ['exec', 'execFile', 'execFileSync', 'execSync', 'fork', 'spawn', 'spawnSync']) seal(childProcess, name, `child_process.${name}`);
+  // While debugging, the thread's permission model allows the inspector (Node debugs no worker otherwise):
+  // code that connected a session to its own thread or to the process's main thread (which starts
+  // workers) could run anything there. The debugger attaches from outside and needs none of these.
+  for (const name of ['open', 'close', 'url', 'waitForDebugger']) seal(inspector, name, `inspector.${name}`);
+  for (const name of ['connect', 'connectToMainThread']) seal(inspector.Session.prototype, name, `inspector.Session.${name}`);
   // The modules' ESM namespaces (`import('node:worker_threads')`) follow their CommonJS exports.
   syncBuiltinESMExports();
   for (const name of ['binding', '_linkedBinding', 'dlopen', 'execve', 'getBuiltinModule']) seal(process, name, `process.${name}`);

@@ -18,6 +18,12 @@ import {
 
 export interface WorkerPoolOptions {
   timeoutMs: number;
+  /**
+   * A debugger may pause workers (asl serve --inspect-functions): calls have no time limit, and a worker
+   * that handles no message for a while in a call's code is sealed whatever CPU time the process spends
+   * (a paused thread spends none), so the calls it has not started move on and others keep answering.
+   */
+  debugging?: boolean;
   poolSize: number;
   /** Sends a message to the agent that owns the workers. */
   agent(message: ToAgent): void;
@@ -189,6 +195,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   function startClock(call: PoolCall): void {
+    if (options.debugging) return;
     call.timer = setTimeout(() => void timeUp(call), timeoutMs);
   }
 
@@ -296,8 +303,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const sinceSeen = slot.handledSeenSince >= slot.unansweredSince;
       const stalledMs = now - (sinceSeen ? slot.handledSeenSince : slot.unansweredSince);
       const stalledCpuMs = (cpu - (sinceSeen ? slot.cpuAtSeen : slot.cpuAtUnanswered)) / 1000;
-      if (!slot.sealed && stalledMs > STALLED_AFTER_MS && stalledCpuMs > STALLED_AFTER_MS && slot.running !== 0) seal(slot);
-      else if (slot.sealed && !slot.sealing && !slot.unsealing && slot.calls.size === 0 && stalledMs > timeoutMs) retireLeftover(slot);
+      const busy = options.debugging || stalledCpuMs > STALLED_AFTER_MS;
+      if (!slot.sealed && stalledMs > STALLED_AFTER_MS && busy && slot.running !== 0) seal(slot);
+      else if (!options.debugging && slot.sealed && !slot.sealing && !slot.unsealing && slot.calls.size === 0 && stalledMs > timeoutMs) retireLeftover(slot);
     }
     if (!waiting && watching) {
       watching = false;
@@ -653,7 +661,7 @@ export function checkedFromWorker(m: unknown): FromWorker | undefined {
       case 'done':
         return isId(x.id) && (x.returned === undefined ? isText(x.payload) : isLent(x.returned) && (x.payload === undefined || isText(x.payload)));
       case 'failed':
-        return isId(x.id) && isText(x.message);
+        return isId(x.id) && isText(x.message) && (x.stack === undefined || isText(x.stack));
       case 'syntax':
         return isId(x.id) && isText(x.reason) && isId(x.line) && isId(x.character);
       case 'service':

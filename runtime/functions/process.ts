@@ -35,9 +35,10 @@ const workerFile = path.join(__dirname, 'function-worker.js');
  * the process's model (that is how a function's `new Worker(code, { execArgv: [] })` ran unrestricted);
  * given these, it runs under a model of its own in which starting a thread is refused by Node itself,
  * whatever its code does. V8 and per-process flags (`--single-threaded-gc`) are not allowed there; they
- * apply to the whole process anyway.
+ * apply to the whole process anyway. `--allow-inspector` is there only while debugging (runner.ts): Node
+ * debugs no worker whose model lacks it, and lockdown.ts takes the inspector module from function threads.
  */
-const WORKER_FLAG = /^(--experimental-permission|--permission|--allow-fs-read=.*|--allow-net|--no-warnings)$/;
+const WORKER_FLAG = /^(--experimental-permission|--permission|--allow-fs-read=.*|--allow-net|--allow-inspector|--no-warnings)$/;
 const workerExecArgv = process.execArgv.filter((flag) => WORKER_FLAG.test(flag));
 // Without the flag itself, the list would start workers with no permission model at all.
 if (!workerExecArgv.some((flag) => flag === '--experimental-permission' || flag === '--permission')) {

@@ -486,7 +486,8 @@ export type FromWorker =
 export type CallMessage =
   /** `returned`: places of the payload (left null there) that hold documents lent to this call. */
   | ({ t: 'done'; id: number } & ReturnedEncoded)
-  | { t: 'failed'; id: number; message: string }
+  /** `stack`: the frames of the app's own code (its function file, its packages), when what it threw had any. */
+  | { t: 'failed'; id: number; message: string; stack?: string }
   | { t: 'syntax'; id: number; reason: string; line: number; character: number }
   | { t: 'service'; id: number; rid: number; service: string; action: string; payload: Encoded }
   | { t: 'execute'; id: number; rid: number; name: string; payload: Encoded };

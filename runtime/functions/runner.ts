@@ -69,6 +69,30 @@ export interface FunctionHost {
 
 export type FunctionLog = (functionName: string, level: LogLevel, text: string) => void;
 
+/** What the function process's inspector did on a start: listens at `url` (which holds its secret), or could not. */
+export type FunctionInspectorEvent = { url: string; port: number } | { error: string };
+
+/**
+ * Debugging functions (asl serve --inspect-functions): the function process runs with Node's inspector
+ * on 127.0.0.1, its workers debuggable, and calls without a time limit.
+ */
+export interface FunctionInspectorOptions {
+  /** Port on 127.0.0.1; 0 picks a free one, which later starts of the function process keep. */
+  port: number;
+  /** Told on each start of the function process. */
+  onInspector(event: FunctionInspectorEvent): void;
+}
+
+/**
+ * Why this Node cannot debug functions, or undefined when it can: the workers run under Node's permission
+ * model, which refuses the inspector unless `--allow-inspector` grants it (Node 24 and later); running them
+ * without the model to debug them would take the sandbox away.
+ */
+export function whyFunctionsCannotBeDebugged(): string | undefined {
+  if (process.allowedNodeEnvironmentFlags.has('--allow-inspector')) return undefined;
+  return `debugging functions needs a Node whose permission model has --allow-inspector (Node 24 or later); this is Node ${process.versions.node}, whose permission model refuses the inspector to the function process`;
+}
+
 export interface FunctionRunnerOptions {
   loadSource(name: string): FunctionSource | undefined | Promise<FunctionSource | undefined>;
   host: FunctionHost;
@@ -88,6 +112,8 @@ export interface FunctionRunnerOptions {
    * costs (bench/functions.bench.ts); never for serving apps.
    */
   unisolatedForBenchmarks?: boolean;
+  /** Debug functions (see FunctionInspectorOptions); never with `unisolatedForBenchmarks`. */
+  inspect?: FunctionInspectorOptions;
 }
 
 export interface FunctionRunner {
@@ -96,8 +122,8 @@ export interface FunctionRunner {
   /** Forget loaded sources (they changed on disk); calls already running finish with the old code. */
   reload(): void;
   /**
-   * Starts the function process now rather than at the first call; resolves with whether its agent
-   * connected (false: it could not start, or it exited first).
+   * Starts the function process now rather than at the first call (readiness; a debugger can then attach
+   * before it); resolves with whether its agent connected (false: it could not start, or it exited first).
    */
   warmUp(): Promise<boolean>;
   /**
@@ -197,7 +223,7 @@ const PERMISSION_PATH_SYNTAX = /[,*]/;
  * worker threads allowed (they run the functions), nothing else: no file writes, no child processes, no
  * native addons, no WASI, no inspector.
  */
-function functionProcessArguments(file: string, settings: FunctionProcessArgument, log: FunctionLog): string[] {
+function functionProcessArguments(file: string, settings: FunctionProcessArgument, log: FunctionLog, inspectPort?: number): string[] {
   const own = [file, path.join(path.dirname(file), 'function-worker.js')];
   if (own.some((p) => PERMISSION_PATH_SYNTAX.test(p))) throw new Error(`functions cannot run from ${path.dirname(file)}: its path holds a comma or an asterisk, which Node's permission model reads as syntax`);
   const packages = settings.packagesDir;
@@ -215,9 +241,18 @@ function functionProcessArguments(file: string, settings: FunctionProcessArgumen
     // Each worker collects its own heap on its own (low-priority) thread rather than with the process's
     // helper threads: on two cores, a call then took ~20 µs less CPU (runtime/functions/README.md, Costs).
     '--single-threaded-gc',
+    // Debugging: the inspector on loopback whatever the runtime's --host, its secret (the path of its
+    // WebSocket) only on stderr, which the runtime reads and function code cannot (Node would otherwise
+    // hand it to anything on the machine that asks http://127.0.0.1:PORT/json/list, function code included).
+    // The workers get `--allow-inspector` too (process.ts), without which Node debugs no worker; lockdown.ts
+    // takes the inspector module's powers from them before function code runs.
+    ...(inspectPort === undefined ? [] : ['--allow-inspector', `--inspect=127.0.0.1:${inspectPort}`, '--inspect-publish-uid=stderr']),
     file, JSON.stringify(settings),
   ];
 }
+
+/** What Node's inspector writes to stderr: never part of an error message (its URL holds the inspector's secret). */
+const INSPECTOR_LINE = /^(Debugger listening on |Debugger attached|Debugger ending on |Waiting for the debugger|For help, see: |Starting inspector on )/;
 
 const isId = (v: unknown): v is number => Number.isSafeInteger(v);
 const isText = (v: unknown): v is string => typeof v === 'string';
@@ -259,6 +294,13 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     ...(options.packagesDir ? { packagesDir: options.packagesDir } : {}),
   };
   const timeoutMs = options.timeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS;
+  const inspect = options.inspect && !options.unisolatedForBenchmarks ? options.inspect : undefined;
+  if (inspect) {
+    const why = whyFunctionsCannotBeDebugged();
+    if (why) throw new Error(why);
+  }
+  /** The inspector's port: as given, or the one Node picked on the first start, kept for later starts. */
+  let inspectPort = inspect?.port;
   const poolSize = Math.max(1, options.poolSize ?? DEFAULT_POOL_SIZE);
 
   const sources = new Map<string, LoadedSource>();
@@ -287,7 +329,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   /** The pool, whose messages come here, talking to its agent through `agent` and to workers through `openLink`. */
   function createPool(fp: () => FunctionProcess, agent: (message: ToAgent) => void, openLink: Parameters<typeof createWorkerPool>[0]['openLink']): WorkerPool {
     const emit = batcher<FromPool>((batch) => { for (const message of batch) onPoolMessage(fp(), message); });
-    return createWorkerPool({ timeoutMs, poolSize, agent, openLink, emit });
+    return createWorkerPool({ timeoutMs, poolSize, agent, openLink, emit, debugging: inspect !== undefined });
   }
 
   /** Messages to the agent leave in one batch when this turn of the event loop ends. */
@@ -311,7 +353,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     // The agent's link is one of the link server's, like each worker's: no IPC channel, whose messages
     // Node would decode (and throw on, out of the runtime's reach) before the runtime could check them.
     const agentLink = links.expect<ToAgent>();
-    const child = spawn(process.execPath, functionProcessArguments(file, { ...settings, link: { address: links.address, token: agentLink.token } }, log), {
+    const child = spawn(process.execPath, functionProcessArguments(file, { ...settings, link: { address: links.address, token: agentLink.token } }, log, inspectPort), {
       stdio: ['ignore', 'ignore', 'pipe'],
       // Nothing of the runtime's environment (tokens, keys, paths): the process needs none of it, but for
       // running as Node inside the editor's Electron and Windows' system folder (sockets and crypto need it).
@@ -388,8 +430,22 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     // reading it all cost the runtime a core; paused, the pipe fills and the writer waits, not the runtime.
     let stderrWindowStart = 0;
     let stderrWindowChars = 0;
+    /** The inspector's first lines, until it said where it listens (or that it cannot). */
+    let inspectorLines = inspect ? '' : undefined;
     stderr?.on('data', (chunk: string) => {
-      stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+      if (inspectorLines !== undefined) {
+        inspectorLines += chunk;
+        const listening = /Debugger listening on (ws:\/\/127\.0\.0\.1:(\d+)\/[0-9a-f-]+)/.exec(inspectorLines);
+        const failed = /Starting inspector on (\S+) failed: ([^\n]*)/.exec(inspectorLines);
+        if (listening) {
+          inspectPort = Number(listening[2]);
+          inspect!.onInspector({ url: listening[1]!, port: inspectPort });
+        } else if (failed) {
+          inspect!.onInspector({ error: `the function inspector cannot listen on ${failed[1]}: ${failed[2]}` });
+        }
+        if (listening || failed || inspectorLines.length > STDERR_TAIL_CHARS) inspectorLines = undefined;
+      }
+      stderrTail = (stderrTail + chunk).split('\n').filter((line) => !INSPECTOR_LINE.test(line)).join('\n').slice(-STDERR_TAIL_CHARS);
       const now = Date.now();
       if (now - stderrWindowStart >= STDERR_WINDOW_MS) {
         stderrWindowStart = now;
@@ -554,7 +610,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         return;
       }
       case 'failed':
-        settle(call, { error: new FunctionExecutionError(call.name, message.message) });
+        settle(call, { error: new FunctionExecutionError(call.name, message.message, message.stack) });
         return;
       case 'syntax': {
         const error = new FunctionSyntaxError(call.name, call.source.path, message.reason, { line: message.line, character: message.character });
@@ -597,7 +653,8 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
         const parent = ctx.caller ? callers.get(ctx.caller) : undefined;
         const call: CallRecord = { id: nextCallId++, name, source, ctx, caller: Object.freeze({ functionName: name }), process: fp, since: Date.now(), resolve, reject };
         callers.set(call.caller, call);
-        if (!sweep) {
+        // While debugging a paused call may wait for as long as the developer likes.
+        if (!sweep && !inspect) {
           sweep = setInterval(sweepLostCalls, LOST_CALL_SWEEP_MS);
           sweep.unref();
         }

@@ -7,6 +7,7 @@ import { isMainThread, receiveMessageOnPort, workerData } from 'node:worker_thre
 import { builtinModules, createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
+import inspector from 'node:inspector';
 import util from 'node:util';
 import vm from 'node:vm';
 import * as bson from 'bson';
@@ -221,8 +222,18 @@ function forgetPackages(): void {
   packageSources.clear();
 }
 
+/**
+ * While debugging (the thread's permission model allows the inspector: runner.ts), a function's console
+ * also reaches the debugger's console, its values inspectable there; `inspector.console` writes to the
+ * inspector only. Otherwise undefined: nothing more per line.
+ */
+const debuggerConsole = process.execArgv.includes('--allow-inspector') ? (inspector.console as unknown as Record<LogLevel, (...args: unknown[]) => void>) : undefined;
+
 function createConsole(functionName: string): Record<LogLevel, (...args: unknown[]) => void> {
-  const emit = (level: LogLevel) => (...args: unknown[]): void => post({ t: 'log', name: functionName, level, text: cut(util.format(...args)) });
+  const emit = (level: LogLevel) => (...args: unknown[]): void => {
+    post({ t: 'log', name: functionName, level, text: cut(util.format(...args)) });
+    debuggerConsole?.[level]?.(`[function ${functionName}]`, ...args);
+  };
   return { log: emit('log'), info: emit('info'), warn: emit('warn'), error: emit('error'), debug: emit('debug') };
 }
 
@@ -499,6 +510,27 @@ function messageOf(thrown: unknown): string {
   }
 }
 
+/** What of a stack is kept: the app's own frames, at most this many characters. */
+const MAX_STACK_CHARS = 16 * 1024;
+
+/**
+ * The frames of what the function threw that are the app's own code (its file, by its path, and its
+ * packages), without the worker's or Node's; undefined when it threw no error or none of its frames are.
+ * `stack` is read as the function left it (a string, or nothing).
+ */
+function stackOf(thrown: unknown): string | undefined {
+  if (thrown === null || typeof thrown !== 'object') return undefined;
+  let stack: unknown;
+  try {
+    stack = (thrown as { stack?: unknown }).stack;
+  } catch {
+    return undefined;
+  }
+  if (typeof stack !== 'string') return undefined;
+  const own = stack.split('\n').filter((line) => /^\s+at /.test(line) && !line.includes(__filename) && !/\(node:|at node:|<anonymous>\)?$/.test(line));
+  return own.length > 0 ? own.map((line) => line.trim()).join('\n').slice(0, MAX_STACK_CHARS) : undefined;
+}
+
 let lastFunctionName = 'functions';
 
 async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void> {
@@ -535,7 +567,8 @@ async function runCall(message: Extract<ToWorker, { t: 'call' }>): Promise<void>
     }
     post({ t: 'done', id, ...encoded });
   } catch (thrown) {
-    post({ t: 'failed', id, message: messageOf(thrown) });
+    const stack = stackOf(thrown);
+    post({ t: 'failed', id, message: messageOf(thrown), ...(stack ? { stack } : {}) });
   }
 }
 

@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import type { AppServicesLocalApi } from '../../../client/api';
 import { commands } from '../../../client/commands';
 import { runtimeChecks, type RuntimeCheckFigures } from './runtime';
+import { functionsDebugChecks } from './functionsDebug';
 
 const extensionId = 'app-services-local.app-services-local';
 const brokenFile = 'graphql/custom_resolvers/mutation_renameTask.json';
@@ -186,6 +187,7 @@ export async function run(): Promise<void> {
   const figures: RuntimeCheckFigures = {};
   const api = await vscode.extensions.getExtension<AppServicesLocalApi>(extensionId)!.activate();
   await runtimeChecks(check, api, figures);
+  await functionsDebugChecks(check, api);
   await check('Create App from Template writes backend/ and frontend/<id>/ with a new app id filled in; a non-empty folder is refused', async () => {
     const parentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-editor-template-'));
     const appDir = await vscode.commands.executeCommand<string | undefined>(commands.createAppFromTemplate.id, { templateId: 'web.mql.todo', name: 'PaletteApp', parentDir, open: 'none' });
