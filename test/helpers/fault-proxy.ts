@@ -22,7 +22,10 @@ export interface ConnectionFaults {
 
 export interface FaultProxyStats {
   connections: number;
+  /** Connections reset at accept while refusing (most refused ones never reach the closed listener). */
   refused: number;
+  /** Times `refuseFor` closed the listener. */
+  refusals: number;
   cut: number;
   stalled: number;
   bytes: number;
@@ -35,7 +38,7 @@ interface Direction {
 }
 
 export class FaultProxy {
-  readonly stats: FaultProxyStats = { connections: 0, refused: 0, cut: 0, stalled: 0, bytes: 0 };
+  readonly stats: FaultProxyStats = { connections: 0, refused: 0, refusals: 0, cut: 0, stalled: 0, bytes: 0 };
   private readonly open = new Set<net.Socket>();
   private refusingUntil = 0;
   private refuseTimer: NodeJS.Timeout | undefined;
@@ -62,6 +65,7 @@ export class FaultProxy {
     if (this.closed) return;
     this.refusingUntil = Math.max(this.refusingUntil, Date.now() + ms);
     if (this.refuseTimer) return;
+    this.stats.refusals++;
     this.server.close();
     const reopen = (): void => {
       const wait = this.refusingUntil - Date.now();

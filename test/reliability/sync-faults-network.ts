@@ -21,6 +21,8 @@ export interface NetworkFaultFigures {
   failedRuns: number;
   written: number;
   acknowledged: number;
+  /** Of those, acknowledged while the faults lasted (the rest in the syncs after). */
+  acknowledgedDuringFaults: number;
   lost: number;
   duplicated: number;
   resets: number;
@@ -30,7 +32,7 @@ export interface NetworkFaultFigures {
   connections: number;
   cut: number;
   stalled: number;
-  refused: number;
+  refusals: number;
   heapBeforeMiB: number;
   heapAfterMiB: number;
   rssBeforeMiB: number;
@@ -89,6 +91,7 @@ export async function networkFaults(spec: ModeSpec, options: { devices: number; 
     proxy.choose = () => ({});
     // The end of the faults: what is in flight is ended (an app killed on a phone), stalled links are dropped.
     const endedAt = Date.now();
+    const acknowledgedDuringFaults = devices.reduce((n, d) => n + d.acknowledgedCount, 0);
     for (const device of devices) device.kill();
     proxy.dropAll();
     await Promise.all(loops);
@@ -129,9 +132,9 @@ export async function networkFaults(spec: ModeSpec, options: { devices: number; 
     return {
       mode: spec.mode, devices: devices.length, faultSeconds: options.faultMs / 1000,
       runs: devices.reduce((n, d) => n + d.runs, 0), failedRuns: devices.reduce((n, d) => n + d.failedRuns, 0),
-      written: devices.reduce((n, d) => n + d.written.length, 0), acknowledged: acknowledged.length, lost, duplicated,
+      written: devices.reduce((n, d) => n + d.written.length, 0), acknowledged: acknowledged.length, acknowledgedDuringFaults, lost, duplicated,
       resets: devices.reduce((n, d) => n + d.resets, 0), disagreeing, convergedMs,
-      connections: traffic.connections, cut: traffic.cut, stalled: traffic.stalled, refused: traffic.refused,
+      connections: traffic.connections, cut: traffic.cut, stalled: traffic.stalled, refusals: traffic.refusals,
       heapBeforeMiB: MiB(heapBefore), heapAfterMiB: MiB(heapAfter), rssBeforeMiB: MiB(rssBefore), rssAfterMiB: MiB(rssAfter),
     };
   } finally {
