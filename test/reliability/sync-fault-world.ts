@@ -56,10 +56,14 @@ export const FLEXIBLE: ModeSpec = {
   ],
 };
 
-/** A copy of examples/todo-tracker (partition), or that app made flexible with the Note collection. */
+/** A copy of examples/todo-tracker without its trigger (partition), or that app made flexible with the Note collection alone. */
 export function writeApp(dir: string, spec: ModeSpec): void {
   fs.cpSync(path.join(REPO_ROOT, 'examples/todo-tracker'), dir, { recursive: true, filter: (src) => path.basename(src) !== '.asl' });
+  // Its database trigger would run a function per synced write: load these parts are not about.
+  fs.rmSync(path.join(dir, 'triggers'), { recursive: true, force: true });
   if (spec.mode === 'partition') return;
+  // The flexible app syncs its Note collection alone.
+  fs.rmSync(path.join(dir, 'data_sources/mongodb-atlas/tracker'), { recursive: true, force: true });
   const write = (file: string, value: unknown) => {
     fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     fs.writeFileSync(path.join(dir, file), JSON.stringify(value, null, 2));

@@ -2,23 +2,29 @@
 // only, every process stopped by its PID:
 //   network: ten realm-core clients per mode (partition, flexible) through the fault proxy (sync-faults-network.ts)
 //   crash:   kill -9 of the runtime under 100 uploading raw clients per mode, round after round (sync-faults-crash.ts)
+//   stall:   clients that stop reading during a large bootstrap and a fan-out (sync-faults-stall.ts)
 // Prints one JSON line per part and mode (run.mjs reports them against the goals).
-// Run: node --import tsx test/reliability/sync-faults.ts --part network|crash [--short]
+// Run: node --import tsx test/reliability/sync-faults.ts --part network|crash|stall [--short]
 import { crashUnderLoad } from './sync-faults-crash';
 import { networkFaults } from './sync-faults-network';
+import { stalledClients } from './sync-faults-stall';
 import { FLEXIBLE, PARTITION } from './sync-fault-world';
 
 const SHORT = process.argv.includes('--short');
 const part = process.argv[process.argv.indexOf('--part') + 1];
 
 async function main(): Promise<void> {
+  if (part === 'stall') {
+    console.log(JSON.stringify(await stalledClients({ stalled: SHORT ? 100 : 1000, bootstrapObjects: 300, fanOutWrites: SHORT ? 200 : 600, probeWrites: 40, deadlineMs: 60_000 })));
+    return;
+  }
   for (const spec of [PARTITION, FLEXIBLE]) {
     if (part === 'network') {
       console.log(JSON.stringify(await networkFaults(spec, { devices: 10, faultMs: SHORT ? 12_000 : 40_000, convergeDeadlineMs: 30_000 })));
     } else if (part === 'crash') {
       console.log(JSON.stringify(await crashUnderLoad(spec, { users: 10, clientsPerUser: 10, probeDevices: SHORT ? 2 : 4, rounds: SHORT ? 3 : 10, writeGapMs: 300 })));
     } else {
-      throw new Error(`--part network or --part crash, not ${part}`);
+      throw new Error(`--part network, crash or stall, not ${part}`);
     }
   }
 }

@@ -1,0 +1,22 @@
+import fs from 'node:fs'; import path from 'node:path'; import os from 'node:os';
+import WebSocket from '/work/wt-faults/node_modules/ws/index.js';
+import { registerAndLogin } from '/work/wt-faults/bench/fixtures/load';
+import { encodeClientMessage } from '/work/wt-faults/runtime/sync/wire/messages';
+import { RestartableRuntime, writeApp, PARTITION } from '/work/wt-faults/test/reliability/sync-fault-world';
+(async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dbg-')); writeApp(path.join(root, 'app'), PARTITION);
+  const rt0 = new RestartableRuntime(path.join(root, 'app'), path.join(root, 'data')); const rt = await rt0.start();
+  const login = await registerAndLogin(rt.appUrl, 'd@example.com', 'stall-Passw0rd');
+  const url = `${new URL(rt.appUrl).origin.replace('http', 'ws')}/api/client/v2.0/app/${rt.appUrl.slice(rt.appUrl.lastIndexOf('/') + 1)}/realm-sync?baas_at=${login.access_token}`;
+  const ws = new WebSocket(url, ['com.mongodb.realm-sync#14'], { perMessageDeflate: false });
+  await new Promise((r) => ws.once('open', r));
+  ws.on('message', (d: Buffer) => { console.log('recv', d.subarray(0, 80).toString('latin1').split('\n')[0]);
+    const head = d.subarray(0, d.indexOf(10) < 0 ? d.length : d.indexOf(10)).toString('latin1').split(' ');
+    if (head[0] === 'ident') ws.send(encodeClientMessage({ type: 'ident', session: 1, clientFileIdent: BigInt(head[2]!), clientFileIdentSalt: BigInt(head[3]!), downloadServerVersion: 0n, downloadClientVersion: 0n, latestServerVersion: 0n, latestServerVersionSalt: 0n }, 14));
+  });
+  ws.send(encodeClientMessage({ type: 'bind', session: 1, serverPath: JSON.stringify(login.user_id), signedUserToken: '', needClientFileIdent: true, isSubserver: false }, 14));
+  await new Promise((r) => setTimeout(r, 3000));
+  ws.send(encodeClientMessage({ type: 'mark', session: 1, requestIdent: 1n }, 14));
+  await new Promise((r) => setTimeout(r, 2000));
+  ws.terminate(); await rt0.stop(); fs.rmSync(root, { recursive: true, force: true });
+})();
