@@ -1,6 +1,7 @@
 // SendBackpressure (runtime/sync/sessions/send-backpressure.ts): a sync connection stops making DOWNLOADs
 // while its socket holds more than the high-water mark, goes on once drained, and gives up on a client that
-// takes in nothing for the stall limit (a slow reader that takes in some keeps its connection). The clock
+// takes in nothing of what its socket holds for the stall limit, above the mark or below it (a slow reader
+// that takes in some keeps its connection). The clock
 // and the timer are injected; the end-to-end figure with real sockets is in the reliability suite.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -42,8 +43,12 @@ describe('sync send backpressure', () => {
     h.set(100);
     h.advance(50);
     assert.deepEqual(h.events, ['drained']);
-    assert.equal(h.armed(), false);
     assert.equal(h.gate.blocked(), false);
+    // The rest is still watched until the socket is empty.
+    assert.equal(h.armed(), true);
+    h.set(0);
+    h.advance(50);
+    assert.equal(h.armed(), false);
   });
 
   test('a client that takes in nothing for the stall limit is given up; a slow one that takes in some is not', () => {
@@ -58,6 +63,17 @@ describe('sync send backpressure', () => {
     stalled.advance(100);
     assert.deepEqual(stalled.events, ['stalled 50000']);
     assert.equal(stalled.armed(), false);
+  });
+
+  test('bytes left after a send are watched below the mark too: a client that never takes them in is given up', () => {
+    const h = harness(0);
+    h.gate.sent();
+    assert.equal(h.armed(), false, 'nothing queued, nothing to watch');
+    h.set(300);
+    h.gate.sent();
+    assert.equal(h.gate.blocked(), false);
+    h.advance(1050);
+    assert.deepEqual(h.events, ['stalled 300']);
   });
 
   test('dispose stops the watch', () => {

@@ -1037,6 +1037,7 @@ export class RealmSyncConnection {
     if ('session' in message && message.session !== 0) this.sessions.get(message.session)?.traffic.add(outgoing(message));
     if (logs(this.log, 'debug')) this.log.debug?.(`${this.describe()}: sent ${describeMessage(message)}`);
     this.ws.send(encodeServerMessage(message, this.info.protocolVersion));
+    this.sendGate.sent();
   }
 
   /** Closes the connection now (runtime shutdown, revocation). */

@@ -9,7 +9,7 @@
 export const SEND_HIGH_WATER_BYTES = 1024 * 1024;
 /** Below this the DOWNLOADs go on. */
 export const SEND_LOW_WATER_BYTES = 256 * 1024;
-/** A connection above the high-water mark that has taken in nothing for this long is closed. */
+/** A connection with bytes queued on its socket that has taken in none of them for this long is closed. */
 export const STALLED_READER_MS = 15_000;
 const CHECK_EVERY_MS = 50;
 
@@ -30,36 +30,50 @@ export interface SendBackpressureOptions {
 
 export class SendBackpressure {
   private timer: unknown;
+  private holding = false;
   private lastBuffered = 0;
   private lastProgressAt = 0;
 
   constructor(private readonly options: SendBackpressureOptions) {}
 
-  /** True while the socket holds more than the high-water mark (the watch for its draining is then armed). */
+  /**
+   * True while DOWNLOADs must wait: from the socket holding more than the high-water mark until it drained
+   * below the low-water mark (`onDrained`).
+   */
   blocked(): boolean {
-    const buffered = this.options.buffered();
-    if (this.timer !== undefined) return true;
-    if (buffered <= (this.options.highWater ?? SEND_HIGH_WATER_BYTES)) return false;
-    const now = this.options.now ?? Date.now;
-    this.lastBuffered = buffered;
-    this.lastProgressAt = now();
+    if (this.holding) return true;
+    if (this.options.buffered() <= (this.options.highWater ?? SEND_HIGH_WATER_BYTES)) return false;
+    this.holding = true;
+    this.watch();
+    return true;
+  }
+
+  /** After a send: bytes the kernel did not take are watched, so a client that stops reading is found below the mark too. */
+  sent(): void {
+    if (this.options.buffered() > 0) this.watch();
+  }
+
+  private watch(): void {
+    if (this.timer !== undefined) return;
+    this.lastBuffered = this.options.buffered();
+    this.lastProgressAt = (this.options.now ?? Date.now)();
     const every = this.options.setInterval ?? ((run, ms) => setInterval(run, ms).unref());
     this.timer = every(() => this.check(), CHECK_EVERY_MS);
-    return true;
   }
 
   private check(): void {
     const buffered = this.options.buffered();
     const now = (this.options.now ?? Date.now)();
-    if (buffered <= (this.options.lowWater ?? SEND_LOW_WATER_BYTES)) {
-      this.dispose();
-      this.options.onDrained();
-      return;
-    }
     // A slow reader takes some in now and then: only a reader that takes in nothing is stalled.
     if (buffered < this.lastBuffered) this.lastProgressAt = now;
     this.lastBuffered = buffered;
-    if (now - this.lastProgressAt >= (this.options.stalledMs ?? STALLED_READER_MS)) {
+    if (this.holding && buffered <= (this.options.lowWater ?? SEND_LOW_WATER_BYTES)) {
+      this.holding = false;
+      this.options.onDrained();
+    }
+    if (buffered === 0) {
+      this.dispose();
+    } else if (now - this.lastProgressAt >= (this.options.stalledMs ?? STALLED_READER_MS)) {
       this.dispose();
       this.options.onStalled(buffered);
     }
