@@ -3,7 +3,7 @@
 // escape-functions.json), over loopback only.
 // Prints one line per figure and exits 1 when a goal is not met. Kills only the servers it started.
 // The security part (security.mjs) attacks a fresh server over HTTP and WebSocket (issue 21).
-// The sync fault parts (sync-faults-suite.mjs): sync through a faulty network, and kill -9 under 100 uploading clients.
+// The sync fault parts (sync-faults-suite.mjs): sync through a faulty network, kill -9 under 100 uploading clients, stalled readers.
 // Run: node test/reliability/run.mjs [--short] [--security] [--sync-faults]   (--short: fewer crash rounds and a shorter
 // soak, for CI; --security: the security part alone; --sync-faults: the sync fault parts alone)
 import { spawn } from 'node:child_process';
@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { securitySuite } from './security.mjs';
-import { syncFaultsSuite } from './sync-faults-suite.mjs';
+import { stalledClientsSuite, syncFaultsSuite } from './sync-faults-suite.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../..');
@@ -635,6 +635,7 @@ async function main() {
   try {
     if (SYNC_FAULTS_ONLY) {
       await syncFaultsSuite({ figure, repo: REPO, here: HERE, short: SHORT });
+      await stalledClientsSuite({ figure, repo: REPO, here: HERE, short: SHORT });
       return finish();
     }
     if (SECURITY_ONLY) {
@@ -654,6 +655,7 @@ async function main() {
     await securitySuite({ prepareApp, startServer, stopServer, send, login, figure, APP_ID, CLI });
     await syncMergeAttacks();
     await syncFaultsSuite({ figure, repo: REPO, here: HERE, short: SHORT });
+    await stalledClientsSuite({ figure, repo: REPO, here: HERE, short: SHORT });
   } finally {
     cleanup();
     fs.rmSync(app.root, { recursive: true, force: true });

@@ -20,9 +20,9 @@ async function main(): Promise<void> {
   }
   for (const spec of [PARTITION, FLEXIBLE]) {
     if (part === 'network') {
-      console.log(JSON.stringify(await networkFaults(spec, { devices: 10, faultMs: SHORT ? 12_000 : 40_000, convergeDeadlineMs: 30_000 })));
+      console.log(JSON.stringify(await networkFaults(spec, { devices: 10, faultMs: SHORT ? 10_000 : 40_000, convergeDeadlineMs: 30_000 })));
     } else if (part === 'crash') {
-      console.log(JSON.stringify(await crashUnderLoad(spec, { users: 10, clientsPerUser: 10, probeDevices: SHORT ? 2 : 4, rounds: SHORT ? 3 : 10, writeGapMs: 300 })));
+      console.log(JSON.stringify(await crashUnderLoad(spec, { users: SHORT ? 5 : 10, clientsPerUser: SHORT ? 20 : 10, probeDevices: SHORT ? 1 : 4, rounds: SHORT ? 3 : 10, writeGapMs: 300 })));
     } else {
       throw new Error(`--part network, crash or stall, not ${part}`);
     }
