@@ -166,7 +166,8 @@ export async function stalledClients(options: { stalled: number; bootstrapObject
     for (let i = 0; i < options.fanOutWrites; i += 20) {
       await Promise.all(Array.from({ length: Math.min(20, options.fanOutWrites - i) }, (_, k) => writer.upload(rename(ids[(i + k) % ids.length]!, noise(16_000))).acknowledged));
     }
-    // The innocent watcher beside the stalled clients, before the runtime gives up on them.
+    // The innocent watcher beside the stalled clients (the fan-out's own work done), before the runtime gives up on them.
+    await sleep(1000);
     const during = await latency(options.probeWrites);
     const heldWhileStalled = residentBytes(rt.pid);
     // The runtime gives up on each stalled client once it took in nothing for its limit (15 s): until only
