@@ -19,7 +19,7 @@ export interface CrashFigures {
   probeDevices: number;
   rounds: number;
   changesets: number;
-  /** Changesets acknowledged before some crash that followed them (the ones a crash could lose). */
+  /** Changesets acknowledged before the last crash (the ones a crash could lose). */
   acknowledgedBeforeACrash: number;
   acknowledged: number;
   unacknowledgedAtEnd: number;
@@ -96,7 +96,7 @@ export async function crashUnderLoad(spec: ModeSpec, options: { users: number; c
     writing = false;
     await Promise.all([...writers, ...deviceLoops]);
     // Everything uploads once the crashes are over; the devices sync once more.
-    const settled = await Promise.all(clients.map((e) => e.client.settled(60_000)));
+    const settled = await Promise.all(clients.map((e) => e.client.settled(120_000)));
     await Promise.all(devices.map((d) => d.run({ baseUrl: baseUrl(), appId, writes: 0, timeoutMs: 20_000 })));
     await Promise.all(clients.map((e) => e.client.stop()));
 
