@@ -24,6 +24,7 @@ import { SERVER_FILE_IDENT } from '../history/history';
 import { TrafficLog, type TrafficEntry } from './traffic';
 import { logs } from '../../log';
 import { parseTestCommand, SESSION_KEEPING_ERRORS } from './test-commands';
+import { SendBackpressure, STALLED_READER_MS } from './send-backpressure';
 
 export const MAX_SESSIONS_PER_CONNECTION = 256;
 
@@ -102,6 +103,8 @@ interface Session {
   reportedUploadVersion: number;
   sentFirstDownload: boolean;
   pumpQueued: boolean;
+  /** MARK request idents not answered yet (their DOWNLOADs wait for the client to read). */
+  pendingMarks: bigint[];
   /** Flexible sync: a re-evaluation of the user's rules is queued (custom user data or the app's rules changed). */
   rulesQueued?: boolean;
   /** Flexible sync: why the queued re-evaluation runs. */
@@ -197,6 +200,9 @@ export class RealmSyncConnection {
   private readonly inbox: { data: Buffer; isBinary: boolean }[] = [];
   private drainScheduled = false;
   private pendingUploadInstructions = 0;
+  /** Sessions whose DOWNLOADs wait for the client to read what the socket holds. */
+  private readonly waitingForReader = new Set<Session>();
+  private readonly sendGate: SendBackpressure;
 
   constructor(
     private readonly ws: WebSocket,
@@ -204,6 +210,21 @@ export class RealmSyncConnection {
     private readonly options: ConnectionOptions,
     private readonly onClose: (connection: RealmSyncConnection) => void,
   ) {
+    this.sendGate = new SendBackpressure({
+      buffered: () => this.ws.bufferedAmount,
+      onDrained: () => {
+        const waiting = [...this.waitingForReader];
+        this.waitingForReader.clear();
+        for (const session of waiting) this.schedulePump(session);
+      },
+      onStalled: (bytes) => {
+        // Queued behind what the client does not read, the ERROR reaches it only if it reads again.
+        this.log.warn(`${this.describe()}: the client took in none of ${Math.round(bytes / 1024)} KiB for ${STALLED_READER_MS / 1000} s: disconnected`);
+        this.send({ type: 'error', errorCode: 101, message: `Other connection level error: the client read nothing for ${STALLED_READER_MS / 1000} s`, tryAgain: true, session: 0 });
+        this.ws.terminate();
+        this.dispose();
+      },
+    });
     ws.on('message', (data, isBinary) => this.receive(data as Buffer, isBinary));
     ws.on('close', () => this.dispose());
     ws.on('error', () => this.dispose());
@@ -421,7 +442,7 @@ export class RealmSyncConnection {
     const tooMany = this.liveSessions() >= MAX_SESSIONS_PER_CONNECTION;
     const session: Session = {
       ident: message.session, state: 'binding', chain: Promise.resolve(), canWrite: false,
-      downloadServerVersion: 0, downloadClientVersion: 0, reportedUploadVersion: -1, sentFirstDownload: false, pumpQueued: false,
+      downloadServerVersion: 0, downloadClientVersion: 0, reportedUploadVersion: -1, sentFirstDownload: false, pumpQueued: false, pendingMarks: [],
       traffic: existing?.traffic ?? new TrafficLog(), reverted: new Map(), rulesChanges: new Set(),
     };
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'bind', fields: { session: message.session, path: message.serverPath, needClientFileIdent: message.needClientFileIdent } });
@@ -662,12 +683,9 @@ export class RealmSyncConnection {
       case 'upload': return this.upload(session, message);
       case 'mark': {
         if (session.state !== 'identified') return this.fail(109, 'Bad input message order: MARK before IDENT');
+        // Answered once everything the server had is sent: after the wait, when the client reads slowly.
+        session.pendingMarks.push(message.requestIdent);
         await this.pump(session);
-        if (!this.isLive(session)) return;
-        this.send({ type: 'mark', session: session.ident, requestIdent: message.requestIdent });
-        // A resumed flexible client with nothing to download: the answer completes its download (realm-core
-        // completes it on the MARK when it holds the server's version); the session's first DOWNLOAD follows.
-        if (!session.sentFirstDownload && !session.bootstrapPending) this.sendDownload(session, []);
       }
     }
   }
@@ -886,9 +904,24 @@ export class RealmSyncConnection {
     });
   }
 
-  /** Sends DOWNLOADs until the client has every server version (a bootstrap first for a new client file). */
+  /** The MARKs received so far, answered once their DOWNLOADs are sent. */
+  private answerMarks(session: Session): void {
+    for (const requestIdent of session.pendingMarks.splice(0)) {
+      this.send({ type: 'mark', session: session.ident, requestIdent });
+      // A resumed flexible client with nothing to download: the answer completes its download (realm-core
+      // completes it on the MARK when it holds the server's version); the session's first DOWNLOAD follows.
+      if (!session.sentFirstDownload && !session.bootstrapPending) this.sendDownload(session, []);
+    }
+  }
+
+  /**
+   * Sends DOWNLOADs until the client has every server version (a bootstrap first for a new client file), then
+   * answers its MARKs; stops while the socket holds more than the client has read (SendBackpressure), to go on
+   * once it drained.
+   */
   private async pump(session: Session): Promise<void> {
-    if (session.state !== 'identified' || this.closed || session.bootstrapPending || session.routerPaused || session.downloadsPaused) return;
+    if (session.state !== 'identified' || this.closed) return;
+    if (session.bootstrapPending || session.routerPaused || session.downloadsPaused) return this.answerMarks(session);
     const history = session.history!;
     const file = session.clientFile!;
     if (session.downloadServerVersion === 0 && !session.view) {
@@ -906,6 +939,10 @@ export class RealmSyncConnection {
     for (;;) {
       const pending = history.since(session.downloadServerVersion);
       if (pending.length === 0) break;
+      if (this.sendGate.blocked()) {
+        this.waitingForReader.add(session);
+        return;
+      }
       const started = performance.now();
       const batch: ChangesetEntry[] = [];
       const viewChanges: ViewChange[] = [];
@@ -964,6 +1001,7 @@ export class RealmSyncConnection {
     // A flexible client resuming with nothing to download gets its first DOWNLOAD with the answer to its MARK.
     const waitsForMark = !session.sentFirstDownload && session.view !== undefined;
     if (!waitsForMark && (!session.sentFirstDownload || session.reportedUploadVersion !== file.uploadClientVersion)) this.sendDownload(session, []);
+    this.answerMarks(session);
   }
 
   /** `started`: when building it from the history began, for its duration. */
@@ -1041,6 +1079,7 @@ export class RealmSyncConnection {
     if ('session' in message && message.session !== 0) this.sessions.get(message.session)?.traffic.add(outgoing(message));
     if (logs(this.log, 'debug')) this.log.debug?.(`${this.describe()}: sent ${describeMessage(message)}`);
     this.ws.send(encodeServerMessage(message, this.info.protocolVersion));
+    this.sendGate.sent();
   }
 
   /**
@@ -1064,6 +1103,8 @@ export class RealmSyncConnection {
     if (this.closed) return;
     this.closed = true;
     this.inbox.length = 0;
+    this.sendGate.dispose();
+    this.waitingForReader.clear();
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     for (const session of this.sessions.values()) this.endSession(session);
     this.onClose(this);
