@@ -5,6 +5,7 @@
 // them, are not built: see the sync README.)
 
 import type { SyncError } from '../../core/sync';
+import { ErrorCode } from './wire/errors';
 
 /** The versions `GET …/sync/schemas/versions` lists, oldest first. */
 export const SYNC_SCHEMA_VERSIONS: readonly number[] = [0];
@@ -15,7 +16,7 @@ export function schemaVersionRefusal(bindJson: Record<string, unknown> | undefin
   if (typeof claimed === 'number' && SYNC_SCHEMA_VERSIONS.includes(claimed)) return undefined;
   const named = typeof claimed === 'number' ? String(claimed) : JSON.stringify(claimed).slice(0, 40);
   return {
-    code: 235, name: 'ErrorBadSchemaVersion',
+    code: ErrorCode.bad_schema_version, name: 'ErrorBadSchemaVersion',
     message: `Client provided invalid schema version: ${named}; the app's sync schema versions are ${SYNC_SCHEMA_VERSIONS.join(', ')} (BIND)`,
     action: 'fix-client', tryAgain: false,
   };

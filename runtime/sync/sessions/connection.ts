@@ -13,7 +13,7 @@ import type { Logger } from '../../http/server';
 import { StoreError, StoreErrorCode } from '../../store/types';
 import type { ClientFileRecord, HistoryEntry, PartitionHistory, PendingCompensation } from '../history/history';
 import type { ViewChange } from '../history/views';
-import { WireError } from '../wire/errors';
+import { ErrorCode, WireError } from '../wire/errors';
 import type { ChangesetEntry, Instruction } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
 import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine, type UploadedChangeset } from './engine';
@@ -341,7 +341,7 @@ export class RealmSyncConnection {
         if (session && session.state !== 'ended') return this.sessionError(session, { code: e.code, name: 'ErrorBadChangeset', message: e.message, action: 'none', tryAgain: false });
         return this.fail(e.sessionLevel ? 101 : e.code, e.message);
       }
-      return this.fail(101, `message not understood: ${(e as Error).message}`);
+      return this.fail(ErrorCode.other_error, `message not understood: ${(e as Error).message}`);
     }
     if (logs(this.log, 'debug') && message.type !== 'ping') this.log.debug?.(`${this.describe()}: received ${describeMessage(message)}`);
     switch (message.type) {
@@ -357,7 +357,7 @@ export class RealmSyncConnection {
       case 'unbind': return this.unbind(message.session);
       case 'ident': case 'upload': case 'mark': {
         const session = this.sessions.get(message.session);
-        if (!session) return this.fail(106, `Bad session identifier in input message: no session ${message.session} is bound`);
+        if (!session) return this.fail(ErrorCode.bad_session_ident, `Bad session identifier in input message: no session ${message.session} is bound`);
         if (session.state === 'ended') return;
         if (message.type !== 'upload') return this.enqueue(session, () => this.handle(session, message));
         const instructions = message.changesets.reduce((n, c) => n + c.instructions.length, 0);
@@ -373,14 +373,14 @@ export class RealmSyncConnection {
       }
       case 'test_command': {
         const session = this.sessions.get(message.session);
-        if (!session) return this.fail(106, `Bad session identifier in input message: no session ${message.session} is bound`);
+        if (!session) return this.fail(ErrorCode.bad_session_ident, `Bad session identifier in input message: no session ${message.session} is bound`);
         if (session.state === 'ended') return;
         // Not queued behind the session's work: a RESUME_DOWNLOAD_BUILDER must reach a bootstrap that waits for it.
         return this.testCommand(session, message.requestIdent, message.body);
       }
       case 'query': {
         const session = this.sessions.get(message.session);
-        if (!session) return this.fail(106, `Bad session identifier in input message: no session ${message.session} is bound`);
+        if (!session) return this.fail(ErrorCode.bad_session_ident, `Bad session identifier in input message: no session ${message.session} is bound`);
         if (session.state === 'ended') return;
         return this.enqueue(session, () => this.query(session, Number(message.queryVersion), message.body));
       }
@@ -432,13 +432,13 @@ export class RealmSyncConnection {
       // A full disk is the operator's to fix, not a bug: its message says so, without a stack.
       if (e instanceof StoreError && e.code === StoreErrorCode.OutOfDiskSpace) this.log.warn(`${this.describe(session)}: ${e.message}`);
       else this.log.error(`${this.describe(session)}: ${(e as Error).stack ?? e}`);
-      if (session.state !== 'ended') this.sessionError(session, { code: 201, name: 'ErrorOtherSessionError', message: `internal error: ${(e as Error).message}`, action: 'retry-later', tryAgain: true });
+      if (session.state !== 'ended') this.sessionError(session, { code: ErrorCode.other_session_error, name: 'ErrorOtherSessionError', message: `internal error: ${(e as Error).message}`, action: 'retry-later', tryAgain: true });
     });
   }
 
   private bind(message: Extract<ClientMessage, { type: 'bind' }>): void {
     const existing = this.sessions.get(message.session);
-    if (existing && existing.state !== 'ended') return this.fail(107, `Overlapping reuse of session identifier (BIND): session ${message.session} is still bound`);
+    if (existing && existing.state !== 'ended') return this.fail(ErrorCode.reuse_of_session_ident, `Overlapping reuse of session identifier (BIND): session ${message.session} is still bound`);
     const tooMany = this.liveSessions() >= MAX_SESSIONS_PER_CONNECTION;
     const session: Session = {
       ident: message.session, state: 'binding', chain: Promise.resolve(), canWrite: false,
@@ -448,7 +448,7 @@ export class RealmSyncConnection {
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'bind', fields: { session: message.session, path: message.serverPath, needClientFileIdent: message.needClientFileIdent } });
     this.sessions.set(message.session, session);
     // 201, not realm's 224 (too_many_sessions), which a realm-core 14 client does not expect and stops on.
-    if (tooMany) return this.sessionError(session, { code: 201, name: 'ErrorOtherSession', message: `Too many sessions in connection (BIND): at most ${MAX_SESSIONS_PER_CONNECTION}`, action: 'none', tryAgain: false });
+    if (tooMany) return this.sessionError(session, { code: ErrorCode.other_session_error, name: 'ErrorOtherSession', message: `Too many sessions in connection (BIND): at most ${MAX_SESSIONS_PER_CONNECTION}`, action: 'none', tryAgain: false });
     if (this.info.flexible) {
       const refusal = schemaVersionRefusal(message.bindJson);
       if (refusal) return this.sessionError(session, refusal);
@@ -567,9 +567,9 @@ export class RealmSyncConnection {
 
   /** QUERY: a new subscription set; what the client has is brought up to date, then the new view is bootstrapped. */
   private async query(session: Session, version: number, body: string): Promise<void> {
-    if (session.state !== 'identified') return this.fail(109, 'Bad input message order: QUERY before IDENT');
+    if (session.state !== 'identified') return this.fail(ErrorCode.bad_message_order, 'Bad input message order: QUERY before IDENT');
     const view = session.view!;
-    if (version <= view.queryVersion) return this.sessionError(session, { code: 226, name: 'ErrorBadQuery', message: `Bad query (QUERY): query version ${version} is not after the active version ${view.queryVersion}`, action: 'fix-client', tryAgain: false });
+    if (version <= view.queryVersion) return this.sessionError(session, { code: ErrorCode.bad_query, name: 'ErrorBadQuery', message: `Bad query (QUERY): query version ${version} is not after the active version ${view.queryVersion}`, action: 'fix-client', tryAgain: false });
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'query', fields: { queryVersion: version }, detail: body.slice(0, 2000) });
     const compiled = await this.compileQueries(session, version, body);
     if (!compiled.ok || !this.isLive(session)) return;
@@ -682,7 +682,7 @@ export class RealmSyncConnection {
       case 'ident': return this.ident(session, message);
       case 'upload': return this.upload(session, message);
       case 'mark': {
-        if (session.state !== 'identified') return this.fail(109, 'Bad input message order: MARK before IDENT');
+        if (session.state !== 'identified') return this.fail(ErrorCode.bad_message_order, 'Bad input message order: MARK before IDENT');
         // Answered once everything the server had is sent: after the wait, when the client reads slowly.
         session.pendingMarks.push(message.requestIdent);
         await this.pump(session);
@@ -691,33 +691,33 @@ export class RealmSyncConnection {
   }
 
   private async ident(session: Session, message: Extract<ClientMessage, { type: 'ident' }>): Promise<void> {
-    if (session.state !== 'bound') return this.fail(109, `Bad input message order: IDENT ${session.state === 'identified' ? 'sent twice' : 'before the session was bound'}`);
+    if (session.state !== 'bound') return this.fail(ErrorCode.bad_message_order, `Bad input message order: IDENT ${session.state === 'identified' ? 'sent twice' : 'before the session was bound'}`);
     const engine = this.options.engine;
     const history = session.history!;
     const ident = Number(message.clientFileIdent);
     const reset = (code: number, name: string, why: string) => this.sessionError(session, { code, name, message: why, action: 'client-reset', tryAgain: false });
-    if (session.clientFile && session.clientFile.ident !== ident) return reset(208, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): the server gave this session client file ${session.clientFile.ident}, not ${ident}`);
+    if (session.clientFile && session.clientFile.ident !== ident) return reset(ErrorCode.bad_client_file_ident, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): the server gave this session client file ${session.clientFile.ident}, not ${ident}`);
     // Read in the history's queue, after this user's earlier tasks: an upload of this client file still being
     // integrated (from a session that just ended) has saved its record by then.
     const file = session.clientFile ?? await engine.run(session.partitionId!, () => engine.history.clientFile(ident), this.info.user.id);
     if (!file || file.salt !== message.clientFileIdentSalt) {
-      return reset(208, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): client file ${ident} is unknown to this server (its sync history was reset or terminated); the client must reset`);
+      return reset(ErrorCode.bad_client_file_ident, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): client file ${ident} is unknown to this server (its sync history was reset or terminated); the client must reset`);
     }
-    if (file.partition !== session.partitionId) return reset(208, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): client file ${ident} belongs to another partition`);
-    if (file.userId !== this.info.user.id) return reset(223, 'ErrorUserMismatch', `User mismatch for client file identifier (IDENT): client file ${ident} belongs to another user`);
+    if (file.partition !== session.partitionId) return reset(ErrorCode.bad_client_file_ident, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): client file ${ident} belongs to another partition`);
+    if (file.userId !== this.info.user.id) return reset(ErrorCode.user_mismatch, 'ErrorUserMismatch', `User mismatch for client file identifier (IDENT): client file ${ident} belongs to another user`);
     for (const other of this.sessions.values()) {
-      if (other !== session && other.state === 'identified' && other.clientFile?.ident === ident) return this.fail(108, `Client file bound in other session (IDENT): client file ${ident} is bound in session ${other.ident}`);
+      if (other !== session && other.state === 'identified' && other.clientFile?.ident === ident) return this.fail(ErrorCode.bound_in_other_session, `Client file bound in other session (IDENT): client file ${ident} is bound in session ${other.ident}`);
     }
     const downloadVersion = Number(message.downloadServerVersion);
     const latestVersion = Number(message.latestServerVersion);
     if (downloadVersion > history.latest || latestVersion > history.latest) {
-      return reset(209, 'ErrorBadServerVersion', `Bad server version (IDENT): the client has server version ${Math.max(downloadVersion, latestVersion)}, the server's latest is ${history.latest}; the server's history was lost`);
+      return reset(ErrorCode.bad_server_version, 'ErrorBadServerVersion', `Bad server version (IDENT): the client has server version ${Math.max(downloadVersion, latestVersion)}, the server's latest is ${history.latest}; the server's history was lost`);
     }
     if (latestVersion > 0 && message.latestServerVersionSalt !== history.salt) {
-      return reset(211, 'ErrorDivergingHistories', 'Diverging histories (IDENT): the client synced with another history of this partition');
+      return reset(ErrorCode.diverging_histories, 'ErrorDivergingHistories', 'Diverging histories (IDENT): the client synced with another history of this partition');
     }
     if (downloadVersion > 0 && downloadVersion < history.base) {
-      return reset(222, 'ErrorClientFileExpired', `Client file has expired: it last synced at server version ${downloadVersion}, and the history before ${history.base} was compacted`);
+      return reset(ErrorCode.client_file_expired, 'ErrorClientFileExpired', `Client file has expired: it last synced at server version ${downloadVersion}, and the history before ${history.base} was compacted`);
     }
     // An upload integrated just before a crash may be in the history without its client file record updated.
     for (const entry of history.entries) {
@@ -809,7 +809,7 @@ export class RealmSyncConnection {
   }
 
   private async upload(session: Session, message: Extract<ClientMessage, { type: 'upload' }>): Promise<void> {
-    if (session.state !== 'identified') return this.fail(109, 'Bad input message order: UPLOAD before IDENT');
+    if (session.state !== 'identified') return this.fail(ErrorCode.bad_message_order, 'Bad input message order: UPLOAD before IDENT');
     if (session.view) return this.uploadFlexible(session, message);
     const started = performance.now();
     const result = await this.options.engine.integrate(
@@ -1027,7 +1027,7 @@ export class RealmSyncConnection {
 
   private unbind(ident: number): void {
     const session = this.sessions.get(ident);
-    if (!session) return this.fail(106, `Bad session identifier in input message: UNBIND of session ${ident}, which is not bound`);
+    if (!session) return this.fail(ErrorCode.bad_session_ident, `Bad session identifier in input message: UNBIND of session ${ident}, which is not bound`);
     if (session.state === 'ended') {
       // The answer to a session error: the session ident may be bound again.
       this.sessions.delete(ident);

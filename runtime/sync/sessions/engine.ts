@@ -19,6 +19,7 @@ import { applyToDocument, changeInstructions, documentInstructions, InstructionE
 import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstructions, tablesFromJsonSchema, type RealmSchema, type RealmTable } from '../translate/schema';
 import { primaryKeyForClients, primaryKeyOf, primaryKeyText, primaryKeyValue, requiredDefaults, syncTimestamp } from '../translate/values';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
+import { ErrorCode } from '../wire/errors';
 import { isSchemaInstruction, type Instruction, type PrimaryKey } from '../wire/instructions';
 import type { RuleCheckedCollection } from '../../data/access';
 import { DataAccessError } from '../../data/errors';
@@ -484,7 +485,7 @@ export class RealmSyncEngine {
         if (changeset.clientVersion <= file.uploadClientVersion) continue;
         if (changeset.baseVersion > history.latest) {
           await finish();
-          return { ok: false as const, error: { code: 209, name: 'ErrorBadServerVersion', message: `Bad server version (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, but the server's latest is ${history.latest}`, action: 'client-reset' as const, tryAgain: false } };
+          return { ok: false as const, error: { code: ErrorCode.bad_server_version, name: 'ErrorBadServerVersion', message: `Bad server version (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, but the server's latest is ${history.latest}`, action: 'client-reset' as const, tryAgain: false } };
         }
         const transformed = this.transform(history, file, changeset, changeset.instructions);
         if (!transformed.ok) {
@@ -662,7 +663,7 @@ export class RealmSyncEngine {
       for (const changeset of changesets) {
         if (changeset.clientVersion <= file.uploadClientVersion) continue;
         if (changeset.baseVersion > history.latest) {
-          return stop({ code: 209, name: 'ErrorBadServerVersion', message: `Bad server version (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, but the server's latest is ${history.latest}`, action: 'client-reset', tryAgain: false });
+          return stop({ code: ErrorCode.bad_server_version, name: 'ErrorBadServerVersion', message: `Bad server version (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, but the server's latest is ${history.latest}`, action: 'client-reset', tryAgain: false });
         }
         const transformed = this.transform(history, file, changeset, changeset.instructions);
         if (!transformed.ok) return stop(transformed.error);
@@ -720,7 +721,7 @@ export class RealmSyncEngine {
     if (!merged.ok) {
       const error = merged.error;
       return { ok: false, error: error.kind === 'schemaMismatch'
-        ? { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${error.message}`, action: 'none', tryAgain: false }
+        ? { code: ErrorCode.invalid_schema_change, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${error.message}`, action: 'none', tryAgain: false }
         : SYNC_ERRORS.badChangeset(`Bad changeset (UPLOAD): ${error.message}`) };
     }
     return { ok: true, instructions: merged.changeset.instructions };
@@ -942,7 +943,7 @@ export class RealmSyncEngine {
 }
 
 function invalidSchemaChange(why: string): EngineError {
-  return { code: 225, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${why}`, action: 'none', tryAgain: false };
+  return { code: ErrorCode.invalid_schema_change, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${why}`, action: 'none', tryAgain: false };
 }
 
 /**
