@@ -6,10 +6,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { EJSON } from 'bson';
 import { isObject } from '../core/json';
-import { startRuntime } from '../runtime';
 import { resolveAppRoots } from './check';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, type CliIO } from './io';
-import { askRuntime, readRuntimeRecord, RuntimeGone, type RuntimeAnswer } from './runningRuntime';
+import { askRuntime, readRuntimeRecord, RuntimeGone, startRuntimeHere, type RuntimeAnswer } from './runningRuntime';
 
 export const FUNCTIONS_HELP = `Usage: asl functions run NAME [appDir] [--args JSON] [--as USER | --system] [--data DIR]
 
@@ -67,24 +66,16 @@ export async function runFunctions(argv: string[], io: CliIO): Promise<number> {
       if (!(e instanceof RuntimeGone)) throw e;
     }
   }
-  let runtime;
-  try {
-    runtime = await startRuntime({
-      appDir, dataDir, port: 0, watch: false,
-      // The function's own lines (its console) and the runtime's problems; not the request lines.
-      log: {
-        info: (m) => { if (m.startsWith('[function ')) io.err(`${m}\n`); },
-        warn: (m) => io.err(`warning: ${m}\n`),
-        error: (m) => io.err(`error: ${m}\n`),
-      },
-    });
-  } catch (e) {
-    const message = (e as Error).message;
-    io.err(/lock|already open/i.test(message)
-      ? `asl functions run: the data folder ${dataDir} is in use by a runtime that left no record to reach it by (one still starting, or of an older version); try again once it has started\n`
-      : `asl functions run: ${message}\n`);
-    return EXIT_PROBLEMS;
-  }
+  const runtime = await startRuntimeHere(io, 'asl functions run', {
+    appDir, dataDir,
+    // The function's own lines (its console) and the runtime's problems; not the request lines.
+    log: {
+      info: (m) => { if (m.startsWith('[function ')) io.err(`${m}\n`); },
+      warn: (m) => io.err(`warning: ${m}\n`),
+      error: (m) => io.err(`error: ${m}\n`),
+    },
+  });
+  if (!runtime) return EXIT_PROBLEMS;
   try {
     const session = await runtime.mintAdminSession();
     const record = { url: runtime.url, appId: runtime.appId, admin: { accessToken: session.access_token, refreshToken: session.refresh_token } };

@@ -7,7 +7,10 @@ import http from 'node:http';
 import tls from 'node:tls';
 import { isObject } from '../core/json';
 import type { RuntimeRecord } from '../core/runtime-protocol';
+import { startRuntime, type RunningRuntime } from '../runtime';
+import type { Logger } from '../runtime/http/server';
 import { readRuntimeRecord } from '../runtime/record';
+import type { CliIO } from './io';
 import { ADMIN_PREFIX } from './adminClient';
 
 export { readRuntimeRecord };
@@ -115,6 +118,22 @@ function accessTokenOf(text: string): string | undefined {
     const body: unknown = JSON.parse(text);
     return isObject(body) && typeof body.access_token === 'string' ? body.access_token : undefined;
   } catch {
+    return undefined;
+  }
+}
+
+/**
+ * With no runtime holding the data folder: one started in this process for the command (no port of its own
+ * chosen, no watching), or undefined once the reason it cannot start is printed as `command`'s.
+ */
+export async function startRuntimeHere(io: CliIO, command: string, options: { appDir: string; dataDir: string; log: Logger }): Promise<RunningRuntime | undefined> {
+  try {
+    return await startRuntime({ ...options, port: 0, watch: false });
+  } catch (e) {
+    const message = (e as Error).message;
+    io.err(/lock|already open/i.test(message)
+      ? `${command}: the data folder ${options.dataDir} is in use by a runtime that left no record to reach it by (one still starting, or of an older version); try again once it has started\n`
+      : `${command}: ${message}\n`);
     return undefined;
   }
 }

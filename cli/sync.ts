@@ -9,7 +9,6 @@ import { isClusterSource } from '../core/model';
 import {
   reconcileSync, settingsForAction, syncSettingsFromFile, transitionEffect, type SyncAction, type SyncRuntimeState,
 } from '../core/sync';
-import { startRuntime } from '../runtime';
 import { EJSON } from 'bson';
 import type { RuntimeRecord } from '../core/runtime-protocol';
 import {
@@ -17,7 +16,7 @@ import {
 } from '../runtime/sync';
 import { resolveAppRoots } from './check';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, type CliIO } from './io';
-import { askRuntime, errorOf, readRuntimeRecord, RuntimeGone } from './runningRuntime';
+import { askRuntime, errorOf, readRuntimeRecord, RuntimeGone, startRuntimeHere } from './runningRuntime';
 import { followSessions, listSessions } from './syncSessions';
 
 export const SYNC_HELP = `Usage: asl sync <status|enable|pause|resume|terminate|simulate|sessions> [appDir] [options]
@@ -226,16 +225,8 @@ async function simulate(io: CliIO, appDir: string, dataDir: string, user: string
     }
   }
   const warnings: string[] = [];
-  let runtime;
-  try {
-    runtime = await startRuntime({ appDir, dataDir, port: 0, watch: false, log: { info: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) } });
-  } catch (e) {
-    const message = (e as Error).message;
-    io.err(/lock|already open/i.test(message)
-      ? `asl sync simulate: the data folder ${dataDir} is in use by a runtime that left no record to reach it by (one still starting, or of an older version); try again once it has started\n`
-      : `asl sync simulate: ${message}\n`);
-    return EXIT_PROBLEMS;
-  }
+  const runtime = await startRuntimeHere(io, 'asl sync simulate', { appDir, dataDir, log: { info: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) } });
+  if (!runtime) return EXIT_PROBLEMS;
   try {
     const report = await runtime.sync.simulate(user, partition);
     io.out(json ? `${reportToJson(report)}\n` : formatReport(report));
