@@ -46,7 +46,7 @@ import type { AdminUserCredentials } from './admin/admin-users';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
-import { addAsymmetricTables, addQueryableFields, createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
+import { addAsymmetricTables, addQueryableFields, createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncSchemaVersions, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
 import { createRealmSyncEndpoint, REALM_SYNC_ENDPOINT } from './sync/sessions/endpoint';
 import { RealmSyncEngine } from './sync/sessions/engine';
 import { registerAdminRoutes } from './admin/routes';
@@ -479,6 +479,11 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       await reload();
     },
   });
+  // Breaking changes of the synced schema while flexible sync runs make numbered versions (looked at after each reload).
+  const schemaVersions = new SyncSchemaVersions({
+    dataDir, store, log, ...(clock ? { now: () => clock.now() } : {}),
+    current: async () => ({ schema: await realmSync.realmSchema(), versioning: sync.flexible && (sync.runtimeState.status === 'enabled' || sync.runtimeState.status === 'paused') }),
+  });
   const opened: OpenedAuth = await openAuth({
     dataDir, appId, providers: first.app.authProviders, secrets: loadSecrets({ file: first.app.secretsFile, flags: options.secrets }).store, log, clock: options.clock,
     ...(options.accessTokenSeconds !== undefined ? { accessTokenSeconds: options.accessTokenSeconds } : {}),
@@ -683,6 +688,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     log.info(`reloaded ${path.relative(process.cwd(), appDir) || '.'}`);
     // Live flexible sessions follow the new rules (objects leave and arrive without a client reset).
     if (rulesFingerprint(previous.app) !== rulesFingerprint(next.app)) realmSync.rulesChanged();
+    await schemaVersions.observe();
     return { applied: true, diagnostics: next.diagnostics };
   }
 
@@ -726,7 +732,9 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     log,
     ...(clock ? { now: () => clock.now() } : {}),
     observer: metrics.syncObserver(appId, syncMode),
+    schemaVersions,
   });
+  await schemaVersions.observe();
   const removeMetrics = metrics.addApp({
     appId, syncMode,
     syncCounts: () => realmEndpoint.counts(),
@@ -843,6 +851,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       traffic: (connection, session) => realmEndpoint.traffic(connection, session),
       forceClientReset: (fileIdent) => realmSync.history.forgetClientFile(fileIdent),
       recorded: () => realmSync.recorded(),
+      schemaVersions,
     },
     upgrades: new Map<string, UpgradeHandler>([
       [FEED_ENDPOINT, (req, socket, head) => feed.handleUpgrade(req, socket, head)],

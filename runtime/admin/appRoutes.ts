@@ -259,6 +259,8 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
     if (w.draft) throw new ApiError(409, 'DraftAlreadyExists', `a draft already exists for this app (draft id ${w.draft._id}); deploy or discard it first`);
     w.draft = { _id: objectIdHex(), user_id: ctx.auth.project.user_id, app: { _id: app.id } };
     w.save();
+    // The draft's schema changes are one change of the sync schema: at most one new version, at its deployment.
+    app.sync.schemaVersions.hold();
     return json(draftView(w.draft), 201);
   });
   table.get('/groups/:groupId/apps/:appId/drafts', (req) => {
@@ -270,10 +272,11 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
     if (!w.draft || w.draft._id !== req.params.draftId) throw new ApiError(404, 'DraftNotFound', `draft not found: '${req.params.draftId}'`);
     return { w, draft: w.draft };
   };
-  table.delete('/groups/:groupId/apps/:appId/drafts/:draftId', (req) => {
+  table.delete('/groups/:groupId/apps/:appId/drafts/:draftId', async (req) => {
     const { w } = draftOf(req);
     w.draft = undefined;
     w.save();
+    await appOf(req).sync.schemaVersions.release();
   });
   table.get('/groups/:groupId/apps/:appId/drafts/:draftId/diff', async (req) => {
     const { draft } = draftOf(req);
@@ -314,6 +317,7 @@ export function registerAppRoutes(table: AdminRouteTable, ctx: AdminContext): vo
         deployment.status_error_message = e instanceof ApiError ? e.message : `deployment failed: ${(e as Error).message}`;
       }
     }).finally(() => w.save());
+    await app.sync.schemaVersions.release();
     return json(deployment, 201);
   });
   table.get('/groups/:groupId/apps/:appId/deployments', (req) => json([...workOf(appOf(req)).deployments.values()].reverse()));

@@ -11,7 +11,6 @@ import { isObject } from '../../core/json';
 import { formatJson } from '../../core/transfer/appJson';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
-import { SYNC_SCHEMA_VERSIONS } from '../sync/schema-versions';
 import type { OpenedApp } from './apps';
 import { editAppFiles, workOf } from './appRoutes';
 import { parseBody } from './bodies';
@@ -55,10 +54,9 @@ export function registerSyncAdminRoutes(table: AdminRouteTable, ctx: AdminContex
     const service = typeof file.service_name === 'string' ? file.service_name : 'mongodb-atlas';
     return json({ progress: running ? { [service]: { complete: true, started_at: new Date().toISOString(), updated_at: new Date().toISOString() } } : {} });
   });
-  table.get(`${base}/sync/schemas/versions`, (req) => {
-    appOf(req);
-    return json({ versions: SYNC_SCHEMA_VERSIONS.map((version) => ({ version_major: version })) });
-  });
+  table.get(`${base}/sync/schemas/versions`, (req) => json({
+    versions: appOf(req).sync.schemaVersions.list().map((v) => ({ version_major: v.version, ...(v.createdAt ? { created_at: v.createdAt } : {}) })),
+  }));
   table.get(`${base}/sync/state`, (req) => {
     const status = appOf(req).sync.service.status().status;
     return json({ state: status === 'enabled' ? 'enabled' : status === 'paused' ? 'disabled' : '' });

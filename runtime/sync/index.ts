@@ -8,12 +8,14 @@ export {
   getServiceFlexibleSyncConfig, getServiceSyncConfig, patchServiceSyncConfig, syncData, SyncAdminError, type SyncAdminHost,
 } from './admin';
 export { readSyncConfigFile, readSyncState, syncStatePath, writeSyncConfigFile, writeSyncState } from './files';
+export { SyncSchemaVersions, type SchemaVersionInfo } from './schema-versions/versions';
 
 import type { SyncService as Service } from './service';
 import type { SyncAdminHost as AdminHost } from './admin';
 import type { SimulationReport as Report } from './simulate';
 import type { SessionInfo } from './sessions/connection';
 import type { TrafficEntry } from './sessions/traffic';
+import type { SyncSchemaVersions as SchemaVersions } from './schema-versions/versions';
 
 export type { SessionInfo } from './sessions/connection';
 export type { TrafficChangeset, TrafficEntry } from './sessions/traffic';
@@ -33,4 +35,6 @@ export interface RuntimeSync {
   forceClientReset(fileIdent: number): Promise<boolean>;
   /** Resolves once every store write made so far to a synced collection is in the sync history. */
   recorded(): Promise<void>;
+  /** Flexible sync: the numbered versions of the sync schema (`schema-versions/`). */
+  readonly schemaVersions: SchemaVersions;
 }

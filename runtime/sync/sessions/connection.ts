@@ -8,7 +8,9 @@ import type { WebSocket } from 'ws';
 import type { EvaluationUser } from '../../../core/rules';
 import { partitionId, partitionText, type SyncError } from '../../../core/sync';
 import { SYNC_ERRORS } from '../service';
-import { schemaVersionRefusal } from '../schema-versions';
+import { SessionVersioning, type SessionSchemaVersion } from '../schema-versions/sessions';
+import { projectQueryBody, projectUpload, restrictMatchers } from '../schema-versions/projection';
+import type { SyncSchemaVersions } from '../schema-versions/versions';
 import type { Logger } from '../../http/server';
 import { StoreError, StoreErrorCode } from '../../store/types';
 import type { ClientFileRecord, HistoryEntry, PartitionHistory, PendingCompensation } from '../history/history';
@@ -81,6 +83,8 @@ export interface SessionInfo {
   clientFileIdent?: number;
   downloadedVersion: number;
   uploadedClientVersion: number;
+  /** Flexible sync: the schema version the client opened with, and the one it syncs at (older while it migrates). */
+  schemaVersion?: SessionSchemaVersion;
 }
 
 type SessionState = 'binding' | 'bound' | 'identified' | 'ended';
@@ -123,6 +127,8 @@ interface Session {
   routerPaused?: boolean;
   /** TEST_COMMAND PAUSE_DOWNLOAD_BUILDER: no DOWNLOAD is built for the session until RESUME_DOWNLOAD_BUILDER. */
   downloadsPaused?: { resumed: Promise<void>; resume: () => void };
+  /** Flexible sync: the schema version it opened with and syncs at (`../schema-versions/`). */
+  schemaVersion?: SessionSchemaVersion;
 }
 
 /** Told of a connection's work as it happens (the runtime's metrics); every method is cheap and never throws. */
@@ -141,6 +147,8 @@ export interface ConnectionOptions {
   observer?: SyncActivityObserver;
   /** Milliseconds since the epoch; the access token's expiry ends the connection's sessions. */
   now?: () => number;
+  /** Flexible sync: the app's sync schema versions (absent: version 0 only). */
+  schemaVersions?: SyncSchemaVersions;
 }
 
 const ACTIONS: Record<SyncError['action'], string> = {
@@ -203,6 +211,7 @@ export class RealmSyncConnection {
   /** Sessions whose DOWNLOADs wait for the client to read what the socket holds. */
   private readonly waitingForReader = new Set<Session>();
   private readonly sendGate: SendBackpressure;
+  private readonly versioning: SessionVersioning;
 
   constructor(
     private readonly ws: WebSocket,
@@ -210,6 +219,7 @@ export class RealmSyncConnection {
     private readonly options: ConnectionOptions,
     private readonly onClose: (connection: RealmSyncConnection) => void,
   ) {
+    this.versioning = new SessionVersioning(options.schemaVersions, () => options.engine.realmSchema());
     this.sendGate = new SendBackpressure({
       buffered: () => this.ws.bufferedAmount,
       onDrained: () => {
@@ -299,6 +309,7 @@ export class RealmSyncConnection {
       protocolVersion: this.info.protocolVersion, state: s.state,
       ...(s.clientFile ? { clientFileIdent: s.clientFile.ident } : {}),
       downloadedVersion: s.downloadServerVersion, uploadedClientVersion: s.clientFile?.uploadClientVersion ?? 0,
+      ...(s.schemaVersion ? { schemaVersion: { ...s.schemaVersion } } : {}),
     };
   }
 
@@ -450,8 +461,9 @@ export class RealmSyncConnection {
     // 201, not realm's 224 (too_many_sessions), which a realm-core 14 client does not expect and stops on.
     if (tooMany) return this.sessionError(session, { code: ErrorCode.other_session_error, name: 'ErrorOtherSession', message: `Too many sessions in connection (BIND): at most ${MAX_SESSIONS_PER_CONNECTION}`, action: 'none', tryAgain: false });
     if (this.info.flexible) {
-      const refusal = schemaVersionRefusal(message.bindJson);
-      if (refusal) return this.sessionError(session, refusal);
+      const version = this.versioning.bind(message.bindJson);
+      if (!version.ok) return this.sessionError(session, version.error);
+      session.schemaVersion = version.version;
       return this.enqueue(session, () => this.bindFlexible(session, message.needClientFileIdent));
     }
     this.enqueue(session, async () => {
@@ -497,6 +509,7 @@ export class RealmSyncConnection {
     this.log.info(`${this.describe(session)}: bound (flexible sync, protocol ${this.info.protocolVersion})`);
     if (needClientFileIdent) {
       session.clientFile = await engine.history.allocateClientFile(FLEXIBLE_HISTORY, this.info.user.id);
+      await this.versioning.newClientFile(session.clientFile.ident, session.schemaVersion!);
       this.send({ type: 'ident', session: session.ident, clientFileIdent: BigInt(session.clientFile.ident), clientFileIdentSalt: session.clientFile.salt });
     }
   }
@@ -528,7 +541,7 @@ export class RealmSyncConnection {
       await this.pump(session);
       if (!this.isLive(session)) return;
       const view = session.view!;
-      const changes = await view.regrant(collections, await engine.realmSchema());
+      const changes = await view.regrant(collections, await this.versioning.viewSchema(session.schemaVersion));
       if (!this.isLive(session) || changes.length === 0) return;
       // Recorded before it leaves, as every DOWNLOAD that changes what the client holds.
       const journal = view.takeJournal();
@@ -546,10 +559,17 @@ export class RealmSyncConnection {
    * Compiles a subscription set; a refusal is a QUERY_ERROR for that version, the session keeps its set.
    * In development mode, fields the queries read that are not queryable become queryable first.
    */
-  private async compileQueries(session: Session, version: number, body: string): Promise<CompiledQueries> {
+  private async compileQueries(session: Session, version: number, clientBody: string): Promise<CompiledQueries> {
     const engine = this.options.engine;
     const service = engine.service;
     const schema = await engine.realmSchema();
+    const versioned = await this.versioning.schemas(session.schemaVersion);
+    const projected = versioned ? projectQueryBody(clientBody, versioned) : { ok: true as const, body: clientBody };
+    if (!projected.ok) {
+      this.send({ type: 'query_error', errorCode: 226, session: session.ident, queryVersion: BigInt(version), message: projected.message });
+      return { ok: false, message: projected.message };
+    }
+    const body = projected.body;
     const compile = () => compileQueryBody(body, (type) => service.collectionOfType(type), service.runtimeState.running?.settings.queryable ?? {}, {
       asymmetric: (table) => schema.get(table)?.asymmetric === true,
     });
@@ -562,6 +582,7 @@ export class RealmSyncConnection {
       this.log.warn(`${this.describe(session)}: query version ${version} refused: ${compiled.message}`);
       this.send({ type: 'query_error', errorCode: 226, session: session.ident, queryVersion: BigInt(version), message: compiled.message });
     }
+    if (compiled.ok && versioned) restrictMatchers(compiled.tables, versioned);
     return compiled;
   }
 
@@ -598,7 +619,7 @@ export class RealmSyncConnection {
       const queryVersion = next ? next.version : view.queryVersion;
       const body = next ? next.body : session.initialQueryBody;
       const sharedKey = fromNothing && body !== undefined && rulesOutcomeKeys.has(view.collections)
-        ? `${rulesOutcomeKeys.get(view.collections)}\u0000${queryVersion}\u0000${body}` : undefined;
+        ? `${rulesOutcomeKeys.get(view.collections)}\u0000${queryVersion}\u0000${session.schemaVersion?.serving ?? 0}\u0000${body}` : undefined;
       const history = session.history!;
       const cached = sharedKey === undefined ? undefined : engine.sharedFlexibleBootstrap(sharedKey, history);
       // A client never goes back to an older server version: a bootstrap older than the client's version
@@ -620,7 +641,7 @@ export class RealmSyncConnection {
         sent = true;
         return this.sendBootstrap(session, shared.changesets, Math.max(shared.version, session.downloadServerVersion), shared.held);
       }
-      const instructions = await view.bootstrap(await engine.realmSchema());
+      const instructions = await view.bootstrap(await this.versioning.viewSchema(session.schemaVersion));
       if (!this.isLive(session)) return;
       const changesets = encodeChangesetBatches(instructions, BOOTSTRAP_CHANGESET_LIMITS);
       // The documents the bootstrap read hold everything up to the latest version, this client's uploads included.
@@ -760,6 +781,13 @@ export class RealmSyncConnection {
   private async identFlexible(session: Session, query: { version: bigint; body: string } | undefined): Promise<void> {
     const view = session.view!;
     const version = Number(query?.version ?? 0n);
+    // A known file opened with another schema version than it last used: told to migrate, it syncs at the old one until then.
+    const migrate = await this.versioning.knownClientFile(session.clientFile!.ident, session.schemaVersion!);
+    if (!this.isLive(session)) return;
+    if (migrate) {
+      this.log.info(`${this.describe(session)}: schema version ${session.schemaVersion!.bound} opened on a file of version ${session.schemaVersion!.serving}: the client migrates`);
+      this.send({ type: 'json_error', errorCode: ErrorCode.schema_version_changed, session: session.ident, body: migrate });
+    }
     // A client file may have records whatever its IDENT says (a bootstrap interrupted before it completed,
     // a resume at query version 0): the next ones follow them.
     view.recordSequence = await this.options.engine.history.views.nextSequence(session.clientFile!.ident);
@@ -833,9 +861,16 @@ export class RealmSyncConnection {
     const engine = this.options.engine;
     const view = session.view!;
     const started = performance.now();
+    // An older schema version's upload, in the newest schema's terms (what only its version has is left out).
+    const versioned = await this.versioning.schemas(session.schemaVersion);
+    const projected = versioned ? projectUpload(uploadedChangesets(message), versioned) : { ok: true as const, changesets: uploadedChangesets(message) };
+    if (!projected.ok) {
+      this.log.warn(`${this.describe(session)}: upload refused: ${projected.error.message}`);
+      return this.sessionError(session, projected.error);
+    }
     const result = await engine.integrateFlexible(
       { clientFile: session.clientFile!, userId: this.info.user.id, collections: view.collections, selects: (table, doc) => view.selects(table, doc), reverted: session.reverted },
-      uploadedChangesets(message),
+      projected.changesets,
     );
     this.options.observer?.upload((performance.now() - started) / 1000, result.ok ? 'ok' : 'refused');
     if (!this.isLive(session)) return;
@@ -855,7 +890,7 @@ export class RealmSyncConnection {
   private async sendCompensation(session: Session, compensation: PendingCompensation): Promise<void> {
     const engine = this.options.engine;
     const view = session.view!;
-    const schema = await engine.realmSchema();
+    const schema = await this.versioning.viewSchema(session.schemaVersion);
     const objects = decodeHeld(compensation.objects);
     const revert: Instruction[] = [];
     // The client keeps no asymmetric object once uploaded: there is nothing to put back.
@@ -966,7 +1001,7 @@ export class RealmSyncConnection {
           session.downloadClientVersion = entry.clientVersion;
           if (session.view && entry.changeset.length > 0) {
             const engine = this.options.engine;
-            const erased = await session.view.uploaded(engine.entryChanges(entry), await engine.realmSchema(), engine.entryDocuments(entry));
+            const erased = await session.view.uploaded(engine.entryChanges(entry), await this.versioning.viewSchema(session.schemaVersion), engine.entryDocuments(entry));
             if (!this.isLive(session)) return;
             const journal = session.view.takeJournal();
             if (journal) viewChanges.push({ version: entry.version, ...journal });
@@ -977,7 +1012,7 @@ export class RealmSyncConnection {
         if (entry.changeset.length === 0) continue;
         if (session.view) {
           const engine = this.options.engine;
-          const filtered = await session.view.filter(engine.entryChanges(entry), await engine.realmSchema(), engine.entryDocuments(entry));
+          const filtered = await session.view.filter(engine.entryChanges(entry), await this.versioning.viewSchema(session.schemaVersion), engine.entryDocuments(entry));
           if (!this.isLive(session)) return;
           const journal = session.view.takeJournal();
           if (journal) viewChanges.push({ version: entry.version, ...journal });

@@ -15,6 +15,7 @@ import { encodeServerMessage } from '../wire/messages';
 import { RealmSyncConnection, type SessionInfo, type SyncActivityObserver } from './connection';
 import type { RealmSyncEngine } from './engine';
 import type { TrafficEntry } from './traffic';
+import type { SyncSchemaVersions } from '../schema-versions/versions';
 
 export const REALM_SYNC_PATH = /^\/api\/client\/v2\.0\/app\/([^/]+)\/realm-sync$/;
 /** The endpoint's path below `/api/client/v2.0/app/<client app id>/` (see `OpenedApp.upgrades`). */
@@ -42,6 +43,8 @@ export interface RealmSyncEndpointOptions {
   now?: () => number;
   /** Told of every connection's uploads, downloads and bootstraps (metrics). */
   observer?: SyncActivityObserver;
+  /** Flexible sync: the app's sync schema versions. */
+  schemaVersions?: SyncSchemaVersions;
 }
 
 export interface RealmSyncEndpoint {
@@ -142,7 +145,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
             return;
           }
           const connection = new RealmSyncConnection(ws, { user, protocolVersion: protocol.version, flexible: protocol.flexible, remote: req.socket.remoteAddress ?? '', ...(expiresAt !== undefined ? { expiresAt } : {}), ...(loginSessionId ? { loginSessionId } : {}) }, {
-            engine: options.engine, log: options.log, ...(options.now ? { now: options.now } : {}), ...(options.observer ? { observer: options.observer } : {}),
+            engine: options.engine, log: options.log, ...(options.now ? { now: options.now } : {}), ...(options.observer ? { observer: options.observer } : {}), ...(options.schemaVersions ? { schemaVersions: options.schemaVersions } : {}),
           }, (closed) => connections.delete(closed));
           connections.add(connection);
           options.log.info(`sync: user ${user.id} connected (${protocol.protocol}, connection ${connection.id})`);

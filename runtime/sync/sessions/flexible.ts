@@ -312,7 +312,8 @@ export class FlexibleView {
         // What the user may not read of the document, at any depth, is not in the view: changes to it are not sent.
         const readable: Instruction[] = [];
         for (const i of group.instructions) {
-          if (!('field' in i) || await this.mayRead(group.table, found, [i.field, ...('path' in i ? i.path : [])])) readable.push(i);
+          // A field the session's schema (an older version's) does not have is not sent either.
+          if (!('field' in i) || (table.columns.has(i.field) && await this.mayRead(group.table, found, [i.field, ...('path' in i ? i.path : [])]))) readable.push(i);
         }
         if (readable.length < group.instructions.length) unchanged = false;
         out.push(...readable);

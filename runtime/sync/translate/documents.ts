@@ -241,7 +241,8 @@ export function documentInstructions(schema: RealmSchema, table: RealmTable, doc
   if (!object) return [];
   const out: Instruction[] = [{ type: 'CreateObject', table: table.name, object }];
   for (const column of table.columns.values()) {
-    if (!Object.hasOwn(doc, column.name)) continue;
+    // A null where the table's column is required (a field optional in another schema version) is left to the client's default.
+    if (!Object.hasOwn(doc, column.name) || (doc[column.name] === null && !column.nullable && column.collection === 'single')) continue;
     emitValue(out, schema, table.name, object, column.name, [], column, doc[column.name]);
   }
   return out;
