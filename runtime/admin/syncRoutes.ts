@@ -55,7 +55,7 @@ export function registerSyncAdminRoutes(table: AdminRouteTable, ctx: AdminContex
     return json({ progress: running ? { [service]: { complete: true, started_at: new Date().toISOString(), updated_at: new Date().toISOString() } } : {} });
   });
   table.get(`${base}/sync/schemas/versions`, (req) => json({
-    versions: appOf(req).sync.schemaVersions.list().map((v) => ({ version_major: v.version, ...(v.createdAt ? { created_at: v.createdAt } : {}) })),
+    versions: appOf(req).sync.schemaVersions.list().map((v) => ({ version_major: v.version })),
   }));
   table.get(`${base}/sync/state`, (req) => {
     const status = appOf(req).sync.service.status().status;
