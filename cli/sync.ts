@@ -18,8 +18,9 @@ import { resolveAppRoots } from './check';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, type CliIO } from './io';
 import { askRuntime, errorOf, readRuntimeRecord, RuntimeGone, startRuntimeHere } from './runningRuntime';
 import { followSessions, listSessions } from './syncSessions';
+import { listSchemaVersions } from './syncSchemaVersions';
 
-export const SYNC_HELP = `Usage: asl sync <status|enable|pause|resume|terminate|simulate|sessions> [appDir] [options]
+export const SYNC_HELP = `Usage: asl sync <status|enable|pause|resume|terminate|simulate|sessions|schema-versions> [appDir] [options]
 
 Partition-based sync of an app in the local runtime.
 
@@ -32,7 +33,10 @@ Partition-based sync of an app in the local runtime.
               gets, the documents sync ignores, and the exact error a client would get
   sessions    the running runtime's live Realm sync sessions (user, partition, protocol, state);
               --follow prints their traffic as it arrives (messages, changeset instructions, permission
-              verdicts with their traces, errors, client resets) until Ctrl-C
+              verdicts with their traces, errors, client resets) until Ctrl-C; flexible sessions show
+              their schema version (and the one they migrate to)
+  schema-versions  flexible sync: the running runtime's numbered sync schema versions (a breaking
+              change of the synced schema adds one), with the changes that made each
 
 Options:
   --data DIR           the runtime's data folder (default <appDir>/.asl)
@@ -40,7 +44,7 @@ Options:
   --user ID|EMAIL      simulate: the user (id, or email of an email/password user)
   --partition VALUE    simulate: the partition value as EJSON text: '"abc"', '42', '{"$oid":"…"}', 'null'
   --follow             sessions: keep printing new traffic and sessions until Ctrl-C
-  --json               machine-readable output (sessions: one JSON object per line)
+  --json               machine-readable output (sessions, schema-versions: one JSON object per line)
   -h, --help           show this help
 
 Transitions edit sync/config.json; a running "asl serve" applies them when it reloads the file.
@@ -79,9 +83,9 @@ export async function runSync(argv: string[], io: CliIO, prompt: SyncPrompt = te
   });
   if (values.help) { io.out(SYNC_HELP + '\n'); return EXIT_OK; }
   const [verb, folder, ...extra] = positionals;
-  if (!verb) throw new UsageError('name a sync command: status, enable, pause, resume, terminate, simulate or sessions');
+  if (!verb) throw new UsageError('name a sync command: status, enable, pause, resume, terminate, simulate, sessions or schema-versions');
   if (extra.length > 0) throw new UsageError('asl sync takes at most one folder');
-  if (verb !== 'status' && verb !== 'simulate' && verb !== 'sessions' && !ACTIONS.includes(verb)) throw new UsageError(`unknown sync command "${verb}"`);
+  if (verb !== 'status' && verb !== 'simulate' && verb !== 'sessions' && verb !== 'schema-versions' && !ACTIONS.includes(verb)) throw new UsageError(`unknown sync command "${verb}"`);
   const roots = await resolveAppRoots(io, folder);
   if (roots.length !== 1) {
     io.err(roots.length ? `asl sync: ${roots.length} apps found; name one of them:\n${roots.join('\n')}\n` : `asl sync: no app found${folder ? ` in ${folder}` : ''}\n`);
@@ -91,6 +95,7 @@ export async function runSync(argv: string[], io: CliIO, prompt: SyncPrompt = te
   const dataDir = path.resolve(io.cwd, values.data ?? path.join(appDir, '.asl'));
   if (values.follow && verb !== 'sessions') throw new UsageError('--follow goes with "asl sync sessions"');
   if (verb === 'sessions') return values.follow ? followSessions(io, dataDir, values.json ?? false) : listSessions(io, dataDir, values.json ?? false);
+  if (verb === 'schema-versions') return listSchemaVersions(io, dataDir, values.json ?? false);
   if (verb === 'simulate') return simulate(io, appDir, dataDir, values.user, values.partition, values.json ?? false);
 
   let fileValue: unknown;

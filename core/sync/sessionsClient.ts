@@ -18,6 +18,17 @@ export interface SyncSessionInfo {
   clientFileIdent?: number;
   downloadedVersion: number;
   uploadedClientVersion: number;
+  /** Flexible sync: the schema version the client opened with, and the one it syncs at (older while it migrates). */
+  schemaVersion?: { bound: number; serving: number };
+}
+
+/** One numbered version of a flexible app's sync schema, as `…/sync/schema-versions` lists it. */
+export interface SyncSchemaVersionInfo {
+  version: number;
+  createdAt: string;
+  /** The breaking changes that made it. */
+  changes: string[];
+  tables: string[];
 }
 
 export interface SyncTrafficChangeset {
@@ -56,6 +67,19 @@ export async function fetchSyncSessions(get: LocalGet): Promise<SyncSessionInfo[
   return body.sessions;
 }
 
+export async function fetchSchemaVersions(get: LocalGet): Promise<{ latest: number; versions: SyncSchemaVersionInfo[] }> {
+  const body = await get('/sync/schema-versions') as { latest?: number; versions?: SyncSchemaVersionInfo[] };
+  if (!Array.isArray(body?.versions) || typeof body.latest !== 'number') throw new Error('the runtime answered without a list of schema versions');
+  return { latest: body.latest, versions: body.versions };
+}
+
+/** `version 1 (2026-12-06T…) · tables Thing, Item · field "legacy" of table "Thing" removed` */
+export function describeSchemaVersion(info: SyncSchemaVersionInfo, latest: number): string {
+  const when = info.createdAt ? ` (${info.createdAt})` : '';
+  const what = info.changes.length > 0 ? info.changes.join('; ') : 'the schema sync started with';
+  return `version ${info.version}${info.version === latest ? ' [newest]' : ''}${when} · tables ${info.tables.join(', ') || '(none yet)'} · ${what}`;
+}
+
 export async function fetchSyncTraffic(get: LocalGet, connection: string, session: number): Promise<SyncTrafficEntry[]> {
   const body = await get(`/sync/sessions/${encodeURIComponent(connection)}/${session}/traffic`) as { traffic?: SyncTrafficEntry[] };
   if (!Array.isArray(body?.traffic)) throw new Error('the runtime answered without the session\'s traffic');
@@ -69,7 +93,9 @@ export function sessionKey(info: Pick<SyncSessionInfo, 'connection' | 'session'>
 
 /** `user 65f… · partition "abc" · protocol 12 · identified` */
 export function describeSession(info: SyncSessionInfo): string {
-  return `user ${info.userId} · partition ${info.partition || '(none yet)'} · protocol ${info.protocolVersion} · ${info.state}`;
+  const version = info.schemaVersion
+    ? ` · schema version ${info.schemaVersion.serving}${info.schemaVersion.bound !== info.schemaVersion.serving ? ` (migrating to ${info.schemaVersion.bound})` : ''}` : '';
+  return `user ${info.userId} · partition ${info.partition || '(none yet)'} · protocol ${info.protocolVersion}${version} · ${info.state}`;
 }
 
 /** The versions of a session: client file, last download, last upload. */

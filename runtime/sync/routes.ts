@@ -2,7 +2,8 @@
 // `GET /api/admin/v3.0/local/app/<client app id>/sync/simulate?user=<id|email>&partition=<EJSON text>`
 // answers the simulator's report as canonical EJSON; `…/sync/status` the state machine's state with the live
 // Realm protocol sessions; `…/sync/sessions` those sessions alone; `…/sync/sessions/<connection>/<session>/traffic`
-// a session's recent messages decoded (changesets per object, the BIND verdicts with their traces).
+// a session's recent messages decoded (changesets per object, the BIND verdicts with their traces);
+// `…/sync/schema-versions` the flexible sync schema's numbered versions with the breaking changes that made them.
 import type { AdminRouteTable } from '../admin/table';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
@@ -25,6 +26,10 @@ export function registerSyncLocalRoutes(table: AdminRouteTable, syncOf: (clientA
   table.get('/local/app/:appId/sync/status', (req) => {
     const found = sync(req);
     return { body: { ...found.service.status(), liveSessions: found.sessions() }, encoding: 'json' };
+  });
+  table.get('/local/app/:appId/sync/schema-versions', (req) => {
+    const versions = sync(req).schemaVersions;
+    return { body: { latest: versions.latest, versions: versions.list() }, encoding: 'json' };
   });
   table.get('/local/app/:appId/sync/sessions', (req) => ({ body: { sessions: sync(req).sessions() }, encoding: 'json' }));
   table.get('/local/app/:appId/sync/sessions/:connection/:session/traffic', (req) => {

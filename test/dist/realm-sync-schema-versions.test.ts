@@ -10,8 +10,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { probeAvailable, registerUser, runProbe, type ProbeRun } from '../helpers/realm-probe';
-import { adminToken, copyApp, serveDist, type ServedDist } from './fixtures/serve';
+import { spawnSync } from 'node:child_process';
+import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
+import { adminToken, CLI, copyApp, serveDist, type ServedDist } from './fixtures/serve';
 
 const skip = probeAvailable ? false : 'realm-sync-probe (../shared/realm-sync) is not available on this machine';
 
@@ -165,7 +166,15 @@ describe('sync schema versions against dist/cli.js serve', { skip, timeout: 300_
   test('downgrade: a version 1 file opened at version 0 migrates back; a fresh version 0 realm syncs version 1\'s writes', async () => {
     const file1 = device();
     assertOk(await runProbe(v1({ dataDir: file1, steps: [{ write: [{ op: 'create', type: 'Thing', value: { _id: oid(4), name: 'four', count: 4 } }] }, { waitUpload: true }] })), 'a version 1 client');
-    const down = await runProbe(v0({ dataDir: file1, steps: [{ waitDownload: true }] }));
+    // While it has not migrated, its session syncs at version 1: `asl sync sessions` says so.
+    const watching = startProbe(v0({ dataDir: file1, steps: [{ waitDownload: true }, { watchMs: 3000 }] }));
+    await watching.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
+    const listed = spawnSync(process.execPath, [CLI, 'sync', 'sessions', served.appDir, '--data', served.dataDir, '--json'], { encoding: 'utf8', timeout: 20000 });
+    const sessions = listed.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { schemaVersion?: unknown });
+    assert.deepEqual(sessions.map((x) => x.schemaVersion), [{ bound: 0, serving: 1 }], listed.stdout + listed.stderr);
+    const text = spawnSync(process.execPath, [CLI, 'sync', 'sessions', served.appDir, '--data', served.dataDir], { encoding: 'utf8', timeout: 20000 });
+    assert.match(text.stdout, /schema version 1 \(migrating to 0\)/);
+    const down = await watching.done;
     assert.equal(protocolErrors(down)[0]?.rawErrorCode, 236);
     assert.match(String(down.lines.find((l) => l.event === 'ws_recv' && /^json_error 236/.test(String(l.head)))?.body), /"previousSchemaVersion":1/);
     const fresh0 = await runProbe(v0({ dataDir: device(), steps: dump }));
@@ -194,5 +203,23 @@ describe('sync schema versions against dist/cli.js serve', { skip, timeout: 300_
     assert.equal(thing(others, 5), undefined);
     assert.equal(thing(others, 6), undefined);
     assert.ok(thing(others, 4));
+  });
+
+  test('a draft\'s breaking changes, deployed, are one version; asl sync schema-versions lists them', async () => {
+    const draft = await (await fetch(`${appUrl}/drafts`, { method: 'POST', headers: admin })).json() as { _id: string };
+    const base = jsonSchema(false, true);
+    await putSchema({ ...base, properties: { ...base.properties, added: { bsonType: 'string' } }, required: ['_id', 'name'] });
+    await putSchema({ ...base, required: ['_id', 'name'] });
+    assert.deepEqual(await versions(), [0, 1], 'nothing while the draft is open');
+    const deployed = await fetch(`${appUrl}/drafts/${draft._id}/deployment`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(deployed.status, 201);
+    assert.deepEqual(await versions(), [0, 1, 2]);
+    const listed = spawnSync(process.execPath, [CLI, 'sync', 'schema-versions', served.appDir, '--data', served.dataDir], { encoding: 'utf8', timeout: 20000 });
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.match(listed.stdout, /3 sync schema version\(s\)/);
+    assert.match(listed.stdout, /version 1 .*field "legacy" of table "Thing" removed/);
+    assert.match(listed.stdout, /version 2 \[newest\].*field "count" of table "Thing" changed from int \(required\) to int \(optional\); field "added" of table "Thing" removed/);
+    const json = spawnSync(process.execPath, [CLI, 'sync', 'schema-versions', served.appDir, '--data', served.dataDir, '--json'], { encoding: 'utf8', timeout: 20000 });
+    assert.deepEqual(json.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { version: number }).version), [0, 1, 2]);
   });
 });

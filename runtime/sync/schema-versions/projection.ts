@@ -12,11 +12,16 @@ import { ErrorCode } from '../wire/errors';
 import type { Instruction } from '../wire/instructions';
 import { sameColumnType } from './diff';
 
-/** A session's version: its number, the version's schema and the newest (the server's). */
+/**
+ * A session's version: its number, the version's schema and the newest (the server's); while the client
+ * migrates, also the schema of the version it opened with (its realm may hold that schema already, and
+ * uploads it at the old version).
+ */
 export interface VersionedSchemas {
   version: number;
   schema: RealmSchema;
   latest: RealmSchema;
+  migratingTo?: RealmSchema;
 }
 
 /**
@@ -34,7 +39,7 @@ export function projectQueryBody(body: string, v: VersionedSchemas): { ok: true;
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: true, body };
   const kept: Record<string, unknown> = {};
   for (const [table, query] of Object.entries(parsed as Record<string, unknown>)) {
-    if (!v.schema.has(table)) return { ok: false, message: `Invalid query: table "${table}" is not in sync schema version ${v.version}` };
+    if (!v.schema.has(table) && !v.migratingTo?.has(table)) return { ok: false, message: `Invalid query: table "${table}" is not in sync schema version ${v.version}` };
     if (v.latest.has(table)) kept[table] = query;
   }
   return { ok: true, body: JSON.stringify(kept) };
@@ -78,18 +83,21 @@ export function projectUpload(changesets: readonly UploadedChangeset[], v: Versi
   for (const changeset of changesets) {
     const kept: Instruction[] = [];
     for (const i of changeset.instructions) {
-      const table = v.schema.get(i.table);
+      const table = v.schema.get(i.table) ?? v.migratingTo?.get(i.table);
       if (!table) return { ok: false, error: notInVersion(v, `table "${i.table}"`) };
+      const other = v.migratingTo?.get(i.table);
       const latest = v.latest.get(i.table);
       switch (i.type) {
         case 'AddTable': {
           const declared = i.spec.kind === 'embedded' ? 'embedded' : `${i.spec.pkField}:${i.spec.pkType}`;
-          if (declared !== tableKind(table)) return { ok: false, error: notInVersion(v, `table "${i.table}" as ${i.spec.kind === 'embedded' ? 'an embedded table' : `a table with primary key "${i.spec.pkField}" ${i.spec.pkType}`}`) };
+          if (declared !== tableKind(table) && (!other || declared !== tableKind(other))) return { ok: false, error: notInVersion(v, `table "${i.table}" as ${i.spec.kind === 'embedded' ? 'an embedded table' : `a table with primary key "${i.spec.pkField}" ${i.spec.pkType}`}`) };
           continue;
         }
         case 'AddColumn': {
+          const declared = { name: i.field, type: i.valueType, nullable: i.nullable, collection: i.collectionType, ...(i.linkTargetTable ? { linkTarget: i.linkTargetTable } : {}) };
+          const agrees = (t: RealmTable | undefined) => { const c = t?.columns.get(i.field); return c !== undefined && sameColumnType(c, declared); };
           const column = table.columns.get(i.field);
-          if (!column || !sameColumnType(column, { name: i.field, type: i.valueType, nullable: i.nullable, collection: i.collectionType, ...(i.linkTargetTable ? { linkTarget: i.linkTargetTable } : {}) })) {
+          if (!agrees(table) && !agrees(other)) {
             return { ok: false, error: notInVersion(v, `field "${i.field}" of table "${i.table}"${column ? ' with this type' : ''}`) };
           }
           continue;
@@ -100,7 +108,7 @@ export function projectUpload(changesets: readonly UploadedChangeset[], v: Versi
       }
       if (!latest) continue;
       if ('field' in i) {
-        const column = table.columns.get(i.field);
+        const column = table.columns.get(i.field) ?? other?.columns.get(i.field);
         if (!column) return { ok: false, error: notInVersion(v, `field "${i.field}" of table "${i.table}"`) };
         const now = latest.columns.get(i.field);
         if (!now || !sameColumnType(column, now)) continue;

@@ -60,12 +60,14 @@ export class SessionVersioning {
     };
   }
 
-  /** The schemas of a session at an older version; undefined at the newest, which needs no projection. */
+  /** The schemas of a session at an older version or migrating; undefined at the newest, which needs no projection. */
   async schemas(version: SessionSchemaVersion | undefined): Promise<VersionedSchemas | undefined> {
     if (!version || !this.versions) return undefined;
     const schema = this.versions.snapshot(version.serving);
-    if (!schema) return undefined;
-    return { version: version.serving, schema, latest: await this.running() };
+    if (!schema && version.bound === version.serving) return undefined;
+    const latest = await this.running();
+    const migratingTo = version.bound === version.serving ? undefined : this.versions.snapshot(version.bound) ?? latest;
+    return { version: version.serving, schema: schema ?? latest, latest, ...(migratingTo ? { migratingTo } : {}) };
   }
 
   /** The schema a session's view translates documents and history with. */

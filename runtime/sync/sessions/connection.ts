@@ -84,7 +84,7 @@ export interface SessionInfo {
   downloadedVersion: number;
   uploadedClientVersion: number;
   /** Flexible sync: the schema version the client opened with, and the one it syncs at (older while it migrates). */
-  schemaVersion?: SessionSchemaVersion;
+  schemaVersion?: { bound: number; serving: number };
 }
 
 type SessionState = 'binding' | 'bound' | 'identified' | 'ended';
@@ -309,7 +309,7 @@ export class RealmSyncConnection {
       protocolVersion: this.info.protocolVersion, state: s.state,
       ...(s.clientFile ? { clientFileIdent: s.clientFile.ident } : {}),
       downloadedVersion: s.downloadServerVersion, uploadedClientVersion: s.clientFile?.uploadClientVersion ?? 0,
-      ...(s.schemaVersion ? { schemaVersion: { ...s.schemaVersion } } : {}),
+      ...(s.schemaVersion ? { schemaVersion: { bound: s.schemaVersion.bound, serving: s.schemaVersion.serving } } : {}),
     };
   }
 
