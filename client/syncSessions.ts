@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { listUsers } from '../core/runner/local';
 import {
-  adminLocalGet, describeSession, fetchSyncSessions, fetchSyncTraffic, renderSessionTraffic, sessionKey, sessionProgress, type SyncSessionInfo,
+  adminLocalGet, describeSession, schemaVersionText, fetchSyncSessions, fetchSyncTraffic, renderSessionTraffic, sessionKey, sessionProgress, type SyncSessionInfo,
 } from '../core/sync/sessionsClient';
 import { commands } from './commands';
 import type { RuntimeController } from './runtimeController';
@@ -60,7 +60,7 @@ export class SyncSessionsView implements vscode.TreeDataProvider<SyncSessionNode
     }
     const item = new vscode.TreeItem(node.user);
     item.id = sessionKey(node.info);
-    item.description = `${node.info.partition || '(binding)'} · protocol ${node.info.protocolVersion} · ${node.info.state}`;
+    item.description = `${node.info.partition || '(binding)'} · protocol ${node.info.protocolVersion}${schemaVersionText(node.info)} · ${node.info.state}`;
     item.tooltip = `${describeSession(node.info)}\n${sessionProgress(node.info)}\nsession ${node.info.session} on connection ${node.info.connection}`;
     item.iconPath = new vscode.ThemeIcon(node.info.state === 'identified' ? 'sync' : 'loading~spin');
     item.contextValue = 'syncSession';

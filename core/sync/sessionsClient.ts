@@ -91,11 +91,15 @@ export function sessionKey(info: Pick<SyncSessionInfo, 'connection' | 'session'>
   return `${info.connection}/${info.session}`;
 }
 
+/** ` · schema version 0 (migrating to 1)` for a flexible session; '' for a partition one. */
+export function schemaVersionText(info: Pick<SyncSessionInfo, 'schemaVersion'>): string {
+  const v = info.schemaVersion;
+  return v ? ` · schema version ${v.serving}${v.bound !== v.serving ? ` (migrating to ${v.bound})` : ''}` : '';
+}
+
 /** `user 65f… · partition "abc" · protocol 12 · identified` */
 export function describeSession(info: SyncSessionInfo): string {
-  const version = info.schemaVersion
-    ? ` · schema version ${info.schemaVersion.serving}${info.schemaVersion.bound !== info.schemaVersion.serving ? ` (migrating to ${info.schemaVersion.bound})` : ''}` : '';
-  return `user ${info.userId} · partition ${info.partition || '(none yet)'} · protocol ${info.protocolVersion}${version} · ${info.state}`;
+  return `user ${info.userId} · partition ${info.partition || '(none yet)'} · protocol ${info.protocolVersion}${schemaVersionText(info)} · ${info.state}`;
 }
 
 /** The versions of a session: client file, last download, last upload. */

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import { evaluateExpressionTraced } from '../../core/rules';
 import { traceLines } from '../../core/rules/trace';
 import {
-  describeSession, newTraffic, renderSessionTraffic, trafficEntryLines, type SyncSessionInfo, type SyncTrafficEntry,
+  describeSchemaVersion, describeSession, newTraffic, renderSessionTraffic, trafficEntryLines, type SyncSessionInfo, type SyncTrafficEntry,
 } from '../../core/sync/sessionsClient';
 
 const USER = '65a0000000000000000000aa';
@@ -82,5 +82,16 @@ describe('sync sessions traffic text', () => {
     assert.deepEqual(newTraffic(first, [entry(2), entry(3), entry(4), entry(5)]), [entry(4), entry(5)]);
     assert.deepEqual(newTraffic(first, first), []);
     assert.deepEqual(newTraffic(first, [entry(6), entry(7)]), [entry(6), entry(7)]);
+  });
+
+  test('a flexible session shows its schema version, and the one it migrates to; a version its breaking changes', () => {
+    const flexible: SyncSessionInfo = { ...session, partition: 'flexible (query version 2)', schemaVersion: { bound: 1, serving: 0 } };
+    assert.equal(describeSession(flexible), `user ${USER} · partition flexible (query version 2) · protocol 14 · schema version 0 (migrating to 1) · identified`);
+    assert.equal(describeSession({ ...flexible, schemaVersion: { bound: 1, serving: 1 } }), `user ${USER} · partition flexible (query version 2) · protocol 14 · schema version 1 · identified`);
+    assert.equal(
+      describeSchemaVersion({ version: 1, createdAt: '2026-12-06T22:00:00.000Z', changes: ['field "legacy" of table "Thing" removed'], tables: ['Thing'] }, 1),
+      'version 1 [newest] (2026-12-06T22:00:00.000Z) · tables Thing · field "legacy" of table "Thing" removed',
+    );
+    assert.equal(describeSchemaVersion({ version: 0, createdAt: '', changes: [], tables: [] }, 1), 'version 0 · tables (none yet) · the schema sync started with');
   });
 });
