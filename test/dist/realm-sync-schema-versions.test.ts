@@ -11,6 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { spawnSync } from 'node:child_process';
+import { ObjectId } from 'bson';
+import { encodeChangeset, parseChangeset } from '../../runtime/sync/wire/changeset';
+import type { Instruction } from '../../runtime/sync/wire/instructions';
+import type { ServerMessage } from '../../runtime/sync/wire/messages';
+import { connectRawSync, messageText, type RawSyncClient } from '../helpers/realm-raw-client';
 import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
 import { adminToken, CLI, copyApp, serveDist, type ServedDist } from './fixtures/serve';
 
@@ -54,6 +59,19 @@ function assertOk(run: ProbeRun, what: string): void {
 }
 
 const protocolErrors = (run: ProbeRun) => run.events('protocol_error');
+const sessionOf = (m: ServerMessage) => ('session' in m ? m.session : 0);
+
+/** What a flexible session's bootstrap brought (`query version` complete): its DOWNLOADs' instructions and the last one. */
+async function bootstrapOf(client: RawSyncClient, session: number, queryVersion: bigint): Promise<{ instructions: Instruction[]; last: Extract<ServerMessage, { type: 'download' }> }> {
+  const instructions: Instruction[] = [];
+  for (;;) {
+    const m = await client.next((x) => x.type === 'error' || (sessionOf(x) === session && (x.type === 'download' || x.type === 'json_error' || x.type === 'query_error')));
+    assert.equal(m.type, 'download', messageText(m));
+    if (m.type !== 'download') throw new Error('unreachable');
+    for (const c of m.changesets) instructions.push(...(c.bytes ? parseChangeset(c.bytes) : c.instructions));
+    if (m.flexible?.queryVersion === queryVersion && m.flexible.batchState === 'lastInBatch') return { instructions, last: m };
+  }
+}
 
 describe('sync schema versions against dist/cli.js serve', { skip, timeout: 300_000 }, () => {
   let served: ServedDist;
@@ -161,6 +179,66 @@ describe('sync schema versions against dist/cli.js serve', { skip, timeout: 300_
     // Interrupted (the realm closed before the migration ran): the next session is told again, with the same previous version.
     const again = await runProbe(v1({ dataDir: v0Device(), steps: [{ waitDownload: true }] }));
     assert.equal(protocolErrors(again)[0]?.rawErrorCode, 236);
+  });
+
+  // What realm-core's async open does with a 236 (the probe opens synchronously, so it never gets there),
+  // played on the wire with our codec: the session goes on at the old version and takes its upload in that
+  // version's schema; the client then binds a new file at the new version, whose bootstrap has the new
+  // version's schema and the object it uploaded.
+  test('on the wire: migrating keeps the unsynced change (uploaded at the old version), and the new file bootstraps in the new version\'s schema', async () => {
+    const login = await (await fetch(`${served.app}/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: ada.email, password: ada.password }) })).json() as { access_token: string };
+    const client = await connectRawSync(`${served.url.replace('http', 'ws')}/api/client/v2.0/app/${served.appId}/realm-sync?baas_at=${login.access_token}`, ['com.mongodb.realm-query-sync#14'], true);
+    const query = { version: 1n, body: '{"Thing":"count >= 0"}' };
+    const bind = (session: number, version: number, needClientFileIdent: boolean) => client.send({ type: 'bind', session, serverPath: JSON.stringify({ schemaVersion: version, sessionReason: 0 }), signedUserToken: '', needClientFileIdent, isSubserver: false });
+    const columnsOf = (instructions: Instruction[]) => instructions.flatMap((i) => (i.type === 'AddColumn' && i.table === 'Thing' ? [i.field] : [])).sort();
+    try {
+      bind(1, 0, true);
+      const ident = await client.next((m) => m.type === 'error' || (sessionOf(m) === 1 && (m.type === 'ident' || m.type === 'json_error')));
+      assert.equal(ident.type, 'ident', messageText(ident));
+      if (ident.type !== 'ident') return;
+      client.send({ type: 'ident', session: 1, clientFileIdent: ident.clientFileIdent, clientFileIdentSalt: ident.clientFileIdentSalt, downloadServerVersion: 0n, downloadClientVersion: 0n, latestServerVersion: 0n, latestServerVersionSalt: 0n, query });
+      const atZero = await bootstrapOf(client, 1, 1n);
+      assert.ok(columnsOf(atZero.instructions).includes('legacy'), `version 0's schema has legacy: ${columnsOf(atZero.instructions).join(', ')}`);
+      client.send({ type: 'unbind', session: 1 });
+      await client.next((m) => m.type === 'unbound' && m.session === 1);
+      // The same file opened with version 1: told to migrate from 0, the session goes on at version 0.
+      bind(2, 1, false);
+      client.send({
+        type: 'ident', session: 2, clientFileIdent: ident.clientFileIdent, clientFileIdentSalt: ident.clientFileIdentSalt,
+        downloadServerVersion: atZero.last.downloadServerVersion, downloadClientVersion: atZero.last.downloadClientVersion,
+        latestServerVersion: atZero.last.latestServerVersion, latestServerVersionSalt: atZero.last.latestServerVersionSalt, query,
+      });
+      const migrate = await client.next((m) => m.type === 'error' || (sessionOf(m) === 2 && m.type === 'json_error'));
+      assert.equal(migrate.type === 'json_error' && migrate.errorCode, 236, messageText(migrate));
+      assert.equal(migrate.type === 'json_error' && migrate.body.action, 'MigrateSchema');
+      assert.equal(migrate.type === 'json_error' && migrate.body.previousSchemaVersion, 0);
+      const object = { type: 'objectId' as const, value: new ObjectId(oid(7).$oid) };
+      const set = (field: string, value: Extract<Instruction, { type: 'Update' }>['value']): Instruction => ({ type: 'Update', table: 'Thing', object, field, path: [], value, isDefault: false, priorSize: 0 });
+      const offline: Instruction[] = [
+        { type: 'CreateObject', table: 'Thing', object },
+        set('name', { type: 'string', value: 'seven' }), set('count', { type: 'int', value: 7n }), set('legacy', { type: 'string', value: 'offline' }),
+      ];
+      const base = atZero.last.downloadServerVersion;
+      client.send({ type: 'upload', session: 2, progressClientVersion: 3n, progressServerVersion: base, lockedServerVersion: base, changesets: [
+        { version: 3n, lastIntegratedRemoteVersion: base, originTimestamp: 1000n, originFileIdent: 0n, instructions: [], bytes: encodeChangeset(offline) },
+      ] });
+      const acknowledged = await client.next((m) => m.type === 'error' || (sessionOf(m) === 2 && (m.type === 'json_error' || (m.type === 'download' && m.uploadClientVersion >= 3n))));
+      assert.equal(acknowledged.type, 'download', messageText(acknowledged));
+      client.send({ type: 'unbind', session: 2 });
+      await client.next((m) => m.type === 'unbound' && m.session === 2);
+      // The migrated realm: a new file at version 1.
+      bind(3, 1, true);
+      const fresh = await client.next((m) => m.type === 'error' || (sessionOf(m) === 3 && (m.type === 'ident' || m.type === 'json_error')));
+      assert.equal(fresh.type, 'ident', messageText(fresh));
+      if (fresh.type !== 'ident') return;
+      client.send({ type: 'ident', session: 3, clientFileIdent: fresh.clientFileIdent, clientFileIdentSalt: fresh.clientFileIdentSalt, downloadServerVersion: 0n, downloadClientVersion: 0n, latestServerVersion: 0n, latestServerVersionSalt: 0n, query });
+      const atOne = await bootstrapOf(client, 3, 1n);
+      assert.ok(!columnsOf(atOne.instructions).includes('legacy'), `version 1's schema has no legacy: ${columnsOf(atOne.instructions).join(', ')}`);
+      const seven = atOne.instructions.filter((i) => 'object' in i && i.object.type === 'objectId' && i.object.value.toHexString() === oid(7).$oid);
+      assert.deepEqual(seven.map((i) => `${i.type}${'field' in i ? ` ${i.field}` : ''}`).sort(), ['CreateObject', 'Update count', 'Update name']);
+    } finally {
+      client.close();
+    }
   });
 
   test('downgrade: a version 1 file opened at version 0 migrates back; a fresh version 0 realm syncs version 1\'s writes', async () => {
