@@ -26,7 +26,7 @@ import type { WatchedLogin } from './auth/account-events';
 import type { Clock } from './auth/tokens';
 import { createDataAccess, type DataAccess } from './data';
 import { registerEndpointRoutes, withEndpointSources } from './endpoints';
-import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallContext, type FunctionInspectorEvent, type FunctionRunner, type FunctionUser } from './functions';
+import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallContext, type FunctionInspectorEvent, type FunctionNode, type FunctionRunner, type FunctionUser } from './functions';
 import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
 import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
@@ -134,8 +134,9 @@ export interface RuntimeOptions {
    * inspector on 127.0.0.1 (the first app on `port`, 0 for a free one; later apps on free ones) and calls
    * have no time limit. `onInspector` hears where each app's inspector listens, on every start of its
    * function process (its URL holds the inspector's secret: show it to the developer, never log it).
+   * `node` runs the function processes (one with --allow-inspector; default this process's Node).
    */
-  inspectFunctions?: { port: number; onInspector?(app: { clientAppId: string; dir: string }, event: FunctionInspectorEvent): void };
+  inspectFunctions?: { port: number; onInspector?(app: { clientAppId: string; dir: string }, event: FunctionInspectorEvent): void; node?: FunctionNode };
 }
 
 export interface RunningRuntime {
@@ -533,7 +534,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     ...(options.functionsUnisolatedForBenchmarks ? { unisolatedForBenchmarks: true } : {}),
     log: (fn, level, text) => (level === 'error' ? log.error : level === 'warn' ? log.warn : log.info)(`[function ${fn}] ${text}`),
     packagesDir: path.join(appDir, 'functions', 'node_modules'),
-    ...(inspectFunctions ? { inspect: { port: inspectFunctions.port, onInspector: (event: FunctionInspectorEvent) => inspectorStarted(event) } } : {}),
+    ...(inspectFunctions ? { inspect: { port: inspectFunctions.port, onInspector: (event: FunctionInspectorEvent) => inspectorStarted(event), ...(inspectFunctions.node ? { node: inspectFunctions.node } : {}) } } : {}),
   });
   const metrics = options.metrics ?? new RuntimeMetrics({ defaultMetrics: false });
   const runFunction = (name: string, args: unknown[], ctx: FunctionCallContext) => metrics.timeFunction(appId, () => functions.run(name, args, ctx));
