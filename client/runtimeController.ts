@@ -49,13 +49,20 @@ export class RuntimeController implements vscode.Disposable {
   get pid(): number | undefined { return this.process?.pid; }
   get debuggingFunctions(): boolean { return this.inspectFunctions; }
 
-  /** Restarts the runtime with functions debuggable (or no longer); resolves with whether it runs. */
-  async setFunctionsDebugging(on: boolean): Promise<boolean> {
-    if (on === this.inspectFunctions && this.state.kind === 'running') return true;
+  /**
+   * Restarts the runtime with functions debuggable (or no longer), serving `appDir` when given; resolves
+   * with whether it runs. Turning debugging off while no runtime runs starts none.
+   */
+  async setFunctionsDebugging(on: boolean, appDir?: string): Promise<boolean> {
+    if (on === this.inspectFunctions && this.state.kind === 'running' && (!appDir || appDir === this.running?.appDir)) return true;
     this.inspectFunctions = on;
-    const appDir = this.running?.attached ? undefined : this.running?.appDir;
+    if (!on && this.state.kind !== 'running' && this.state.kind !== 'starting') {
+      this.render();
+      return false;
+    }
+    const dir = appDir ?? (this.running?.attached ? undefined : this.running?.appDir);
     await this.stop();
-    return this.start(appDir);
+    return this.start(dir);
   }
 
   private setState(state: RuntimeState): void {
@@ -130,6 +137,8 @@ export class RuntimeController implements vscode.Disposable {
       execPath: process.execPath,
       startTimeoutMs: 60_000,
       inspectFunctions: this.inspectFunctions,
+      // Debugging needs a Node 24+ for the function process; the editor's own may be older (see runtimeProcess.ts).
+      functionsNode: this.inspectFunctions ? settings.get<string>('functionsNodePath', '').trim() || undefined : undefined,
     };
     this.setState({ kind: 'starting', appName });
     this.log.info(`Starting the runtime for ${appDir} (port ${launch.port || 'any free'})`);
@@ -143,7 +152,7 @@ export class RuntimeController implements vscode.Disposable {
       onFunctionsInspector: (appId, url) => {
         if (this.running?.appId !== appId) return;
         this.running.functionsInspector = url;
-        this.log.warn('The function process started again: attach the debugger again (App Services: Debug Functions)');
+        this.log.info('The function process started again, its inspector at a new address');
         this.changed.fire();
       },
     });

@@ -514,6 +514,19 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     }
     // Its calls have failed with the reason above; the pool only lets go of its workers and timers.
     if (wasAlive) fp.pool.close();
+    // While debugging, the next process starts at once (not on the next call), so that its inspector is
+    // announced and the debugger attaches again before a call runs. Not after a process that never came
+    // up: that would loop.
+    if (inspect && wasAlive && fp.up) {
+      setImmediate(() => {
+        if (closed || current) return;
+        try {
+          current = startProcess();
+        } catch (error) {
+          log('functions', 'error', `the function process cannot start again: ${messageOf(error)}`);
+        }
+      });
+    }
   }
 
   let sweep: NodeJS.Timeout | undefined;

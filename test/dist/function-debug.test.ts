@@ -194,6 +194,21 @@ describe('debugging functions (--inspect-functions)', () => {
     // The runtime is still fine.
     assert.equal((await call(served, bob, 'sum', [1, 2])).body, 3);
   });
+
+  test('a function process that ends is started again at once (not on the next call), its new inspector address printed, so a debugger can attach again before a call runs', async () => {
+    const before = await functionProcessOf(served);
+    const printed = () => [...served.stdout().matchAll(/functions inspector: (ws:\/\/\S+)/g)].map((m) => m[1]!);
+    const seen = printed().length;
+    process.kill(before, 'SIGKILL');
+    let next: string | undefined;
+    for (const deadline = Date.now() + 20000; !next && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) next = printed()[seen];
+    assert.ok(next, `no new inspector address printed: ${served.stdout()}`);
+    assert.notEqual(next, inspectorUrl);
+    const after = await functionProcessOf(served);
+    assert.notEqual(after, before);
+    assert.deepEqual(listeningSocketsOf(after), [`127.0.0.1:${new URL(next).port}`]);
+    assert.equal((await call(served, bob, 'sum', [2, 2])).body, 4);
+  });
 });
 
 describe('without --inspect-functions', () => {
