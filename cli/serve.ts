@@ -180,6 +180,9 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     if (inspectorsHeard) inspectorsHeard.push(line);
     else io.out(line);
   };
+  if (functionNode && functionNode.execPath !== process.execPath) {
+    log.info(`debugging functions: the function processes run on ${functionNode.execPath} (Node ${functionNode.version}, whose permission model has --allow-inspector); the runtime on Node ${process.versions.node}`);
+  }
   let runtime;
   try {
     runtime = await startRuntime({
@@ -190,7 +193,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
       metricsPort, startFunctionProcesses: true,
       onReloaded: (applied, diagnostics) => parent?.send({ type: 'reloaded', applied, errors: countOf(diagnostics, 'error') }),
       failOnErrors: values['fail-on-errors'] === true,
-      ...(inspectPort !== undefined ? { inspectFunctions: { port: inspectPort, onInspector: announceInspector, ...(functionNode && !('error' in functionNode) ? { node: functionNode } : {}) } } : {}),
+      ...(inspectPort !== undefined ? { inspectFunctions: { port: inspectPort, onInspector: announceInspector, ...(functionNode ? { node: functionNode } : {}) } } : {}),
     });
   } catch (e) {
     if (e instanceof AppHasErrors) {

@@ -266,6 +266,7 @@ describe('--inspect-functions on a Node without --allow-inspector', { skip: proc
       });
       try {
         const url = await printedInspectorUrl(served);
+        assert.ok(served.stderr().includes(`debugging functions: the function processes run on ${node24} (Node 24.`), served.stderr());
         const pid = await functionProcessOf(served);
         assert.equal(fs.realpathSync(`/proc/${pid}/exe`), fs.realpathSync(node24));
         const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
