@@ -5,6 +5,7 @@
 // verdicts with their evaluation traces, errors, client resets and compensating writes spelled out.
 import type { EvaluationTrace } from '../rules/evaluate';
 import { traceLines } from '../rules/trace';
+import { ErrorCode } from './errorCodes';
 import { LOCAL_API, errorOf, type SessionPool } from '../runner/identities';
 
 /** One live Realm protocol session, as `…/sync/sessions` lists it. */
@@ -77,9 +78,9 @@ export function sessionProgress(info: SyncSessionInfo): string {
   return `${info.clientFileIdent !== undefined ? `client file ${info.clientFileIdent}, ` : ''}downloaded server version ${info.downloadedVersion}, uploaded client version ${info.uploadedClientVersion}`;
 }
 
-/** What an error means for the client, when it is worth saying (231 is realm-core's compensating_write). */
+/** What an error means for the client, when it is worth saying. */
 function errorMeaning(entry: SyncTrafficEntry, body: Record<string, unknown> | undefined): string | undefined {
-  if (Number(entry.fields.errorCode) === 231) return 'compensating write: the server undid writes the client was not allowed to make';
+  if (Number(entry.fields.errorCode) === ErrorCode.compensating_write) return 'compensating write: the server undid writes the client was not allowed to make';
   if (body?.shouldClientReset === true) return `client reset${body.isRecoveryModeDisabled === true ? ' (recovery disabled)' : ''}: the client must discard or recover its local Realm`;
   return undefined;
 }

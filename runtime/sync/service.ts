@@ -14,6 +14,7 @@ import type { Logger } from '../http/server';
 import type { ChangeEvent } from '../store/changes';
 import type { Document, DocumentStore } from '../store/types';
 import { readSyncState, writeSyncState } from './files';
+import { ErrorCode } from './wire/errors';
 
 /** What the sync service needs of the current app (rebuilt on every reload). */
 export interface SyncAppContext {
@@ -94,14 +95,14 @@ export interface SyncStatusReport {
 }
 
 export const SYNC_ERRORS = {
-  permissionDenied: (what: 'BIND' | 'UPLOAD', detail: string): SyncError => ({ code: 206, name: 'ErrorPermissionDenied', message: `Permission denied (${what}): ${detail}`, action: 'none', tryAgain: false }),
-  badClientFileIdent: (detail: string): SyncError => ({ code: 208, name: 'ErrorBadClientFileIdent', message: `bad client file identifier: ${detail}`, action: 'client-reset', tryAgain: false }),
-  badChangeset: (message: string): SyncError => ({ code: 212, name: 'ErrorBadChangeset', message, action: 'none', tryAgain: false }),
-  badClientFile: (detail: string): SyncError => ({ code: 217, name: 'ErrorBadClientFile', message: `Synchronization no longer possible for client-side file: ${detail}`, action: 'client-reset', tryAgain: false }),
-  writeNotAllowed: (detail: string): SyncError => ({ code: 230, name: 'ErrorWriteNotAllowed', message: `Client attempted a write that is not allowed: ${detail}`, action: 'client-reset', tryAgain: false }),
-  disabledSession: (detail: string): SyncError => ({ code: 213, name: 'ErrorDisabledSession', message: detail, action: 'retry-later', tryAgain: true }),
-  badAuthentication: (detail: string): SyncError => ({ code: 203, name: 'ErrorBadAuthentication', message: detail, action: 'none', tryAgain: false }),
-  tokenExpired: (detail: string): SyncError => ({ code: 202, name: 'ErrorTokenExpired', message: detail, action: 'refresh-token', tryAgain: true }),
+  permissionDenied: (what: 'BIND' | 'UPLOAD', detail: string): SyncError => ({ code: ErrorCode.permission_denied, name: 'ErrorPermissionDenied', message: `Permission denied (${what}): ${detail}`, action: 'none', tryAgain: false }),
+  badClientFileIdent: (detail: string): SyncError => ({ code: ErrorCode.bad_client_file_ident, name: 'ErrorBadClientFileIdent', message: `bad client file identifier: ${detail}`, action: 'client-reset', tryAgain: false }),
+  badChangeset: (message: string): SyncError => ({ code: ErrorCode.bad_changeset, name: 'ErrorBadChangeset', message, action: 'none', tryAgain: false }),
+  badClientFile: (detail: string): SyncError => ({ code: ErrorCode.bad_client_file, name: 'ErrorBadClientFile', message: `Synchronization no longer possible for client-side file: ${detail}`, action: 'client-reset', tryAgain: false }),
+  writeNotAllowed: (detail: string): SyncError => ({ code: ErrorCode.write_not_allowed, name: 'ErrorWriteNotAllowed', message: `Client attempted a write that is not allowed: ${detail}`, action: 'client-reset', tryAgain: false }),
+  disabledSession: (detail: string): SyncError => ({ code: ErrorCode.disabled_session, name: 'ErrorDisabledSession', message: detail, action: 'retry-later', tryAgain: true }),
+  badAuthentication: (detail: string): SyncError => ({ code: ErrorCode.bad_authentication, name: 'ErrorBadAuthentication', message: detail, action: 'none', tryAgain: false }),
+  tokenExpired: (detail: string): SyncError => ({ code: ErrorCode.token_expired, name: 'ErrorTokenExpired', message: detail, action: 'refresh-token', tryAgain: true }),
 };
 
 const NOT_RUNNING = 'sync is not enabled for this app';

@@ -7,6 +7,7 @@ import { partitionTypeOf, type SyncError } from '../../core/sync';
 import type { Document } from '../store/types';
 import type { PermissionVerdict, SyncService, SyncStatusReport } from './service';
 import { showValue, traceLines } from '../../core/rules/trace';
+import { ErrorCode } from './wire/errors';
 
 export const FIRST_DOCUMENTS = 5;
 
@@ -26,7 +27,7 @@ export interface SimulatedUser { user: EvaluationUser; email?: string }
 export async function simulatePartition(service: SyncService, user: SimulatedUser | undefined, userRef: string, text: string): Promise<SimulationReport> {
   const report: SimulationReport = { status: service.status(), partition: { text }, collections: [], ignored: [] };
   if (!user) {
-    report.error = { code: 203, name: 'ErrorBadAuthentication', message: `no user "${userRef}": give a user id or the email of an email/password user`, action: 'none', tryAgain: false };
+    report.error = { code: ErrorCode.bad_authentication, name: 'ErrorBadAuthentication', message: `no user "${userRef}": give a user id or the email of an email/password user`, action: 'none', tryAgain: false };
     return report;
   }
   const result = await service.open(user.user, text, { trace: true });
