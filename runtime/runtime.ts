@@ -30,7 +30,7 @@ import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallCon
 import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
 import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
-import { CLIENT_API_PREFIX, FirstMatchRouter, Router } from './http/router';
+import { FirstMatchRouter, Router } from './http/router';
 import { answerUpgrade, createHttpServer, type RunningHttpServer } from './http/server';
 import { certificateWarnings, loadTlsPair, watchTlsPair, type TlsFiles, type TlsPair, type TlsWatch } from './http/tls';
 import { homePage } from './http/home';
@@ -52,7 +52,8 @@ import { RealmSyncEngine } from './sync/sessions/engine';
 import { registerAdminRoutes } from './admin/routes';
 import { registerLocalRoutes, type LocalAppAccess } from './admin/local';
 import { registerSyncLocalRoutes } from './sync/routes';
-import { ADMIN_API_PREFIX, AdminRouteTable } from './admin/table';
+import { AdminRouteTable } from './admin/table';
+import { ADMIN_API, CLIENT_API, CLIENT_ROUTES } from '../core/apiRoutes';
 import type { CorsPolicy } from './http/cors';
 import { appDataFolderName, legacyAppDataFolderName, preparePrivateFolder } from './data-folder';
 import { loadSecrets, type SecretStore } from './secrets';
@@ -386,7 +387,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     reload: () => first()?.reload() ?? Promise.resolve({ applied: false, diagnostics: [] }),
     get apps() { return registry.list(); },
     // Loopback-only unless told otherwise, so announced at the address this machine reaches it at.
-    adminUrl: `${options.adminRemote && publicUrls[0] ? publicUrls[0] : localUrl}${ADMIN_API_PREFIX}`,
+    adminUrl: `${options.adminRemote && publicUrls[0] ? publicUrls[0] : localUrl}${ADMIN_API}`,
     groupId: admin.groupId,
     adminPublicKey: admin.publicKey,
     createdAdminKey: admin.createdKey,
@@ -612,7 +613,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       runFunction: (name, args, ctx) => runFunction(name, args, ctx),
       collectionFor: (principal, service, database, collection) => data.forUser(principal).collection(service, database, collection),
     });
-    router.post(`${CLIENT_API_PREFIX}/app/:appId/graphql`, async (req) => {
+    router.post(`${CLIENT_API}${CLIENT_ROUTES.graphql}`, async (req) => {
       if (req.params.appId !== appId) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
       const caller = await (options.authenticateGraphql ? options.authenticateGraphql(req.headers, authenticate) : authenticate(req.headers));
       const result = await graphql.executeRaw(await req.text(), userOf(caller), req.clientGone);

@@ -4,7 +4,8 @@
 // *system* (rules bypassed) or functions as a given user (`asl functions run --as`), and count every
 // collection's documents. A function's failure answers with its own stack (`function_stack`: its file,
 // line and column), which the client API never shows. Paths under `/api/admin/v3.0/local/app/
-// <client app id>/…` (the client shares them through core/runner/identities.ts `LOCAL_API`).
+// <client app id>/…`, declared in core/apiRoutes.ts `LOCAL_APP_ROUTES` with the clients that ask them.
+import { LOCAL_APP_ROUTES, localAppPattern } from '../../core/apiRoutes';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
 import { isObject } from '../../core/json';
@@ -32,12 +33,12 @@ export function registerLocalRoutes(table: AdminRouteTable, appByClientId: (clie
     if (!found) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
     return found;
   };
-  table.post('/local/app/:appId/users/:userId/session', async (req) => json(await app(req).sessionForUser(req.params.userId!), 201));
-  table.post('/local/app/:appId/graphql', async (req) => {
+  table.post(localAppPattern(LOCAL_APP_ROUTES.userSession), async (req) => json(await app(req).sessionForUser(req.params.userId!), 201));
+  table.post(localAppPattern(LOCAL_APP_ROUTES.graphql), async (req) => {
     const result = await app(req).graphqlAsSystem(await req.text(), req.clientGone);
     return { status: result.status, body: result.body, encoding: 'json' };
   });
-  table.post('/local/app/:appId/functions/call', async (req) => {
+  table.post(localAppPattern(LOCAL_APP_ROUTES.functionsCall), async (req) => {
     const body = await req.json();
     if (!isObject(body) || typeof body.name !== 'string' || !body.name) throw badRequest('the body must be {"name": "<function>", "arguments": [...]} (and "service" for a service action, or "user" to run as a user)');
     const args = body.arguments === undefined ? [] : body.arguments;
@@ -56,5 +57,5 @@ export function registerLocalRoutes(table: AdminRouteTable, appByClientId: (clie
       return json({ error: e.message, error_code: e.errorCode, ...(stack ? { function_stack: stack } : {}) }, 400);
     }
   });
-  table.get('/local/app/:appId/collections', async (req) => json(await app(req).countDocuments()));
+  table.get(localAppPattern(LOCAL_APP_ROUTES.collections), async (req) => json(await app(req).countDocuments()));
 }

@@ -16,8 +16,7 @@ import { SYNC_ERRORS, type ClientFile, type SessionMessage, type SyncService, ty
 import { applyClientWrite } from './writes';
 import { ErrorCode } from './wire/errors';
 
-/** The feed's path below `/api/client/v2.0/app/<client app id>/` (see `OpenedApp.upgrades`). */
-export const FEED_ENDPOINT = 'sync/feed';
+export { FEED_ENDPOINT } from '../../core/sync/messages';
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const MAX_SESSIONS_PER_CONNECTION = 256;
 

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { isObject } from '../../core/json';
 import { isClusterSource, type AppModel, type Collection } from '../../core/model';
-import { compileExpression, evaluateExpressionTraced, redactText, redactTrace, type CompiledExpression, type EvaluationEnv, type EvaluationTrace, type EvaluationUser } from '../../core/rules';
+import { compileExpression, evaluateExpressionTraced, redactText, redactTrace, type CompiledExpression, type EvaluationEnv, type EvaluationUser } from '../../core/rules';
 import {
   membershipOf, parsePartitionValue, partitionId, partitionQuery, partitionText, reconcileSync, syncSettingsFromFile,
   transitionEffect, type PartitionSettings, type Reconciled, type SyncError, type SyncRuntimeState, type SyncSettings, type SyncTransition,
@@ -14,6 +14,7 @@ import type { Logger } from '../http/server';
 import type { ChangeEvent } from '../store/changes';
 import type { Document, DocumentStore } from '../store/types';
 import { readSyncState, writeSyncState } from './files';
+import type { PermissionVerdict, SyncStatusReport } from '../../core/sync/messages';
 import { ErrorCode } from './wire/errors';
 
 /** What the sync service needs of the current app (rebuilt on every reload). */
@@ -48,17 +49,6 @@ export interface SyncedCollection {
   relationships: { field: string; database: string; collection: string; foreignKey: string }[];
 }
 
-export interface PermissionVerdict {
-  read: boolean;
-  write: boolean;
-  /** `write` true grants read whatever the read expression says (§4). */
-  readGrantedByWrite: boolean;
-  readTrace?: EvaluationTrace;
-  writeTrace?: EvaluationTrace;
-  /** Problems while evaluating (a failing `%function`). */
-  problems: string[];
-}
-
 export type OpenResult =
   | { ok: true; partition: unknown; verdict: PermissionVerdict; user: EvaluationUser }
   | { ok: false; error: SyncError; partition?: unknown; verdict?: PermissionVerdict; user?: EvaluationUser };
@@ -81,18 +71,6 @@ export interface SyncSession {
 export type SessionMessage =
   | { type: 'change'; version: number; op: 'insert' | 'update' | 'delete'; collection: string; documentKey: { _id: unknown }; document?: Document; moved?: { from?: unknown; to?: unknown } }
   | { type: 'reevaluate'; reason: string };
-
-export interface SyncStatusReport {
-  status: SyncRuntimeState['status'];
-  epoch: number;
-  lastDisabled?: number;
-  /** The configuration sync runs with (enabled or paused). */
-  running?: { key: string; type: string; required: boolean; permissions: { read: unknown; write: unknown }; developmentMode: boolean; database?: string; service?: string };
-  /** The last configuration change refused while enabled, with why. */
-  refused?: string;
-  notice?: string;
-  sessions: number;
-}
 
 export const SYNC_ERRORS = {
   permissionDenied: (what: 'BIND' | 'UPLOAD', detail: string): SyncError => ({ code: ErrorCode.permission_denied, name: 'ErrorPermissionDenied', message: `Permission denied (${what}): ${detail}`, action: 'none', tryAgain: false }),
