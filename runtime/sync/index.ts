@@ -3,7 +3,10 @@ export { SyncService, SYNC_ERRORS, syncedCollections, type SyncAppContext, type 
 export type { PermissionVerdict, SyncSessionInfo, SyncStatusReport, SyncTrafficChangeset, SyncTrafficEntry } from '../../core/sync/messages';
 export { createPartitionFeed, FEED_ENDPOINT, type PartitionFeed } from './feed';
 export { applyClientWrite } from './writes';
-export { addAsymmetricTables, addQueryableFields, mirrorObjectTypes } from './devmode';
+export { addAsymmetricTables, addQueryableFields, developmentModeWrites, mirrorObjectTypes, type DevelopmentModeWrites } from './devmode';
+export { createRealmSyncEndpoint, REALM_SYNC_ENDPOINT } from './sessions/endpoint';
+export { RealmSyncEngine } from './sessions/engine';
+export { registerSyncLocalRoutes } from './routes';
 export { formatReport, reportToJson, simulatePartition, type SimulationReport, type SimulatedUser } from './simulate';
 export {
   getServiceFlexibleSyncConfig, getServiceSyncConfig, patchServiceSyncConfig, syncData, SyncAdminError, type SyncAdminHost,
