@@ -50,6 +50,12 @@ export const LOCAL_APP_ROUTES = {
   syncTraffic: '/sync/sessions/:connection/:session/traffic',
 } as const;
 
+/** One collection's document count, as `…/collections` lists them. */
+export interface CollectionCount { dataSource: string; database: string; collection: string; count: number }
+
+/** A function call's failure, as `…/functions/call` answers it (400): the function's own stack with it, which the client API never shows. */
+export interface FunctionCallFailure { error: string; error_code: string; function_stack?: string }
+
 /** The pattern of a local route of an app, relative to `ADMIN_API` (as the admin route table registers it). */
 export function localAppPattern(route: string): string {
   return `${LOCAL_API.slice(ADMIN_API.length)}${LOCAL_APP}${route}`;

@@ -1,7 +1,7 @@
 // What the editor asks a runtime beyond GraphQL: the app's users (the platform's Admin API user routes), the
 // collections with their document counts and a page of documents, function calls, under an identity or as
 // *system* through the local-only admin routes (`LOCAL_API`, behind the admin session of the handshake).
-import { CLIENT_API, CLIENT_ROUTES, LOCAL_APP_ROUTES, localAppPath, routePath } from '../apiRoutes';
+import { CLIENT_API, CLIENT_ROUTES, LOCAL_APP_ROUTES, localAppPath, routePath, type CollectionCount } from '../apiRoutes';
 import { RunnerError, SessionPool, errorOf, type Identity } from './identities';
 
 export interface AppUser {
@@ -12,8 +12,6 @@ export interface AppUser {
   providers: string[];
   disabled: boolean;
 }
-
-export interface CollectionCount { dataSource: string; database: string; collection: string; count: number }
 
 async function request(pool: SessionPool, method: string, path: string, headers: Record<string, string>, what: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
   const response = await pool.fetchImpl(`${pool.target.baseUrl}${path}`, {

@@ -71,6 +71,9 @@ export interface SyncStatusReport {
   sessions: number;
 }
 
+/** The body of `GET …/sync/status`: the state machine's report with the live Realm protocol sessions. */
+export type SyncStatusReply = SyncStatusReport & { liveSessions: SyncSessionInfo[] };
+
 /**
  * "Open partition P as user U" without a client (`…/sync/simulate`, `asl sync simulate`): the verdicts, the
  * error the client would get, the documents per type and those sync ignores. `Doc` is a stored document in

@@ -5,15 +5,13 @@
 // collection's documents. A function's failure answers with its own stack (`function_stack`: its file,
 // line and column), which the client API never shows. Paths under `/api/admin/v3.0/local/app/
 // <client app id>/…`, declared in core/apiRoutes.ts `LOCAL_APP_ROUTES` with the clients that ask them.
-import { LOCAL_APP_ROUTES, localAppPattern } from '../../core/apiRoutes';
+import { LOCAL_APP_ROUTES, localAppPattern, type CollectionCount, type FunctionCallFailure } from '../../core/apiRoutes';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
 import { isObject } from '../../core/json';
 import { FunctionError, FunctionExecutionError } from '../functions';
 import type { LoginResponse } from '../auth/service';
 import { json, type AdminRouteTable } from './table';
-
-export interface CollectionDocumentCount { dataSource: string; database: string; collection: string; count: number }
 
 /** What the local routes need of one served app. */
 export interface LocalAppAccess {
@@ -24,7 +22,7 @@ export interface LocalAppAccess {
   callAsSystem(call: { name: string; arguments: unknown[]; service?: string }): Promise<unknown>;
   /** A function as the user of this id or email, as a client call of that user would run it (its can_evaluate included). */
   callAsUser(call: { name: string; arguments: unknown[]; user: string }): Promise<unknown>;
-  countDocuments(): Promise<CollectionDocumentCount[]>;
+  countDocuments(): Promise<CollectionCount[]>;
 }
 
 export function registerLocalRoutes(table: AdminRouteTable, appByClientId: (clientAppId: string) => LocalAppAccess | undefined): void {
@@ -54,7 +52,8 @@ export function registerLocalRoutes(table: AdminRouteTable, appByClientId: (clie
     } catch (e) {
       if (!(e instanceof FunctionError)) throw e;
       const stack = e instanceof FunctionExecutionError ? e.functionStack : undefined;
-      return json({ error: e.message, error_code: e.errorCode, ...(stack ? { function_stack: stack } : {}) }, 400);
+      const failure: FunctionCallFailure = { error: e.message, error_code: e.errorCode, ...(stack ? { function_stack: stack } : {}) };
+      return json(failure, 400);
     }
   });
   table.get(localAppPattern(LOCAL_APP_ROUTES.collections), async (req) => json(await app(req).countDocuments()));

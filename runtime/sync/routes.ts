@@ -4,7 +4,7 @@
 // Realm protocol sessions; `…/sync/sessions` those sessions alone; `…/sync/sessions/<connection>/<session>/traffic`
 // a session's recent messages decoded (changesets per object, the BIND verdicts with their traces).
 import { LOCAL_APP_ROUTES, localAppPattern } from '../../core/apiRoutes';
-import type { SyncSessionsReply, SyncTrafficReply } from '../../core/sync/messages';
+import type { SyncSessionsReply, SyncStatusReply, SyncTrafficReply } from '../../core/sync/messages';
 import type { AdminRouteTable } from '../admin/table';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
@@ -26,7 +26,8 @@ export function registerSyncLocalRoutes(table: AdminRouteTable, syncOf: (clientA
   });
   table.get(localAppPattern(LOCAL_APP_ROUTES.syncStatus), (req) => {
     const found = sync(req);
-    return { body: { ...found.service.status(), liveSessions: found.sessions() }, encoding: 'json' };
+    const reply: SyncStatusReply = { ...found.service.status(), liveSessions: found.sessions() };
+    return { body: reply, encoding: 'json' };
   });
   table.get(localAppPattern(LOCAL_APP_ROUTES.syncSessions), (req) => {
     const reply: SyncSessionsReply = { sessions: sync(req).sessions() };
