@@ -7,7 +7,7 @@ import { RUNTIME_PROTOCOL_VERSION, type ParentChannel, type RuntimeProblem } fro
 import { AppHasErrors, startRuntime } from '../runtime';
 import { findDebugNode, type FunctionInspectorEvent } from '../runtime/functions';
 import { checkAdminUserCredentials } from '../runtime/admin/admin-users';
-import { ADMIN_API_PREFIX } from '../runtime/admin/table';
+import { ADMIN_API } from '../core/apiRoutes';
 import { checkPublicUrl } from '../runtime/http/addresses';
 import { createLogger, formatLogRecord, isLogFormat, isLogLevel, LOG_FORMATS, LOG_LEVELS } from '../runtime/log';
 import { findAppRootUpwards, findAppRoots, rootFileOf } from '../core/load';
@@ -216,7 +216,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   const created = runtime.createdAdminKey;
   if (created) {
     io.out(`admin public key: ${created.publicKey}\nadmin private key: ${created.privateKey}\n`
-      + `This key pair is shown once (only a hash of the private key is kept). Log in with:\n  asl login --api-key ${created.publicKey} --private-api-key <private key> --url ${runtime.adminUrl.slice(0, -ADMIN_API_PREFIX.length)}\n`);
+      + `This key pair is shown once (only a hash of the private key is kept). Log in with:\n  asl login --api-key ${created.publicKey} --private-api-key <private key> --url ${runtime.adminUrl.slice(0, -ADMIN_API.length)}\n`);
   } else {
     io.out(`admin public key: ${runtime.adminPublicKey} ("asl admin-keys --rotate" makes a new pair)\n`);
   }

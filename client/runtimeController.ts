@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
+import { CLIENT_API, CLIENT_ROUTES, routePath } from '../core/apiRoutes';
 import { findAppRoots } from '../core/load';
 import { nodeFileSystem } from '../core/fs';
 import { SessionPool, type RunnerTarget } from '../core/runner/identities';
@@ -237,7 +238,7 @@ export class RuntimeController implements vscode.Disposable {
   /** Talks to a runtime started elsewhere (`npm start` in a terminal); no admin session, so no admin-only features. */
   async attach(url: string, appId: string): Promise<boolean> {
     const baseUrl = url.replace(/\/+$/, '');
-    const response = await fetch(`${baseUrl}/api/client/v2.0/app/${encodeURIComponent(appId)}/location`).catch((e: Error) => e);
+    const response = await fetch(`${baseUrl}${CLIENT_API}${routePath(CLIENT_ROUTES.location, { appId })}`).catch((e: Error) => e);
     if (response instanceof Error || !response.ok) {
       const why = response instanceof Error ? response.message : `HTTP ${response.status}`;
       void vscode.window.showErrorMessage(`App Services: no runtime serving app ${appId} answers at ${baseUrl} (${why}). Check the URL printed by "asl serve".`);
