@@ -4,9 +4,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isObject } from '../core/json';
+import { ADMIN_API, ADMIN_ROUTES } from '../core/apiRoutes';
 import type { CliIO } from './io';
 
-export const ADMIN_PREFIX = '/api/admin/v3.0';
 export const DEFAULT_URL = 'http://localhost:8080';
 
 export interface Profile {
@@ -75,7 +75,7 @@ export class AdminClient {
   }
 
   private async refresh(): Promise<void> {
-    const res = await this.send('POST', '/auth/session', { token: this.profile.refresh_token });
+    const res = await this.send('POST', ADMIN_ROUTES.session, { token: this.profile.refresh_token });
     if (res.status !== 201 || !isObject(res.body) || typeof res.body.access_token !== 'string') {
       writeProfile(this.io, this.profileName, { url: this.profile.url, ...(this.profile.public_api_key ? { public_api_key: this.profile.public_api_key } : {}) });
       throw new CommandError(`invalid session: log in again with "asl login --api-key <public key> --private-api-key <private key>"`);
@@ -89,7 +89,7 @@ export class AdminClient {
     const token = options.token ?? this.profile.access_token;
     if (token) headers.Authorization = `Bearer ${token}`;
     if (options.body !== undefined) headers['Content-Type'] = 'application/json';
-    const url = pathname.startsWith('/api/') ? `${this.profile.url}${pathname}` : `${this.profile.url}${ADMIN_PREFIX}${pathname}`;
+    const url = pathname.startsWith('/api/') ? `${this.profile.url}${pathname}` : `${this.profile.url}${ADMIN_API}${pathname}`;
     let res: Response;
     try {
       res = await fetch(url, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { unzipSync } from 'fflate';
 import { isObject } from '../core/json';
+import { ADMIN_API, ADMIN_ROUTES } from '../core/apiRoutes';
 import { findAppRootUpwards } from '../core/load';
 import { TEMPLATES } from '../core/templates';
 import { filesToAppJson, isTransferredPath, type FileMap } from '../core/transfer/appJson';
@@ -139,7 +140,7 @@ export async function runLogout(argv: string[], io: CliIO): Promise<number> {
     const existing = readProfile(io, profileName);
     if (existing?.refresh_token) {
       try {
-        await fetch(`${existing.url}/api/admin/v3.0/auth/session`, { method: 'DELETE', headers: { Authorization: `Bearer ${existing.refresh_token}` } });
+        await fetch(`${existing.url}${ADMIN_API}${ADMIN_ROUTES.session}`, { method: 'DELETE', headers: { Authorization: `Bearer ${existing.refresh_token}` } });
       } catch { /* the runtime is gone; the tokens are dropped anyway */ }
       writeProfile(io, profileName, { url: existing.url, ...(existing.public_api_key ? { public_api_key: existing.public_api_key } : {}) });
     }
@@ -242,7 +243,7 @@ async function appsCreate(argv: string[], io: CliIO): Promise<number> {
     await exportInto(client, app, backend);
     if (templateId !== undefined) await clientInto(client, app, templateId, path.join(target, 'frontend', templateId));
     const result = {
-      client_app_id: app.client_app_id, filepath: target, url: `${client.url}/api/admin/v3.0/groups/${app.group_id}/apps/${app._id}`,
+      client_app_id: app.client_app_id, filepath: target, url: `${client.url}${ADMIN_API}/groups/${app.group_id}/apps/${app._id}`,
       ...(templateId !== undefined ? { backend } : {}), clusters: [{ name: templateId !== undefined ? 'mongodb-atlas' : 'cluster-source' }],
     };
     if (values.json) io.out(JSON.stringify(result) + '\n');

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { EJSON } from 'bson';
+import { LOCAL_APP_ROUTES, type FunctionCallFailure } from '../core/apiRoutes';
 import { isObject } from '../core/json';
 import { resolveAppRoots } from './check';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, type CliIO } from './io';
@@ -61,7 +62,7 @@ export async function runFunctions(argv: string[], io: CliIO): Promise<number> {
   const running = readRuntimeRecord(dataDir);
   if (running) {
     try {
-      return report(io, name, await askRuntime(running, '/functions/call', body), `the runtime at ${running.url}`);
+      return report(io, name, await askRuntime(running, LOCAL_APP_ROUTES.functionsCall, body), `the runtime at ${running.url}`);
     } catch (e) {
       if (!(e instanceof RuntimeGone)) throw e;
     }
@@ -79,7 +80,7 @@ export async function runFunctions(argv: string[], io: CliIO): Promise<number> {
   try {
     const session = await runtime.mintAdminSession();
     const record = { url: runtime.url, appId: runtime.appId, admin: { accessToken: session.access_token, refreshToken: session.refresh_token } };
-    return report(io, name, await askRuntime(record, '/functions/call', body), 'the runtime');
+    return report(io, name, await askRuntime(record, LOCAL_APP_ROUTES.functionsCall, body), 'the runtime');
   } finally {
     await runtime.close();
   }
@@ -91,7 +92,7 @@ function report(io: CliIO, name: string, answer: RuntimeAnswer, where: string): 
     io.out(`${EJSON.stringify(value, undefined, 2, { relaxed: true })}\n`);
     return EXIT_OK;
   }
-  let error: Record<string, unknown> = {};
+  let error: Partial<Record<keyof FunctionCallFailure, unknown>> = {};
   try {
     const parsed: unknown = JSON.parse(answer.text);
     if (isObject(parsed)) error = parsed;

@@ -11,7 +11,7 @@ import { startRuntime, type RunningRuntime } from '../runtime';
 import type { Logger } from '../runtime/http/server';
 import { readRuntimeRecord } from '../runtime/record';
 import type { CliIO } from './io';
-import { ADMIN_PREFIX } from './adminClient';
+import { ADMIN_API, ADMIN_ROUTES, localAppPath } from '../core/apiRoutes';
 
 export { readRuntimeRecord };
 
@@ -37,7 +37,7 @@ export async function askRuntime(record: AskedRuntime, localPath: string, body?:
  * refusal of an expired token could not replay.
  */
 export async function freshAccessToken(record: AskedRuntime): Promise<string> {
-  const refreshed = await sendTo(record, `${record.url}${ADMIN_PREFIX}/auth/session`, 'POST', record.admin.refreshToken);
+  const refreshed = await sendTo(record, `${record.url}${ADMIN_API}${ADMIN_ROUTES.session}`, 'POST', record.admin.refreshToken);
   const token = refreshed.status === 201 ? accessTokenOf(refreshed.text) : undefined;
   if (!token) throw new Error(`the running runtime at ${record.url} refused its own session (${refreshed.status}); restart it`);
   return token;
@@ -45,7 +45,7 @@ export async function freshAccessToken(record: AskedRuntime): Promise<string> {
 
 /** The URL of one of the recorded app's local admin routes. */
 export function localRouteUrl(record: AskedRuntime, localPath: string): string {
-  return `${record.url}${ADMIN_PREFIX}/local/app/${encodeURIComponent(record.appId)}${localPath}`;
+  return `${record.url}${localAppPath(record.appId, localPath)}`;
 }
 
 /** The `error` of an error body, or the status. */

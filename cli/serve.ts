@@ -5,9 +5,9 @@ import { parseArgs } from 'node:util';
 import type { Diagnostic } from '../core/diagnostics';
 import { RUNTIME_PROTOCOL_VERSION, type ParentChannel, type RuntimeProblem } from '../core/runtime-protocol';
 import { AppHasErrors, startRuntime } from '../runtime';
-import { whyFunctionsCannotBeDebugged, type FunctionInspectorEvent } from '../runtime/functions';
+import { findDebugNode, type FunctionInspectorEvent } from '../runtime/functions';
 import { checkAdminUserCredentials } from '../runtime/admin/admin-users';
-import { ADMIN_API_PREFIX } from '../runtime/admin/table';
+import { ADMIN_API } from '../core/apiRoutes';
 import { checkPublicUrl } from '../runtime/http/addresses';
 import { createLogger, formatLogRecord, isLogFormat, isLogLevel, LOG_FORMATS, LOG_LEVELS } from '../runtime/log';
 import { findAppRootUpwards, findAppRoots, rootFileOf } from '../core/load';
@@ -50,7 +50,9 @@ Options:
                            calls have no time limit. Prints "functions inspector: <ws url> (app <id>)"
                            once per start of a function process: attach a debugger to that URL (it holds
                            the inspector's secret). Needs Node 24 or later (its permission model's
-                           --allow-inspector); the sandbox stays as it is
+                           --allow-inspector); the sandbox stays as it is. On an older Node the function
+                           processes run on the first Node 24+ on PATH, or on --functions-node's
+  --functions-node PATH    with --inspect-functions: the Node (24 or later) to run function processes on
   --mongodb-uri URI        keep data in a MongoDB server instead of the embedded store
   --no-watch               do not reload on file changes
   --fail-on-errors         refuse to start when the app's files have errors
@@ -97,7 +99,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
       'access-token-lifetime': { type: 'string' },
       'no-watch': { type: 'boolean' }, 'fail-on-errors': { type: 'boolean' }, 'admin-remote': { type: 'boolean' }, 'admin-user': { type: 'string' }, 'admin-password': { type: 'string' }, 'allow-no-apps': { type: 'boolean' },
       'public-url': { type: 'string', multiple: true }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'trust-proxy': { type: 'string', multiple: true }, 'log-level': { type: 'string' }, 'log-format': { type: 'string' },
-      'metrics-port': { type: 'string' }, 'drain-timeout': { type: 'string' }, 'inspect-functions': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      'metrics-port': { type: 'string' }, 'drain-timeout': { type: 'string' }, 'inspect-functions': { type: 'string' }, 'functions-node': { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
@@ -121,11 +123,9 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   const inspectValue = values['inspect-functions'];
   const inspectPort = inspectValue === undefined ? undefined : Number(inspectValue);
   if (inspectPort !== undefined && !(/^\d+$/.test(inspectValue!) && inspectPort <= 65535)) throw new UsageError(`--inspect-functions=PORT takes a port from 0 to 65535, got "${inspectValue}"`);
-  const cannotDebug = inspectPort === undefined ? undefined : whyFunctionsCannotBeDebugged();
-  if (cannotDebug) {
-    io.err(`asl serve: --inspect-functions: ${cannotDebug}\n`);
-    return EXIT_USAGE;
-  }
+  if (values['functions-node'] !== undefined && inspectPort === undefined) throw new UsageError('--functions-node goes with --inspect-functions');
+  const functionNode = inspectPort === undefined ? undefined
+    : findDebugNode({ named: values['functions-node'] && path.resolve(io.cwd, values['functions-node']), pathValue: io.env.PATH });
   for (const s of values.secret ?? []) if (s.indexOf('=') <= 0) throw new UsageError(`--secret expects NAME=VALUE, got "${s}"`);
   const publicUrls = (values['public-url'] ?? []).map((text) => {
     const checked = checkPublicUrl(text);
@@ -146,6 +146,10 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     io.err(`asl serve: ${message}\n`);
     parent?.send({ type: 'failed', version: RUNTIME_PROTOCOL_VERSION, reason, message, problems });
   };
+  if (functionNode && 'error' in functionNode) {
+    fail('usage', `--inspect-functions: ${functionNode.error}`);
+    return EXIT_USAGE;
+  }
   const target = await resolveServeTarget(io, positionals[0]);
   if (!target || ('rootDir' in target && !values['allow-no-apps'] && (await findAppRoots(io.fs, target.rootDir)).length === 0)) {
     fail('usage', `no app found ${positionals[0] ? `in ${positionals[0]}` : 'here or in the parent folders'}; name an app folder or a folder holding apps (--allow-no-apps serves an empty one, to create apps in)`);
@@ -176,6 +180,9 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
     if (inspectorsHeard) inspectorsHeard.push(line);
     else io.out(line);
   };
+  if (functionNode && functionNode.execPath !== process.execPath) {
+    log.info(`debugging functions: the function processes run on ${functionNode.execPath} (Node ${functionNode.version}, whose permission model has --allow-inspector); the runtime on Node ${process.versions.node}`);
+  }
   let runtime;
   try {
     runtime = await startRuntime({
@@ -186,7 +193,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
       metricsPort, startFunctionProcesses: true,
       onReloaded: (applied, diagnostics) => parent?.send({ type: 'reloaded', applied, errors: countOf(diagnostics, 'error') }),
       failOnErrors: values['fail-on-errors'] === true,
-      ...(inspectPort !== undefined ? { inspectFunctions: { port: inspectPort, onInspector: announceInspector } } : {}),
+      ...(inspectPort !== undefined ? { inspectFunctions: { port: inspectPort, onInspector: announceInspector, ...(functionNode ? { node: functionNode } : {}) } } : {}),
     });
   } catch (e) {
     if (e instanceof AppHasErrors) {
@@ -209,7 +216,7 @@ export async function runServe(argv: string[], io: CliIO, hooks: ServeHooks = { 
   const created = runtime.createdAdminKey;
   if (created) {
     io.out(`admin public key: ${created.publicKey}\nadmin private key: ${created.privateKey}\n`
-      + `This key pair is shown once (only a hash of the private key is kept). Log in with:\n  asl login --api-key ${created.publicKey} --private-api-key <private key> --url ${runtime.adminUrl.slice(0, -ADMIN_API_PREFIX.length)}\n`);
+      + `This key pair is shown once (only a hash of the private key is kept). Log in with:\n  asl login --api-key ${created.publicKey} --private-api-key <private key> --url ${runtime.adminUrl.slice(0, -ADMIN_API.length)}\n`);
   } else {
     io.out(`admin public key: ${runtime.adminPublicKey} ("asl admin-keys --rotate" makes a new pair)\n`);
   }

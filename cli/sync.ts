@@ -11,6 +11,8 @@ import {
 } from '../core/sync';
 import { EJSON } from 'bson';
 import type { RuntimeRecord } from '../core/runtime-protocol';
+import { LOCAL_APP_ROUTES } from '../core/apiRoutes';
+import type { SyncStatusReply } from '../core/sync/messages';
 import {
   formatReport, readSyncConfigFile, readSyncState, reportToJson, writeSyncConfigFile, writeSyncState, type SimulationReport, type SyncStatusReport,
 } from '../runtime/sync';
@@ -185,9 +187,9 @@ type StatusReport = ReturnType<typeof statusOf> & {
 
 /** The running runtime's state, in the shape of the report made from the data folder. */
 async function statusFromRuntime(record: RuntimeRecord, file: StatusReport['file']): Promise<StatusReport> {
-  const answer = await askRuntime(record, '/sync/status');
+  const answer = await askRuntime(record, LOCAL_APP_ROUTES.syncStatus);
   if (answer.status !== 200) throw new Error(`the running runtime at ${record.url} answered: ${errorOf(answer)}`);
-  const live = JSON.parse(answer.text) as SyncStatusReport & { liveSessions?: unknown[] };
+  const live = JSON.parse(answer.text) as Partial<SyncStatusReply> & SyncStatusReport;
   const running = live.running;
   return {
     status: live.status,
@@ -243,7 +245,7 @@ async function simulate(io: CliIO, appDir: string, dataDir: string, user: string
 
 /** The same report, made by the runtime that holds the data folder. */
 async function simulateOnRuntime(io: CliIO, record: RuntimeRecord, user: string, partition: string, json: boolean): Promise<number> {
-  const answer = await askRuntime(record, `/sync/simulate?${new URLSearchParams({ user, partition })}`);
+  const answer = await askRuntime(record, `${LOCAL_APP_ROUTES.syncSimulate}?${new URLSearchParams({ user, partition })}`);
   if (answer.status !== 200) {
     io.err(`asl sync simulate: the running runtime at ${record.url} answered: ${errorOf(answer)}\n`);
     return EXIT_PROBLEMS;

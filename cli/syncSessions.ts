@@ -4,8 +4,9 @@
 import type { RuntimeRecord } from '../core/runtime-protocol';
 import {
   describeSession, fetchSyncSessions, fetchSyncTraffic, newTraffic, sessionKey, sessionProgress, trafficEntryLines,
-  type LocalGet, type SyncSessionInfo, type SyncTrafficEntry,
+  type LocalGet,
 } from '../core/sync/sessionsClient';
+import type { SyncSessionInfo, SyncTrafficEntry } from '../core/sync/messages';
 import { EXIT_OK, EXIT_PROBLEMS, type CliIO } from './io';
 import { askRuntime, errorOf, readRuntimeRecord, RuntimeGone } from './runningRuntime';
 

@@ -5,7 +5,8 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { AppModel } from '../core/model';
-import { browseDocuments, callFunction, collectionCounts, createUser, deleteUser, listUsers, type AppUser, type CollectionCount } from '../core/runner/local';
+import type { CollectionCount } from '../core/apiRoutes';
+import { browseDocuments, callFunction, collectionCounts, createUser, deleteUser, listUsers, type AppUser } from '../core/runner/local';
 import { sampleOperation } from '../core/runner/samples';
 import { describeIdentity } from '../core/runner/identities';
 import type { AppModels } from './appModels';

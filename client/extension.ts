@@ -8,6 +8,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { GRAPHQL_FRAGMENTS_REQUEST, STATUS_NOTIFICATION, type GraphqlFragmentsResult, type StatusParams } from '../core/protocol';
 import type { AppServicesLocalApi } from './api';
 import { commands, syncSessionsViewId } from './commands';
+import { APP_SERVICES_DEBUG_TYPE, defaultLaunchConfiguration } from './functionsDebugConfig';
 import type * as FeaturesModule from './features';
 import type { HistoryEntry } from './history';
 import type * as LanguageClientModule from './languageBundle';
@@ -112,6 +113,11 @@ export function activate(context: vscode.ExtensionContext): AppServicesLocalApi 
       onDidChangeTreeData: historyChanged.event,
       getTreeItem: (entry) => ready().runner.getTreeItem(entry),
       getChildren: (entry) => ready().runner.getChildren(entry),
+    }),
+    // Launch configurations of type `app-services` (F5): resolved by the lazily loaded debugger part.
+    vscode.debug.registerDebugConfigurationProvider(APP_SERVICES_DEBUG_TYPE, {
+      provideDebugConfigurations: () => [defaultLaunchConfiguration()],
+      resolveDebugConfiguration: (folder, config) => ready().functionsDebugger.resolveDebugConfiguration(folder, config),
     }),
     vscode.workspace.registerTextDocumentContentProvider('asl-result', {
       provideTextDocumentContent: (uri) => ready().runner.results.provideTextDocumentContent(uri),

@@ -23,6 +23,8 @@ export interface Features {
   runner: QueryRunner;
   explorer: AppExplorer;
   syncSessions: SyncSessionsView;
+  /** "Debug Functions" and the `app-services` launch configurations. */
+  functionsDebugger: FunctionsDebugger;
   /** Handlers of the commands this module owns, by command id. */
   handlers: Record<string, (...args: never[]) => unknown>;
 }
@@ -35,7 +37,7 @@ export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vsc
   const explorer = new AppExplorer(runtime, apps, runner);
   const partitions = new PartitionSimulator(runtime);
   const syncSessions = new SyncSessionsView(runtime);
-  const functionsDebugger = new FunctionsDebugger(runtime);
+  const functionsDebugger = new FunctionsDebugger(runtime, runtimeLog);
   context.subscriptions.push(
     runtime, runner, explorer, partitions, syncSessions, functionsDebugger,
     vscode.workspace.registerTextDocumentContentProvider(SYNC_TRAFFIC_SCHEME, syncSessions),
@@ -130,5 +132,5 @@ export function createFeatures(context: vscode.ExtensionContext, runtimeLog: vsc
     [commands.showSyncSessionTraffic.id]: guarded('opening the session\'s traffic', (node: SyncSessionNode) => syncSessions.showTraffic(node)),
   };
 
-  return { runtime, runner, explorer, syncSessions, handlers };
+  return { runtime, runner, explorer, syncSessions, functionsDebugger, handlers };
 }

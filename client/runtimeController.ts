@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
+import { CLIENT_API, CLIENT_ROUTES, routePath } from '../core/apiRoutes';
 import { findAppRoots } from '../core/load';
 import { nodeFileSystem } from '../core/fs';
 import { SessionPool, type RunnerTarget } from '../core/runner/identities';
@@ -49,13 +50,20 @@ export class RuntimeController implements vscode.Disposable {
   get pid(): number | undefined { return this.process?.pid; }
   get debuggingFunctions(): boolean { return this.inspectFunctions; }
 
-  /** Restarts the runtime with functions debuggable (or no longer); resolves with whether it runs. */
-  async setFunctionsDebugging(on: boolean): Promise<boolean> {
-    if (on === this.inspectFunctions && this.state.kind === 'running') return true;
+  /**
+   * Restarts the runtime with functions debuggable (or no longer), serving `appDir` when given; resolves
+   * with whether it runs. Turning debugging off while no runtime runs starts none.
+   */
+  async setFunctionsDebugging(on: boolean, appDir?: string): Promise<boolean> {
+    if (on === this.inspectFunctions && this.state.kind === 'running' && (!appDir || appDir === this.running?.appDir)) return true;
     this.inspectFunctions = on;
-    const appDir = this.running?.attached ? undefined : this.running?.appDir;
+    if (!on && this.state.kind !== 'running' && this.state.kind !== 'starting') {
+      this.render();
+      return false;
+    }
+    const dir = appDir ?? (this.running?.attached ? undefined : this.running?.appDir);
     await this.stop();
-    return this.start(appDir);
+    return this.start(dir);
   }
 
   private setState(state: RuntimeState): void {
@@ -130,6 +138,8 @@ export class RuntimeController implements vscode.Disposable {
       execPath: process.execPath,
       startTimeoutMs: 60_000,
       inspectFunctions: this.inspectFunctions,
+      // Debugging needs a Node 24+ for the function process; the editor's own may be older (see runtimeProcess.ts).
+      functionsNode: this.inspectFunctions ? settings.get<string>('functionsNodePath', '').trim() || undefined : undefined,
     };
     this.setState({ kind: 'starting', appName });
     this.log.info(`Starting the runtime for ${appDir} (port ${launch.port || 'any free'})`);
@@ -143,7 +153,7 @@ export class RuntimeController implements vscode.Disposable {
       onFunctionsInspector: (appId, url) => {
         if (this.running?.appId !== appId) return;
         this.running.functionsInspector = url;
-        this.log.warn('The function process started again: attach the debugger again (App Services: Debug Functions)');
+        this.log.info('The function process started again, its inspector at a new address');
         this.changed.fire();
       },
     });
@@ -228,7 +238,7 @@ export class RuntimeController implements vscode.Disposable {
   /** Talks to a runtime started elsewhere (`npm start` in a terminal); no admin session, so no admin-only features. */
   async attach(url: string, appId: string): Promise<boolean> {
     const baseUrl = url.replace(/\/+$/, '');
-    const response = await fetch(`${baseUrl}/api/client/v2.0/app/${encodeURIComponent(appId)}/location`).catch((e: Error) => e);
+    const response = await fetch(`${baseUrl}${CLIENT_API}${routePath(CLIENT_ROUTES.location, { appId })}`).catch((e: Error) => e);
     if (response instanceof Error || !response.ok) {
       const why = response instanceof Error ? response.message : `HTTP ${response.status}`;
       void vscode.window.showErrorMessage(`App Services: no runtime serving app ${appId} answers at ${baseUrl} (${why}). Check the URL printed by "asl serve".`);

@@ -23,6 +23,12 @@ export interface RuntimeLaunch {
   startTimeoutMs?: number;
   /** `--inspect-functions`: the functions' inspector on a free loopback port (App Services: Debug Functions). */
   inspectFunctions?: boolean;
+  /**
+   * With `inspectFunctions`: `--functions-node`, the Node (24 or later) the function process runs on. The
+   * runtime runs on the editor's Node (`execPath`), which may be older than 24 (desktop VS Code's Electron
+   * has shipped Node 20 and 22) and then cannot grant the inspector; without this it looks on PATH itself.
+   */
+  functionsNode?: string;
 }
 
 /** The handshake's ready message, as declared once in `core/runtime-protocol.ts`, without its envelope. */
@@ -52,7 +58,10 @@ export function serveArguments(launch: RuntimeLaunch): string[] {
   if (launch.dataDir) args.push('--data', launch.dataDir);
   if (launch.functionTimeoutSec !== undefined) args.push('--function-timeout', String(launch.functionTimeoutSec));
   for (const secret of launch.secrets ?? []) args.push('--secret', secret);
-  if (launch.inspectFunctions) args.push('--inspect-functions');
+  if (launch.inspectFunctions) {
+    args.push('--inspect-functions');
+    if (launch.functionsNode) args.push('--functions-node', launch.functionsNode);
+  }
   return args;
 }
 

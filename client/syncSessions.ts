@@ -5,8 +5,9 @@
 import * as vscode from 'vscode';
 import { listUsers } from '../core/runner/local';
 import {
-  adminLocalGet, describeSession, schemaVersionText, fetchSyncSessions, fetchSyncTraffic, renderSessionTraffic, sessionKey, sessionProgress, type SyncSessionInfo,
+  adminLocalGet, describeSession, schemaVersionText, fetchSyncSessions, fetchSyncTraffic, renderSessionTraffic, sessionKey, sessionProgress,
 } from '../core/sync/sessionsClient';
+import type { SyncSessionInfo } from '../core/sync/messages';
 import { commands } from './commands';
 import type { RuntimeController } from './runtimeController';
 

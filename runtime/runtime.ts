@@ -16,7 +16,7 @@ import { generateSchema, type GeneratedSchema } from '../core/graphql';
 import { findAppRoots, loadApp } from '../core/load';
 import { isObject } from '../core/json';
 import { isClusterSource, type AppModel } from '../core/model';
-import { evaluateExpression } from '../core/rules';
+import { canEvaluate } from '../core/rules';
 import { openAuth, type OpenedAuth } from './auth';
 import { customUserDataLookup } from './auth/customUserData';
 import { registerAuthRoutes } from './auth/routes';
@@ -26,11 +26,11 @@ import type { WatchedLogin } from './auth/account-events';
 import type { Clock } from './auth/tokens';
 import { createDataAccess, type DataAccess } from './data';
 import { registerEndpointRoutes, withEndpointSources } from './endpoints';
-import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallContext, type FunctionInspectorEvent, type FunctionRunner, type FunctionUser } from './functions';
-import { createGraphqlEndpoint, type GraphqlEndpoint } from './graphql';
+import { createFunctionRunner, DEFAULT_FUNCTION_TIMEOUT_MS, type FunctionCallContext, type FunctionInspectorEvent, type FunctionNode, type FunctionRunner, type FunctionUser } from './functions';
+import { createGraphqlEndpoint, registerGraphqlRoute, type GraphqlEndpoint } from './graphql';
 import { ApiError } from './http/errors';
 import { createHostingHandler, hostingUrl } from './http/hosting';
-import { CLIENT_API_PREFIX, FirstMatchRouter, Router } from './http/router';
+import { FirstMatchRouter, Router } from './http/router';
 import { answerUpgrade, createHttpServer, type RunningHttpServer } from './http/server';
 import { certificateWarnings, loadTlsPair, watchTlsPair, type TlsFiles, type TlsPair, type TlsWatch } from './http/tls';
 import { homePage } from './http/home';
@@ -46,13 +46,14 @@ import type { AdminUserCredentials } from './admin/admin-users';
 import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
-import { addAsymmetricTables, addQueryableFields, createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncSchemaVersions, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
-import { createRealmSyncEndpoint, REALM_SYNC_ENDPOINT } from './sync/sessions/endpoint';
-import { RealmSyncEngine } from './sync/sessions/engine';
+import {
+  createPartitionFeed, createRealmSyncEndpoint, developmentModeWrites, FEED_ENDPOINT, RealmSyncEngine, REALM_SYNC_ENDPOINT, registerSyncLocalRoutes,
+  simulatePartition, SYNC_ERRORS, SyncSchemaVersions, SyncService, type RuntimeSync, type SimulatedUser,
+} from './sync';
 import { registerAdminRoutes } from './admin/routes';
 import { registerLocalRoutes, type LocalAppAccess } from './admin/local';
-import { registerSyncLocalRoutes } from './sync/routes';
-import { ADMIN_API_PREFIX, AdminRouteTable } from './admin/table';
+import { AdminRouteTable } from './admin/table';
+import { ADMIN_API } from '../core/apiRoutes';
 import type { CorsPolicy } from './http/cors';
 import { appDataFolderName, legacyAppDataFolderName, preparePrivateFolder } from './data-folder';
 import { loadSecrets, type SecretStore } from './secrets';
@@ -134,8 +135,9 @@ export interface RuntimeOptions {
    * inspector on 127.0.0.1 (the first app on `port`, 0 for a free one; later apps on free ones) and calls
    * have no time limit. `onInspector` hears where each app's inspector listens, on every start of its
    * function process (its URL holds the inspector's secret: show it to the developer, never log it).
+   * `node` runs the function processes (one with --allow-inspector; default this process's Node).
    */
-  inspectFunctions?: { port: number; onInspector?(app: { clientAppId: string; dir: string }, event: FunctionInspectorEvent): void };
+  inspectFunctions?: { port: number; onInspector?(app: { clientAppId: string; dir: string }, event: FunctionInspectorEvent): void; node?: FunctionNode };
 }
 
 export interface RunningRuntime {
@@ -386,7 +388,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<RunningRunt
     reload: () => first()?.reload() ?? Promise.resolve({ applied: false, diagnostics: [] }),
     get apps() { return registry.list(); },
     // Loopback-only unless told otherwise, so announced at the address this machine reaches it at.
-    adminUrl: `${options.adminRemote && publicUrls[0] ? publicUrls[0] : localUrl}${ADMIN_API_PREFIX}`,
+    adminUrl: `${options.adminRemote && publicUrls[0] ? publicUrls[0] : localUrl}${ADMIN_API}`,
     groupId: admin.groupId,
     adminPublicKey: admin.publicKey,
     createdAdminKey: admin.createdKey,
@@ -454,30 +456,12 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     },
   );
   sync = new SyncService({ dataDir, store, log, ...(clock ? { now: () => clock.now() } : {}) });
+  const devMode = developmentModeWrites(appDir, () => sync.runtimeState.running?.settings, () => reload());
   const realmSync: RealmSyncEngine = new RealmSyncEngine({
     service: sync, store, log, ...(clock ? { now: () => clock.now() } : {}),
     dataFor: (user) => state.data.forSyncSession(user as FunctionUser),
     rulesReadUser: () => state.data.rulesReadUser,
-    applySchema: async (types) => {
-      const running = sync.runtimeState.running;
-      if (!running) throw new Error('sync is not enabled');
-      const written = mirrorObjectTypes(appDir, running.settings, types);
-      if (written.length > 0) await reload();
-      return { written };
-    },
-    addQueryableFields: async (queried) => {
-      const running = sync.runtimeState.running;
-      if (!running) throw new Error('sync is not enabled');
-      const added = addQueryableFields(appDir, running.settings, queried);
-      if (added.length > 0) await reload();
-      return { added };
-    },
-    addAsymmetricTables: async (tables) => {
-      const running = sync.runtimeState.running;
-      if (!running) throw new Error('sync is not enabled');
-      addAsymmetricTables(appDir, running.settings, tables);
-      await reload();
-    },
+    ...devMode,
   });
   // Breaking changes of the synced schema while flexible sync runs make numbered versions (looked at after each reload).
   const schemaVersions = new SyncSchemaVersions({
@@ -538,7 +522,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     ...(options.functionsUnisolatedForBenchmarks ? { unisolatedForBenchmarks: true } : {}),
     log: (fn, level, text) => (level === 'error' ? log.error : level === 'warn' ? log.warn : log.info)(`[function ${fn}] ${text}`),
     packagesDir: path.join(appDir, 'functions', 'node_modules'),
-    ...(inspectFunctions ? { inspect: { port: inspectFunctions.port, onInspector: (event: FunctionInspectorEvent) => inspectorStarted(event) } } : {}),
+    ...(inspectFunctions ? { inspect: { port: inspectFunctions.port, onInspector: (event: FunctionInspectorEvent) => inspectorStarted(event), ...(inspectFunctions.node ? { node: inspectFunctions.node } : {}) } } : {}),
   });
   const metrics = options.metrics ?? new RuntimeMetrics({ defaultMetrics: false });
   const runFunction = (name: string, args: unknown[], ctx: FunctionCallContext) => metrics.timeFunction(appId, () => functions.run(name, args, ctx));
@@ -546,14 +530,11 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   /** A call on behalf of a user (client call, resolver): the function's `can_evaluate` must hold for that user first. */
   async function callAsUser(name: string, args: unknown[], user: FunctionUser): Promise<unknown> {
     const fn = state.app.functions.get(name);
-    const rule = fn?.canEvaluate;
-    if (rule !== undefined && !(isObject(rule) && Object.keys(rule).length === 0)) {
-      const allowed = await evaluateExpression(rule, {
-        user, args, values: state.values, environment: environmentOf(state.app),
-        callFunction: (fnName, fnArgs) => runFunction(fnName, fnArgs, { runAsSystem: true }),
-      });
-      if (!allowed) throw new CallNotAllowedError(`rule not matched for function "${name}": its can_evaluate expression is false for this user`);
-    }
+    const allowed = await canEvaluate(fn?.canEvaluate, {
+      user, args, values: state.values, environment: environmentOf(state.app),
+      callFunction: (fnName, fnArgs) => runFunction(fnName, fnArgs, { runAsSystem: true }),
+    });
+    if (!allowed) throw new CallNotAllowedError(`rule not matched for function "${name}": its can_evaluate expression is false for this user`);
     return runFunction(name, args, { user, runAsSystem: fn?.runAsSystem });
   }
 
@@ -617,11 +598,9 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       runFunction: (name, args, ctx) => runFunction(name, args, ctx),
       collectionFor: (principal, service, database, collection) => data.forUser(principal).collection(service, database, collection),
     });
-    router.post(`${CLIENT_API_PREFIX}/app/:appId/graphql`, async (req) => {
-      if (req.params.appId !== appId) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
-      const caller = await (options.authenticateGraphql ? options.authenticateGraphql(req.headers, authenticate) : authenticate(req.headers));
-      const result = await graphql.executeRaw(await req.text(), userOf(caller), req.clientGone);
-      return { status: result.status, body: result.body, encoding: 'json' };
+    registerGraphqlRoute(router, {
+      appId, endpoint: graphql, userOf,
+      authenticate: (req) => (options.authenticateGraphql ? options.authenticateGraphql(req.headers, authenticate) : authenticate(req.headers)),
     });
     return { app, diagnostics, generated, secrets, values, auth, data, graphql, router, triggers, ...(findCustomUserData ? { findCustomUserData } : {}) };
   }
@@ -707,13 +686,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     },
     watchAccount: (login, onEnd) => opened.repository.events.watch(login, onEnd),
     tracesAllowed: (headers) => isAdminSession(admin, headers['x-admin-authorization']),
-    applySchema: async (types) => {
-      const running = sync.runtimeState.running;
-      if (!running) throw new Error('sync is not enabled');
-      const written = mirrorObjectTypes(appDir, running.settings, types);
-      if (written.length > 0) await reload();
-      return { written };
-    },
+    applySchema: devMode.applySchema,
     log,
   });
 

@@ -5,6 +5,7 @@ export { analyzeExpression, MAX_EXPRESSION_DEPTH } from './analyze';
 export { checkExpansion, isExpansion, parseExpansion, type ExpansionCheck, type ParsedExpansion } from './expansion';
 export { bsonCompare, bsonEquals, CONVERSIONS } from './bsonValues';
 export { evaluateExpression, evaluateExpressionTraced, type EvaluationTrace, type EvaluationEnv, type EvaluationUser, type RuleEvaluationError } from './evaluate';
+export { canEvaluate } from './canEvaluate';
 export { expandExpressionToQuery, matchNothingQuery } from './query';
 export { completionsAt, describeRuleToken, type RuleCompletion, type RuleCompletionKind } from './completion';
 export { compileExpression, type CompiledExpression } from './compile';

@@ -3,6 +3,7 @@
 // headers go as they are; an existing user (without a password) and *system* need the admin session from
 // the runtime handshake. `fetch` is injected; nothing here needs VS Code.
 import { SignJWT } from 'jose';
+import { ADMIN_API, ADMIN_ROUTES, CLIENT_API, CLIENT_ROUTES, LOCAL_APP_ROUTES, localAppPath, routePath } from '../apiRoutes';
 import type { AdminSessionGrant } from '../runtime-protocol';
 
 export type Identity =
@@ -28,11 +29,6 @@ export interface RunnerTarget {
 }
 
 export type Fetch = typeof fetch;
-
-export const CLIENT_API = '/api/client/v2.0';
-/** Local-only admin routes the editor uses (declared with the admin routes of the runtime). */
-export const ADMIN_API = '/api/admin/v3.0';
-export const LOCAL_API = `${ADMIN_API}/local`;
 
 /** A failure that names what failed and what to do; never "undefined". */
 export class RunnerError extends Error {
@@ -87,7 +83,8 @@ export class SessionPool {
   private admin: AdminSessionGrant | undefined;
   private adminRefresh: Promise<void> | undefined;
 
-  constructor(readonly target: RunnerTarget, private readonly fetchImpl: Fetch = fetch) {
+  /** `fetchImpl`: how every request of this pool and of the clients that use it (`local.ts`, `../sync/*Client.ts`) is sent. */
+  constructor(readonly target: RunnerTarget, readonly fetchImpl: Fetch = fetch) {
     this.admin = target.admin;
   }
 
@@ -118,7 +115,7 @@ export class SessionPool {
     const admin = this.admin;
     if (!admin) return;
     this.adminRefresh ??= (async () => {
-      const response = await this.fetchImpl(this.url(`${ADMIN_API}/auth/session`), {
+      const response = await this.fetchImpl(this.url(`${ADMIN_API}${ADMIN_ROUTES.session}`), {
         method: 'POST', headers: { Accept: 'application/json', Authorization: `Bearer ${admin.refreshToken}` }, signal,
       });
       if (!response.ok) throw await errorOf(response, 'Refreshing the admin session (restart the runtime to get a new one)');
@@ -140,7 +137,7 @@ export class SessionPool {
   }
 
   private async login(provider: string, payload: Record<string, unknown>, signal?: AbortSignal): Promise<Session> {
-    const body = await this.post(`${CLIENT_API}/app/${encodeURIComponent(this.target.appId)}/auth/providers/${encodeURIComponent(provider)}/login`,
+    const body = await this.post(`${CLIENT_API}${routePath(CLIENT_ROUTES.login, { appId: this.target.appId, provider })}`,
       payload, {}, `Logging in with the ${provider} provider`, signal) as { access_token: string; refresh_token: string; user_id: string };
     return { accessToken: body.access_token, refreshToken: body.refresh_token, userId: body.user_id };
   }
@@ -152,7 +149,7 @@ export class SessionPool {
       case 'api-key': return this.login('api-key', { key: identity.key }, signal);
       case 'custom-jwt': return this.login('custom-token', { token: identity.token }, signal);
       case 'existing-user': {
-        const body = await this.asAdmin((headers) => this.post(`${LOCAL_API}/app/${encodeURIComponent(this.target.appId)}/users/${encodeURIComponent(identity.userId)}/session`,
+        const body = await this.asAdmin((headers) => this.post(localAppPath(this.target.appId, LOCAL_APP_ROUTES.userSession, { userId: identity.userId }),
           {}, headers, `Acting as user ${identity.userId}`, signal), signal) as { access_token: string; refresh_token: string; user_id: string };
         return { accessToken: body.access_token, refreshToken: body.refresh_token, userId: body.user_id };
       }
@@ -197,7 +194,7 @@ export class SessionPool {
     if (!current) return;
     const next = (async () => {
       const session = await current;
-      const response = await this.fetchImpl(this.url(`${CLIENT_API}/auth/session`), {
+      const response = await this.fetchImpl(this.url(`${CLIENT_API}${CLIENT_ROUTES.session}`), {
         method: 'POST', headers: { Accept: 'application/json', Authorization: `Bearer ${session.refreshToken}` }, signal,
       });
       if (response.status === 401) return this.startSession(identity, signal);
@@ -215,7 +212,7 @@ export class SessionPool {
 
   /** Registers an email/password user through the client API (then log in with it as an identity). */
   async registerEmailPasswordUser(email: string, password: string, signal?: AbortSignal): Promise<void> {
-    await this.post(`${CLIENT_API}/app/${encodeURIComponent(this.target.appId)}/auth/providers/local-userpass/register`,
+    await this.post(`${CLIENT_API}${routePath(CLIENT_ROUTES.register, { appId: this.target.appId, provider: 'local-userpass' })}`,
       { email, password }, {}, `Registering ${email}`, signal);
   }
 }

@@ -1,7 +1,8 @@
 // What the editor asks a runtime beyond GraphQL: the app's users (the platform's Admin API user routes), the
 // collections with their document counts and a page of documents, function calls, under an identity or as
 // *system* through the local-only admin routes (`LOCAL_API`, behind the admin session of the handshake).
-import { CLIENT_API, LOCAL_API, RunnerError, SessionPool, errorOf, type Identity } from './identities';
+import { CLIENT_API, CLIENT_ROUTES, LOCAL_APP_ROUTES, localAppPath, routePath, type CollectionCount } from '../apiRoutes';
+import { RunnerError, SessionPool, errorOf, type Identity } from './identities';
 
 export interface AppUser {
   id: string;
@@ -12,10 +13,8 @@ export interface AppUser {
   disabled: boolean;
 }
 
-export interface CollectionCount { dataSource: string; database: string; collection: string; count: number }
-
 async function request(pool: SessionPool, method: string, path: string, headers: Record<string, string>, what: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
-  const response = await fetch(`${pool.target.baseUrl}${path}`, {
+  const response = await pool.fetchImpl(`${pool.target.baseUrl}${path}`, {
     method, signal,
     headers: { Accept: 'application/json', ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -58,7 +57,7 @@ export async function deleteUser(pool: SessionPool, userId: string): Promise<voi
 
 /** Every collection of the app's data sources with its number of documents (counted as system). */
 export async function collectionCounts(pool: SessionPool, signal?: AbortSignal): Promise<CollectionCount[]> {
-  const body = await pool.asAdmin((headers) => request(pool, 'GET', `${LOCAL_API}/app/${encodeURIComponent(pool.target.appId)}/collections`, headers, 'Counting documents', undefined, signal), signal);
+  const body = await pool.asAdmin((headers) => request(pool, 'GET', localAppPath(pool.target.appId, LOCAL_APP_ROUTES.collections), headers, 'Counting documents', undefined, signal), signal);
   return Array.isArray(body) ? body as CollectionCount[] : [];
 }
 
@@ -68,8 +67,8 @@ export async function collectionCounts(pool: SessionPool, signal?: AbortSignal):
  * Answers EJSON (canonical) as the client API does.
  */
 export async function callFunction(pool: SessionPool, identity: Identity, call: { name: string; arguments: unknown[]; service?: string }, signal?: AbortSignal): Promise<unknown> {
-  const app = encodeURIComponent(pool.target.appId);
-  const path = identity.kind === 'system' ? `${LOCAL_API}/app/${app}/functions/call` : `${CLIENT_API}/app/${app}/functions/call`;
+  const { appId } = pool.target;
+  const path = identity.kind === 'system' ? localAppPath(appId, LOCAL_APP_ROUTES.functionsCall) : `${CLIENT_API}${routePath(CLIENT_ROUTES.functionsCall, { appId })}`;
   const what = call.service ? `${call.service} ${call.name}` : `Calling function ${call.name}`;
   if (identity.kind === 'system') return pool.asAdmin((headers) => request(pool, 'POST', path, headers, what, call, signal), signal);
   const send = async () => request(pool, 'POST', path, await pool.headersFor(identity, signal), what, call, signal);

@@ -3,7 +3,8 @@
 // refreshes the identity's token and retries once, as the SDKs do. Cancellation through an AbortSignal;
 // a timeout aborts too. The answer keeps its raw text (a 10 MB result is parsed once, by the caller when it
 // wants the value), its status and time.
-import { CLIENT_API, LOCAL_API, RunnerError, SessionPool, describeIdentity, type Identity } from './identities';
+import { CLIENT_API, CLIENT_ROUTES, LOCAL_APP_ROUTES, localAppPath, routePath } from '../apiRoutes';
+import { RunnerError, SessionPool, describeIdentity, type Identity } from './identities';
 
 export interface GraphqlRequest {
   query: string;
@@ -38,10 +39,10 @@ export interface RunOptions {
 }
 
 export function graphqlUrl(pool: SessionPool, identity: Identity): string {
-  const app = encodeURIComponent(pool.target.appId);
+  const { appId } = pool.target;
   return identity.kind === 'system'
-    ? `${pool.target.baseUrl}${LOCAL_API}/app/${app}/graphql`
-    : `${pool.target.baseUrl}${CLIENT_API}/app/${app}/graphql`;
+    ? `${pool.target.baseUrl}${localAppPath(appId, LOCAL_APP_ROUTES.graphql)}`
+    : `${pool.target.baseUrl}${CLIENT_API}${routePath(CLIENT_ROUTES.graphql, { appId })}`;
 }
 
 /** A signal that aborts with the caller's signal or after the time limit, whichever comes first. */

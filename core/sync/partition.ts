@@ -3,6 +3,7 @@
 // document belongs to (or why sync ignores it).
 import { Binary, EJSON, Long, ObjectId, UUID } from 'bson';
 import type { PartitionSettings } from './config';
+import { ErrorCode } from './errorCodes';
 
 /** A sync protocol error as the spec's table names it (§8). */
 export interface SyncError {
@@ -14,7 +15,7 @@ export interface SyncError {
   tryAgain: boolean;
 }
 
-export const ILLEGAL_DATABASE_PATH = 204;
+export const ILLEGAL_DATABASE_PATH = ErrorCode.illegal_realm_path;
 
 export function illegalDatabasePath(message: string): SyncError {
   return { code: ILLEGAL_DATABASE_PATH, name: 'ErrorIllegalDatabasePath', message, action: 'fix-client', tryAgain: false };

@@ -1,53 +1,14 @@
-// The live sync sessions of a running runtime, without VS Code: the shapes its local admin routes answer
-// (`…/sync/sessions`, `…/sync/sessions/<connection>/<session>/traffic`), fetched through an injected GET so
+// The live sync sessions of a running runtime, without VS Code: what its local admin routes answer
+// (`…/sync/sessions`, `…/sync/sessions/<connection>/<session>/traffic`; shapes in `messages.ts`), fetched through an injected GET so
 // the editor (its admin session pool) and the CLI (the runtime record) share them, and the traffic as text:
 // one line per message with its fields, each changeset's instructions indented under it, the permission
 // verdicts with their evaluation traces, errors, client resets and compensating writes spelled out.
 import type { EvaluationTrace } from '../rules/evaluate';
 import { traceLines } from '../rules/trace';
-import { LOCAL_API, errorOf, type SessionPool } from '../runner/identities';
-
-/** One live Realm protocol session, as `…/sync/sessions` lists it. */
-export interface SyncSessionInfo {
-  connection: string;
-  session: number;
-  userId: string;
-  partition: string;
-  protocolVersion: number;
-  state: string;
-  clientFileIdent?: number;
-  downloadedVersion: number;
-  uploadedClientVersion: number;
-  /** Flexible sync: the schema version the client opened with, and the one it syncs at (older while it migrates). */
-  schemaVersion?: { bound: number; serving: number };
-}
-
-/** One numbered version of a flexible app's sync schema, as `…/sync/schema-versions` lists it. */
-export interface SyncSchemaVersionInfo {
-  version: number;
-  createdAt: string;
-  /** The breaking changes that made it. */
-  changes: string[];
-  tables: string[];
-}
-
-export interface SyncTrafficChangeset {
-  version: string;
-  origin: string;
-  timestamp: string;
-  instructions: string[];
-  more?: number;
-}
-
-/** One message of a session's recent traffic, as `…/traffic` lists it. */
-export interface SyncTrafficEntry {
-  at: number;
-  direction: 'in' | 'out';
-  type: string;
-  fields: Record<string, string | number | boolean>;
-  changesets?: SyncTrafficChangeset[];
-  detail?: string;
-}
+import { ErrorCode } from './errorCodes';
+import { LOCAL_APP_ROUTES, localAppPath, routePath } from '../apiRoutes';
+import { errorOf, type SessionPool } from '../runner/identities';
+import type { SyncSchemaVersionInfo, SyncSchemaVersionsReply, SyncSessionInfo, SyncSessionsReply, SyncTrafficEntry, SyncTrafficReply } from './messages';
 
 /** GETs a local admin route of the app (the path after `/local/app/<app id>`) and returns its parsed JSON body. */
 export type LocalGet = (localPath: string) => Promise<unknown>;
@@ -55,20 +16,20 @@ export type LocalGet = (localPath: string) => Promise<unknown>;
 /** The local admin routes of the pool's app, with its admin session (the editor's runtime). */
 export function adminLocalGet(pool: SessionPool, signal?: AbortSignal): LocalGet {
   return (localPath) => pool.asAdmin(async (headers) => {
-    const response = await fetch(`${pool.target.baseUrl}${LOCAL_API}/app/${encodeURIComponent(pool.target.appId)}${localPath}`, { headers: { Accept: 'application/json', ...headers }, signal });
+    const response = await pool.fetchImpl(`${pool.target.baseUrl}${localAppPath(pool.target.appId, localPath)}`, { headers: { Accept: 'application/json', ...headers }, signal });
     if (!response.ok) throw await errorOf(response, 'Asking for the sync sessions');
     return response.json() as Promise<unknown>;
   }, signal);
 }
 
 export async function fetchSyncSessions(get: LocalGet): Promise<SyncSessionInfo[]> {
-  const body = await get('/sync/sessions') as { sessions?: SyncSessionInfo[] };
+  const body = await get(LOCAL_APP_ROUTES.syncSessions) as Partial<SyncSessionsReply> | undefined;
   if (!Array.isArray(body?.sessions)) throw new Error('the runtime answered without a list of sessions');
   return body.sessions;
 }
 
-export async function fetchSchemaVersions(get: LocalGet): Promise<{ latest: number; versions: SyncSchemaVersionInfo[] }> {
-  const body = await get('/sync/schema-versions') as { latest?: number; versions?: SyncSchemaVersionInfo[] };
+export async function fetchSchemaVersions(get: LocalGet): Promise<SyncSchemaVersionsReply> {
+  const body = await get(LOCAL_APP_ROUTES.syncSchemaVersions) as Partial<SyncSchemaVersionsReply> | undefined;
   if (!Array.isArray(body?.versions) || typeof body.latest !== 'number') throw new Error('the runtime answered without a list of schema versions');
   return { latest: body.latest, versions: body.versions };
 }
@@ -81,7 +42,7 @@ export function describeSchemaVersion(info: SyncSchemaVersionInfo, latest: numbe
 }
 
 export async function fetchSyncTraffic(get: LocalGet, connection: string, session: number): Promise<SyncTrafficEntry[]> {
-  const body = await get(`/sync/sessions/${encodeURIComponent(connection)}/${session}/traffic`) as { traffic?: SyncTrafficEntry[] };
+  const body = await get(routePath(LOCAL_APP_ROUTES.syncTraffic, { connection, session })) as Partial<SyncTrafficReply> | undefined;
   if (!Array.isArray(body?.traffic)) throw new Error('the runtime answered without the session\'s traffic');
   return body.traffic;
 }
@@ -107,9 +68,9 @@ export function sessionProgress(info: SyncSessionInfo): string {
   return `${info.clientFileIdent !== undefined ? `client file ${info.clientFileIdent}, ` : ''}downloaded server version ${info.downloadedVersion}, uploaded client version ${info.uploadedClientVersion}`;
 }
 
-/** What an error means for the client, when it is worth saying (231 is realm-core's compensating_write). */
+/** What an error means for the client, when it is worth saying. */
 function errorMeaning(entry: SyncTrafficEntry, body: Record<string, unknown> | undefined): string | undefined {
-  if (Number(entry.fields.errorCode) === 231) return 'compensating write: the server undid writes the client was not allowed to make';
+  if (Number(entry.fields.errorCode) === ErrorCode.compensating_write) return 'compensating write: the server undid writes the client was not allowed to make';
   if (body?.shouldClientReset === true) return `client reset${body.isRecoveryModeDisabled === true ? ' (recovery disabled)' : ''}: the client must discard or recover its local Realm`;
   return undefined;
 }

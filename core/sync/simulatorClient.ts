@@ -4,26 +4,19 @@
 // the view refreshes when documents, custom user data or the app's rules change.
 import { EJSON } from 'bson';
 import WebSocket from 'ws';
-import type { EvaluationTrace } from '../rules/evaluate';
+import { LOCAL_APP_ROUTES, appEndpointPath, localAppPath } from '../apiRoutes';
 import { traceLines } from '../rules/trace';
-import { CLIENT_API, LOCAL_API, errorOf, type SessionPool } from '../runner/identities';
+import { errorOf, type SessionPool } from '../runner/identities';
+import { FEED_ENDPOINT, type FeedOpenMessage, type FeedServerMessageType, type SimulationReport } from './messages';
 
-/** The runtime's `SimulationReport`, as it arrives (canonical EJSON, parsed). */
-export interface SimulationView {
-  status: { status: string; epoch: number; running?: { key: string; type: string; required: boolean } };
-  user?: { id: string; email?: string; customData: Record<string, unknown> };
-  partition: { text: string; type?: string };
-  permissions?: { read: boolean; write: boolean; readGrantedByWrite: boolean; readTrace?: EvaluationTrace; writeTrace?: EvaluationTrace; problems: string[] };
-  error?: { code: number; name: string; message: string; action: string };
-  collections: { type: string; namespace: string; count: number; first: unknown[] }[];
-  ignored: { type: string; namespace: string; count: number; reasons: Record<string, number> }[];
-}
+/** The runtime's simulator report, as it arrives (canonical EJSON, parsed). */
+export type SimulationView = SimulationReport;
 
 export async function fetchSimulation(pool: SessionPool, user: string, partition: string, signal?: AbortSignal): Promise<SimulationView> {
   const query = new URLSearchParams({ user, partition });
-  const path = `${LOCAL_API}/app/${encodeURIComponent(pool.target.appId)}/sync/simulate?${query}`;
+  const path = `${localAppPath(pool.target.appId, LOCAL_APP_ROUTES.syncSimulate)}?${query}`;
   return pool.asAdmin(async (headers) => {
-    const response = await fetch(`${pool.target.baseUrl}${path}`, { headers: { Accept: 'application/json', ...headers }, signal });
+    const response = await pool.fetchImpl(`${pool.target.baseUrl}${path}`, { headers: { Accept: 'application/json', ...headers }, signal });
     if (!response.ok) throw await errorOf(response, 'Opening the partition');
     return EJSON.parse(await response.text()) as SimulationView;
   }, signal);
@@ -51,6 +44,17 @@ export function renderSimulation(view: SimulationView): string {
 
 export interface PartitionWatch { close(): void }
 
+/** The `type` of a feed message (canonical EJSON text), or undefined for a message that is not one. */
+function feedMessageType(text: string): FeedServerMessageType | undefined {
+  try {
+    const message: unknown = JSON.parse(text);
+    const type = typeof message === 'object' && message !== null ? (message as { type?: unknown }).type : undefined;
+    return typeof type === 'string' ? type as FeedServerMessageType : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Follows the partition as the user over the live feed: `onChange` is called (at most every `settleMs`)
  * after a document change, a custom user data change or an app reload. A partition the user cannot open
@@ -58,16 +62,17 @@ export interface PartitionWatch { close(): void }
  */
 export async function watchPartition(pool: SessionPool, userId: string, partition: string, onChange: (why: string) => void, settleMs = 150): Promise<PartitionWatch> {
   const headers = await pool.headersFor({ kind: 'existing-user', userId });
-  const url = `${pool.target.baseUrl.replace(/^http/, 'ws')}${CLIENT_API}/app/${encodeURIComponent(pool.target.appId)}/sync/feed`;
+  const url = `${pool.target.baseUrl.replace(/^http/, 'ws')}${appEndpointPath(pool.target.appId, FEED_ENDPOINT)}`;
   const ws = new WebSocket(url, { headers });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const later = (why: string) => {
     clearTimeout(timer);
     timer = setTimeout(() => onChange(why), settleMs);
   };
-  ws.on('open', () => ws.send(JSON.stringify({ type: 'open', session: 1, partition })));
+  const open: FeedOpenMessage = { type: 'open', session: 1, partition };
+  ws.on('open', () => ws.send(JSON.stringify(open)));
   ws.on('message', (data) => {
-    const type = /"type":"([a-z-]+)"/.exec(data.toString().slice(0, 80))?.[1];
+    const type = feedMessageType(data.toString());
     if (type === 'change') later('a document changed');
     else if (type === 'reevaluate') later('the rules or the user\'s custom data changed');
     else if (type === 'error') later('the session ended');

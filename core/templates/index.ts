@@ -5,7 +5,7 @@ export {
   TemplateError, validateAppName, newClientAppId, requireTemplate, backendFiles, clientFiles, createAppFiles, metadataFilePath,
   writeFileMap, TEMPLATE_DATA_SOURCE, BLANK_APP_DATA_SOURCE, DEFAULT_CLUSTER_NAME, MAX_APP_NAME_LENGTH,
   type FileMap, type TemplateSource, type NewAppOptions, type ClientForm, type CreatedApp, type FileWriter,
-} from './engine';
+} from './newApp';
 export {
   templatePicks, downloadPicks, targetFolderProblem, createFromTemplate, downloadClient, DEFAULT_LOCAL_BASE_URL,
   type TemplatePick, type CreateFromTemplateRequest, type CreatedFromTemplate, type DownloadRequest,

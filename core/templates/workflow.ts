@@ -4,7 +4,7 @@
 import path from 'node:path';
 import type { AppFileSystem } from '../fs';
 import { TEMPLATES, type TemplateInfo } from './catalogue';
-import { clientFiles, createAppFiles, newClientAppId, TemplateError, validateAppName, writeFileMap, type FileWriter, type TemplateSource } from './engine';
+import { clientFiles, createAppFiles, newClientAppId, TemplateError, validateAppName, writeFileMap, type FileWriter, type TemplateSource } from './newApp';
 
 /** The runtime's address in created clients when none is running: `asl serve`'s default port. */
 export const DEFAULT_LOCAL_BASE_URL = 'http://localhost:8080';

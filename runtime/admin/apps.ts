@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Diagnostic } from '../../core/diagnostics';
+import { APP_ENDPOINT_PATH } from '../../core/apiRoutes';
 import type { AppFileSystem } from '../../core/fs';
 import type { AppModel } from '../../core/model';
 import type { AccountEvents, WatchedLogin } from '../auth/account-events';
@@ -183,8 +184,6 @@ export class RuntimeRouter extends Router {
   }
 }
 
-const APP_UPGRADE_PATH = /^\/api\/client\/v2\.0\/app\/([^/]+)\/(.+)$/;
-
 /**
  * The upgrade handler of a path `/api/client/v2.0/app/<client app id>/<endpoint>`, among every served
  * app (the first, second or a later one alike); an ApiError (404) when no app or endpoint matches.
@@ -192,7 +191,7 @@ const APP_UPGRADE_PATH = /^\/api\/client\/v2\.0\/app\/([^/]+)\/(.+)$/;
 export function upgradeHandlerFor(apps: readonly Pick<OpenedApp, 'clientAppId' | 'upgrades'>[], url: string | undefined): UpgradeHandler | ApiError {
   let pathname: string;
   try { pathname = new URL(url ?? '/', 'http://localhost').pathname; } catch { return new ApiError(404, 'NotFound', 'no WebSocket endpoint at this path'); }
-  const m = APP_UPGRADE_PATH.exec(pathname);
+  const m = APP_ENDPOINT_PATH.exec(pathname);
   if (!m) return new ApiError(404, 'NotFound', 'no WebSocket endpoint at this path');
   const clientAppId = safeDecode(m[1]!);
   const app = apps.find((a) => a.clientAppId === clientAppId);

@@ -4,15 +4,14 @@
 // *system* (rules bypassed) or functions as a given user (`asl functions run --as`), and count every
 // collection's documents. A function's failure answers with its own stack (`function_stack`: its file,
 // line and column), which the client API never shows. Paths under `/api/admin/v3.0/local/app/
-// <client app id>/…` (the client shares them through core/runner/identities.ts `LOCAL_API`).
+// <client app id>/…`, declared in core/apiRoutes.ts `LOCAL_APP_ROUTES` with the clients that ask them.
+import { LOCAL_APP_ROUTES, localAppPattern, type CollectionCount, type FunctionCallFailure } from '../../core/apiRoutes';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
 import { isObject } from '../../core/json';
 import { FunctionError, FunctionExecutionError } from '../functions';
 import type { LoginResponse } from '../auth/service';
 import { json, type AdminRouteTable } from './table';
-
-export interface CollectionDocumentCount { dataSource: string; database: string; collection: string; count: number }
 
 /** What the local routes need of one served app. */
 export interface LocalAppAccess {
@@ -23,7 +22,7 @@ export interface LocalAppAccess {
   callAsSystem(call: { name: string; arguments: unknown[]; service?: string }): Promise<unknown>;
   /** A function as the user of this id or email, as a client call of that user would run it (its can_evaluate included). */
   callAsUser(call: { name: string; arguments: unknown[]; user: string }): Promise<unknown>;
-  countDocuments(): Promise<CollectionDocumentCount[]>;
+  countDocuments(): Promise<CollectionCount[]>;
 }
 
 export function registerLocalRoutes(table: AdminRouteTable, appByClientId: (clientAppId: string) => LocalAppAccess | undefined): void {
@@ -32,12 +31,12 @@ export function registerLocalRoutes(table: AdminRouteTable, appByClientId: (clie
     if (!found) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
     return found;
   };
-  table.post('/local/app/:appId/users/:userId/session', async (req) => json(await app(req).sessionForUser(req.params.userId!), 201));
-  table.post('/local/app/:appId/graphql', async (req) => {
+  table.post(localAppPattern(LOCAL_APP_ROUTES.userSession), async (req) => json(await app(req).sessionForUser(req.params.userId!), 201));
+  table.post(localAppPattern(LOCAL_APP_ROUTES.graphql), async (req) => {
     const result = await app(req).graphqlAsSystem(await req.text(), req.clientGone);
     return { status: result.status, body: result.body, encoding: 'json' };
   });
-  table.post('/local/app/:appId/functions/call', async (req) => {
+  table.post(localAppPattern(LOCAL_APP_ROUTES.functionsCall), async (req) => {
     const body = await req.json();
     if (!isObject(body) || typeof body.name !== 'string' || !body.name) throw badRequest('the body must be {"name": "<function>", "arguments": [...]} (and "service" for a service action, or "user" to run as a user)');
     const args = body.arguments === undefined ? [] : body.arguments;
@@ -53,8 +52,9 @@ export function registerLocalRoutes(table: AdminRouteTable, appByClientId: (clie
     } catch (e) {
       if (!(e instanceof FunctionError)) throw e;
       const stack = e instanceof FunctionExecutionError ? e.functionStack : undefined;
-      return json({ error: e.message, error_code: e.errorCode, ...(stack ? { function_stack: stack } : {}) }, 400);
+      const failure: FunctionCallFailure = { error: e.message, error_code: e.errorCode, ...(stack ? { function_stack: stack } : {}) };
+      return json(failure, 400);
     }
   });
-  table.get('/local/app/:appId/collections', async (req) => json(await app(req).countDocuments()));
+  table.get(localAppPattern(LOCAL_APP_ROUTES.collections), async (req) => json(await app(req).countDocuments()));
 }

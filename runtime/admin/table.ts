@@ -1,12 +1,11 @@
 // The one admin route table: every Admin API route (and the local-only routes of the editor) is declared
-// here, relative to `/api/admin/v3.0`, and reaches its handler only with a valid admin access token, from
+// here, relative to `ADMIN_API` (`/api/admin/v3.0`, core/apiRoutes.ts), and reaches its handler only with a valid admin access token, from
 // a loopback address unless the runtime was told to answer others.
+import { ADMIN_API } from '../../core/apiRoutes';
 import { ApiError } from '../http/errors';
 import { Router } from '../http/router';
 import type { HttpRequest, HttpResult } from '../http/server';
 import type { AdminAuth, AdminCaller } from './auth';
-
-export const ADMIN_API_PREFIX = '/api/admin/v3.0';
 
 export type AdminHandler = (req: HttpRequest, caller: AdminCaller) => Promise<HttpResult | void> | HttpResult | void;
 export type PublicHandler = (req: HttpRequest) => Promise<HttpResult | void> | HttpResult | void;
@@ -50,7 +49,7 @@ export class AdminRouteTable {
 }
 
 function fullPath(pattern: string): string {
-  return pattern.startsWith('/api/') ? pattern : `${ADMIN_API_PREFIX}${pattern}`;
+  return pattern.startsWith('/api/') ? pattern : `${ADMIN_API}${pattern}`;
 }
 
 /** A JSON answer with `Content-Type: application/json` exactly, as the admin clients require. */

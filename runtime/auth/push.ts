@@ -10,7 +10,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isObject } from '../../core/json';
 import { ApiError } from '../http/errors';
-import { CLIENT_API_PREFIX, type Router } from '../http/router';
+import { CLIENT_API } from '../../core/apiRoutes';
+import type { Router } from '../http/router';
 import type { HttpRequest } from '../http/server';
 import type { AuthService } from './service';
 
@@ -26,7 +27,7 @@ export interface PushRouteOptions {
 }
 
 export function registerPushRoutes(router: Router, auth: AuthService, options: PushRouteOptions): void {
-  const route = `${CLIENT_API_PREFIX}/app/:appId/push/providers/:service/registration`;
+  const route = `${CLIENT_API}/app/:appId/push/providers/:service/registration`;
   /** The caller (401 first, so no service name is revealed without a token) and the push service named. */
   const prepare = async (req: HttpRequest) => {
     if (req.params.appId !== auth.appId) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);

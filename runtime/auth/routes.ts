@@ -2,7 +2,8 @@
 // the runtime, which authenticates with `AuthService.authenticateRequest`.
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError, badRequest } from '../http/errors';
-import { CLIENT_API_PREFIX, type Router } from '../http/router';
+import { CLIENT_API, CLIENT_ROUTES } from '../../core/apiRoutes';
+import type { Router } from '../http/router';
 import { isTrustedRequestOrigin } from '../http/origin';
 import type { HttpHandler, HttpRequest, HttpResult } from '../http/server';
 import type { AuthenticatedRequest, AuthService } from './service';
@@ -48,7 +49,6 @@ const FUNCTION_ERROR_STATUS: Record<string, number> = {
 };
 
 export function registerAuthRoutes(router: Router, auth: AuthService, options: AuthRouteOptions = {}): void {
-  const app = `${CLIENT_API_PREFIX}/app/:appId`;
   const forApp = (handler: HttpHandler) => (req: HttpRequest) => {
     if (req.params.appId !== auth.appId) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
     return handler(req);
@@ -68,15 +68,16 @@ export function registerAuthRoutes(router: Router, auth: AuthService, options: A
     const provider = auth.provider(req.params.provider!);
     if (provider.type !== 'local-userpass') throw new ApiError(404, 'AuthProviderNotFound', `provider '${provider.name}' has no ${req.path.split('/providers/')[1]?.split('/').slice(1).join('/')} route`);
   };
-  const userpassRoute = (sub: string, run: (body: unknown) => Promise<void>, status: number) =>
-    router.post(`${app}/auth/providers/:provider/${sub}`, forApp(async (req) => {
+  /** `route`: below `CLIENT_API`. */
+  const userpassRoute = (route: string, run: (body: unknown) => Promise<void>, status: number) =>
+    router.post(`${CLIENT_API}${route}`, forApp(async (req) => {
       fromTrustedOrigin(req);
       userpass(req);
       await run(await req.json());
       return status === 204 ? undefined : { status };
     }));
 
-  router.get(`${app}/location`, forApp((req) => ({
+  router.get(`${CLIENT_API}${CLIENT_ROUTES.location}`, forApp((req) => ({
     body: {
       deployment_model: options.location?.deploymentModel ?? 'LOCAL',
       location: options.location?.location ?? 'US-VA',
@@ -85,24 +86,25 @@ export function registerAuthRoutes(router: Router, auth: AuthService, options: A
     },
   })));
 
-  router.post(`${app}/auth/providers/:provider/login`, forApp(async (req) => {
+  router.post(`${CLIENT_API}${CLIENT_ROUTES.login}`, forApp(async (req) => {
     fromTrustedOrigin(req);
     const linking = req.query.get('link') === 'true';
     const body = await req.json();
     return { body: await auth.login(req.params.provider!, body, linking ? bearer(req.headers) ?? '' : undefined) };
   }));
 
-  userpassRoute('register', (b) => auth.register(b), 201);
-  userpassRoute('confirm', (b) => auth.confirm(b), 204);
-  userpassRoute('confirm/send', (b) => auth.resendConfirmation(b), 204);
-  userpassRoute('confirm/call', (b) => auth.rerunConfirmation(b), 204);
-  userpassRoute('reset', (b) => auth.resetPassword(b), 204);
-  userpassRoute('reset/send', (b) => auth.sendResetEmail(b), 204);
-  userpassRoute('reset/call', (b) => auth.callResetFunction(b), 204);
+  const provider = CLIENT_ROUTES.provider;
+  userpassRoute(CLIENT_ROUTES.register, (b) => auth.register(b), 201);
+  userpassRoute(`${provider}/confirm`, (b) => auth.confirm(b), 204);
+  userpassRoute(`${provider}/confirm/send`, (b) => auth.resendConfirmation(b), 204);
+  userpassRoute(`${provider}/confirm/call`, (b) => auth.rerunConfirmation(b), 204);
+  userpassRoute(`${provider}/reset`, (b) => auth.resetPassword(b), 204);
+  userpassRoute(`${provider}/reset/send`, (b) => auth.sendResetEmail(b), 204);
+  userpassRoute(`${provider}/reset/call`, (b) => auth.callResetFunction(b), 204);
 
-  const api = CLIENT_API_PREFIX;
-  router.post(`${api}/auth/session`, async (req) => ({ status: 201, body: await auth.refresh(bearer(req.headers)) }));
-  router.delete(`${api}/auth/session`, async (req) => { await auth.logout(bearer(req.headers)); });
+  const api = CLIENT_API;
+  router.post(`${api}${CLIENT_ROUTES.session}`, async (req) => ({ status: 201, body: await auth.refresh(bearer(req.headers)) }));
+  router.delete(`${api}${CLIENT_ROUTES.session}`, async (req) => { await auth.logout(bearer(req.headers)); });
   router.get(`${api}/auth/profile`, async (req) => ({ body: await auth.profile(bearer(req.headers)) }));
   router.delete(`${api}/auth/delete`, async (req) => { await auth.deleteCurrentUser(bearer(req.headers)); });
 
@@ -114,7 +116,7 @@ export function registerAuthRoutes(router: Router, auth: AuthService, options: A
   router.put(`${api}/auth/api_keys/:id/disable`, async (req) => { await auth.setApiKeyDisabled(bearer(req.headers), req.params.id!, true); });
 
   const fn = options.functions;
-  if (fn) router.post(`${app}/functions/call`, forApp(async (req) => callFunctionRoute(req, auth, fn)));
+  if (fn) router.post(`${CLIENT_API}${CLIENT_ROUTES.functionsCall}`, forApp(async (req) => callFunctionRoute(req, auth, fn)));
 }
 
 async function callFunctionRoute(req: HttpRequest, auth: AuthService, fn: FunctionCallDependencies): Promise<HttpResult> {

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   DATA_ROUTES, DataFrameKind, type DataEndFrame, type DataImportEvent,
 } from '../../core/runtime-protocol';
+import { localAppPattern } from '../../core/apiRoutes';
 import { isObject } from '../../core/json';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
@@ -37,7 +38,7 @@ export function registerDataRoutes(table: AdminRouteTable, appOf: (clientAppId: 
   /** One import at a time in the whole runtime: its documents are held in memory until written. */
   let importing = false;
 
-  table.get(`/local/app/:appId${DATA_ROUTES.export}`, async (req) => {
+  table.get(localAppPattern(DATA_ROUTES.export), async (req) => {
     const { store } = app(req);
     let snapshot;
     try {
@@ -50,7 +51,7 @@ export function registerDataRoutes(table: AdminRouteTable, appOf: (clientAppId: 
     return 'handled' as const;
   });
 
-  table.get(`/local/app/:appId${DATA_ROUTES.backup}`, async (req) => {
+  table.get(localAppPattern(DATA_ROUTES.backup), async (req) => {
     const { store, dataDir } = app(req);
     let entries;
     try {
@@ -63,7 +64,7 @@ export function registerDataRoutes(table: AdminRouteTable, appOf: (clientAppId: 
     return 'handled' as const;
   });
 
-  table.post(`/local/app/:appId${DATA_ROUTES.import}`, async (req) => {
+  table.post(localAppPattern(DATA_ROUTES.import), async (req) => {
     const { store } = app(req);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > MAX_IMPORT_BYTES) throw tooLarge();

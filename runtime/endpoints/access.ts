@@ -3,7 +3,7 @@
 // system, a fixed user id or a user id script), the `can_evaluate` check, and the mapping of failures to the
 // client API's error body.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { evaluateExpression } from '../../core/rules';
+import { canEvaluate } from '../../core/rules';
 import { isObject } from '../../core/json';
 import { ApiError } from '../http/errors';
 import type { HttpRequest } from '../http/server';
@@ -100,12 +100,11 @@ function userIdOf(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Throws a 403 unless the `can_evaluate` expression holds; `{}` or absent always allows. */
+/** Throws a 403 unless the `can_evaluate` expression holds (core/rules/canEvaluate.ts). */
 export async function checkCanEvaluate(
   deps: EndpointDeps, rule: unknown, what: string, caller: Caller, args: unknown[], request: Record<string, unknown>,
 ): Promise<void> {
-  if (rule === undefined || rule === null || (isObject(rule) && Object.keys(rule).length === 0)) return;
-  const allowed = await evaluateExpression(rule, {
+  const allowed = await canEvaluate(rule, {
     ...(caller.kind === 'user' ? { user: caller.user } : {}),
     args, request, values: deps.values, environment: deps.environment,
     callFunction: (name, fnArgs) => deps.runFunction(name, fnArgs, { runAsSystem: true, request }),

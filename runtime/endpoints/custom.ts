@@ -11,7 +11,7 @@ import type { HttpRequest, HttpResult } from '../http/server';
 import { canonicalHeaders, checkCanEvaluate, contextRequest, resolveCaller, toApiError, validateRequest } from './access';
 import { ENDPOINT_FUNCTION_PREFIX, USER_ID_SCRIPT_PREFIX, WRAPPED_RESULT_MARK } from './sources';
 import type { EndpointDeps } from './types';
-import { encodeBody, negotiateReturnType, returnTypeOf } from './wire';
+import { encodeBody, negotiateReturnType, returnTypeOf } from './response-formats';
 
 export const ENDPOINT_BASE = '/app/:appId/endpoint';
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];

@@ -14,7 +14,7 @@ import { canonicalHeaders, checkCanEvaluate, contextRequest, resolveCaller, toAp
 import { ENDPOINT_BASE } from './custom';
 import { DATA_API_USER_ID_SCRIPT } from './sources';
 import type { EndpointDeps } from './types';
-import { encodeBody, negotiateReturnType, returnTypeOf, type ReturnType } from './wire';
+import { encodeBody, negotiateReturnType, returnTypeOf, type ReturnType } from './response-formats';
 
 const DATA_API_ROUTE = `${ENDPOINT_BASE}/data/:version/action/:action`;
 /** `beta` is the API's pre-release version; it has the same actions and is always served while the API is enabled. */

@@ -10,3 +10,4 @@ export {
   type FunctionErrorCode, type SourcePosition,
 } from './errors';
 export type { LogLevel } from './protocol';
+export { DEBUG_NODE_HINT, currentNode, findDebugNode, probeNode, type FunctionNode } from './functionNode';

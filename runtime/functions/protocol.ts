@@ -8,7 +8,7 @@
 import { isProxy } from 'node:util/types';
 import { BSON, Decimal128, Double, Long, ObjectId } from 'bson';
 import { deserializeStored } from '../../core/bsonDecode';
-import type { DocumentTemplates } from './templates';
+import type { DecodedDocumentCache } from './decoded-documents';
 
 /** A value in BSON, one latin1 character per byte. */
 export type Encoded = string;
@@ -339,10 +339,10 @@ function sameText(text: string, bytes: Buffer, start: number, end: number): bool
 /**
  * The value `encodeLending` encoded; `receive` is told each lent document with its handle and its BSON
  * (as bytes, and as a latin1 string).
- * With `templates`, documents seen before are copied from there instead of decoded again.
+ * With `decodedDocuments`, documents seen before are copied from there instead of decoded again.
  */
 export function decodeLending(
-  encoded: LendingEncoded, receive: (doc: Record<string, unknown>, handle: number, bson: Buffer, key: string) => void, templates?: DocumentTemplates,
+  encoded: LendingEncoded, receive: (doc: Record<string, unknown>, handle: number, bson: Buffer, key: string) => void, decodedDocuments?: DecodedDocumentCache,
 ): unknown {
   if (!encoded.lent) return uncarry(encoded.payload);
   const docs = encoded.docs;
@@ -357,7 +357,7 @@ export function decodeLending(
     const bson = bytes.subarray(start, end);
     // One latin1 character per byte, so the string's offsets are the bytes'.
     const key = docs.slice(start, end);
-    const doc = templates ? templates.decode(key, bson) : deserializeStored(bson);
+    const doc = decodedDocuments ? decodedDocuments.decode(key, bson) : deserializeStored(bson);
     receive(doc, handle, bson, key);
     return doc;
   };

@@ -14,6 +14,7 @@ import { OriginalEncodings } from './encodings';
 import { ExecutionTimeLimitExceeded, FunctionExecutionError, FunctionNotFound, FunctionSyntaxError } from './errors';
 import { createAgent } from './agent';
 import { createLinkServer, portLink, type BatchLink, type LinkServer } from './channel';
+import { currentNode, type FunctionNode } from './functionNode';
 import { createWorkerPool, type WorkerPool } from './pool';
 import type { FunctionProcessArgument, FunctionProcessSettings } from './process';
 import {
@@ -81,16 +82,18 @@ export interface FunctionInspectorOptions {
   port: number;
   /** Told on each start of the function process. */
   onInspector(event: FunctionInspectorEvent): void;
+  /** The Node that runs the function process (functionNode.ts, findDebugNode); default this process's own. */
+  node?: FunctionNode;
 }
 
 /**
- * Why this Node cannot debug functions, or undefined when it can: the workers run under Node's permission
- * model, which refuses the inspector unless `--allow-inspector` grants it (Node 24 and later); running them
- * without the model to debug them would take the sandbox away.
+ * Why `node` (default: this process's Node) cannot debug functions, or undefined when it can: the workers
+ * run under Node's permission model, which refuses the inspector unless `--allow-inspector` grants it (Node
+ * 24 and later); running them without the model to debug them would take the sandbox away.
  */
-export function whyFunctionsCannotBeDebugged(): string | undefined {
-  if (process.allowedNodeEnvironmentFlags.has('--allow-inspector')) return undefined;
-  return `debugging functions needs a Node whose permission model has --allow-inspector (Node 24 or later); this is Node ${process.versions.node}, whose permission model refuses the inspector to the function process`;
+export function whyFunctionsCannotBeDebugged(node: FunctionNode = currentNode()): string | undefined {
+  if (node.allowInspector) return undefined;
+  return `debugging functions needs a Node whose permission model has --allow-inspector (Node 24 or later); ${node.execPath} is Node ${node.version}, whose permission model refuses the inspector to the function process`;
 }
 
 export interface FunctionRunnerOptions {
@@ -207,11 +210,6 @@ function functionProcessFile(): string {
   throw new Error(`the function process is not built (${built}): run npm run build`);
 }
 
-/** Node 20 names the permission model `--experimental-permission`; later versions `--permission`. */
-function permissionFlag(): string {
-  return process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
-}
-
 /**
  * Characters `--allow-fs-read` gives a meaning to on some Node versions (a list separator, a wildcard): a
  * path holding one could grant more than itself, so it is never granted.
@@ -223,7 +221,7 @@ const PERMISSION_PATH_SYNTAX = /[,*]/;
  * worker threads allowed (they run the functions), nothing else: no file writes, no child processes, no
  * native addons, no WASI, no inspector.
  */
-function functionProcessArguments(file: string, settings: FunctionProcessArgument, log: FunctionLog, inspectPort?: number): string[] {
+function functionProcessArguments(node: FunctionNode, file: string, settings: FunctionProcessArgument, log: FunctionLog, inspectPort?: number): string[] {
   const own = [file, path.join(path.dirname(file), 'function-worker.js')];
   if (own.some((p) => PERMISSION_PATH_SYNTAX.test(p))) throw new Error(`functions cannot run from ${path.dirname(file)}: its path holds a comma or an asterisk, which Node's permission model reads as syntax`);
   const packages = settings.packagesDir;
@@ -232,10 +230,10 @@ function functionProcessArguments(file: string, settings: FunctionProcessArgumen
   }
   const readable = [...own, ...(packages && !PERMISSION_PATH_SYNTAX.test(packages) ? [packages] : [])];
   return [
-    permissionFlag(), ...readable.map((p) => `--allow-fs-read=${p}`), '--allow-worker',
+    node.permissionFlag, ...readable.map((p) => `--allow-fs-read=${p}`), '--allow-worker',
     // Where the permission model also covers the network (Node 25): functions need it (context.http, fetch),
     // and the workers reach the runtime over a local socket.
-    ...(process.allowedNodeEnvironmentFlags.has('--allow-net') ? ['--allow-net'] : []),
+    ...(node.allowNet ? ['--allow-net'] : []),
     // The permission model's own warnings (experimental; --allow-worker) say nothing the runtime's user can act on.
     '--no-warnings',
     // Each worker collects its own heap on its own (low-priority) thread rather than with the process's
@@ -295,8 +293,9 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
   };
   const timeoutMs = options.timeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS;
   const inspect = options.inspect && !options.unisolatedForBenchmarks ? options.inspect : undefined;
+  const node = inspect?.node ?? currentNode();
   if (inspect) {
-    const why = whyFunctionsCannotBeDebugged();
+    const why = whyFunctionsCannotBeDebugged(node);
     if (why) throw new Error(why);
   }
   /** The inspector's port: as given, or the one Node picked on the first start, kept for later starts. */
@@ -353,7 +352,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     // The agent's link is one of the link server's, like each worker's: no IPC channel, whose messages
     // Node would decode (and throw on, out of the runtime's reach) before the runtime could check them.
     const agentLink = links.expect<ToAgent>();
-    const child = spawn(process.execPath, functionProcessArguments(file, { ...settings, link: { address: links.address, token: agentLink.token } }, log, inspectPort), {
+    const child = spawn(node.execPath, functionProcessArguments(node, file, { ...settings, link: { address: links.address, token: agentLink.token } }, log, inspectPort), {
       stdio: ['ignore', 'ignore', 'pipe'],
       // Nothing of the runtime's environment (tokens, keys, paths): the process needs none of it, but for
       // running as Node inside the editor's Electron and Windows' system folder (sockets and crypto need it).
@@ -515,6 +514,19 @@ export function createFunctionRunner(options: FunctionRunnerOptions): FunctionRu
     }
     // Its calls have failed with the reason above; the pool only lets go of its workers and timers.
     if (wasAlive) fp.pool.close();
+    // While debugging, the next process starts at once (not on the next call), so that its inspector is
+    // announced and the debugger attaches again before a call runs. Not after a process that never came
+    // up: that would loop.
+    if (inspect && wasAlive && fp.up) {
+      setImmediate(() => {
+        if (closed || current) return;
+        try {
+          current = startProcess();
+        } catch (error) {
+          log('functions', 'error', `the function process cannot start again: ${messageOf(error)}`);
+        }
+      });
+    }
   }
 
   let sweep: NodeJS.Timeout | undefined;

@@ -22,7 +22,7 @@ import { lockDown } from './lockdown';
 import { endCall, installLongArithmetic, resultOfCall, startCall } from './long-numbers';
 import { yieldToRuntime } from '../priority';
 import { createServiceClient, type HostRequest } from './services';
-import { DocumentTemplates } from './templates';
+import { DecodedDocumentCache } from './decoded-documents';
 
 if (isMainThread) throw new Error('runtime/functions/worker must run in a worker thread');
 const init = workerData as WorkerInit;
@@ -409,7 +409,7 @@ function compile(functionName: string, source: string, filePath: string): Compil
 const pendingHostRequests = new Map<number, { callId: number; resolve: (value: unknown) => void; reject: (message: string) => void }>();
 let nextRequestId = 1;
 /** Documents this worker has decoded, copied out again when the same bytes come back. */
-const templates = new DocumentTemplates();
+const decodedDocuments = new DecodedDocumentCache();
 /**
  * Documents lent to each running call (see protocol.Lent), with the BSON they arrived as. Plain maps
  * dropped when the call ends: a WeakMap entry per document cost more (to add, and to the garbage
@@ -425,13 +425,13 @@ function lend(callId: number, doc: object, handle: number, bson: Buffer, key: st
 
 /**
  * The handle of a document lent to this call that the function left as it arrived (so the main thread's
- * own object stands for it): compared with the template it was copied from while that is kept, else
+ * own object stands for it): compared with the kept document it was copied from while that is kept, else
  * walked beside its bytes.
  */
 function returnedHandle(doc: Record<string, unknown>, callId: number): number | undefined {
   const lent = lentToCalls.get(callId)?.get(doc);
   if (!lent) return undefined;
-  return (templates.matches(lent.key, doc) ?? encodesAs(doc, lent.bson)) ? lent.handle : undefined;
+  return (decodedDocuments.matches(lent.key, doc) ?? encodesAs(doc, lent.bson)) ? lent.handle : undefined;
 }
 
 /**
@@ -642,7 +642,7 @@ function receive(message: ToWorker): void {
       const pending = pendingHostRequests.get(message.rid);
       if (!pending) break;
       pendingHostRequests.delete(message.rid);
-      if (message.ok) pending.resolve(decodeLending(message, (doc, handle, bson, key) => lend(pending.callId, doc, handle, bson, key), templates));
+      if (message.ok) pending.resolve(decodeLending(message, (doc, handle, bson, key) => lend(pending.callId, doc, handle, bson, key), decodedDocuments));
       else pending.reject(message.message);
       break;
     }

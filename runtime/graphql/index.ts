@@ -3,6 +3,7 @@ export {
   createGraphqlEndpoint, depthLimitRule,
   type GraphqlEndpoint, type GraphqlEndpointOptions, type GraphqlEndpointStats, type GraphqlLimits, type GraphqlResponse, type GraphqlResponseBody,
 } from './endpoint';
+export { registerGraphqlRoute, type GraphqlRouteOptions } from './route';
 export type { CollectionFor, RunFunction } from './context';
 export { platformMessage, type GraphqlErrorEntry } from './errors';
 export { PayloadMismatchError } from './payload';

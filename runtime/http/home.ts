@@ -2,6 +2,7 @@
 // endpoint) with links, for a person who opens the URL `asl serve` printed. Every value is escaped and the
 // page runs no script: its Content-Security-Policy allows nothing but its own inline style (by nonce).
 import { randomBytes } from 'node:crypto';
+import { ADMIN_API, CLIENT_API, CLIENT_ROUTES, routePath } from '../../core/apiRoutes';
 
 export interface HomePageInfo {
   /** What clients use to reach this server, e.g. `http://localhost:8080`. */
@@ -21,13 +22,13 @@ export function homePage(info: HomePageInfo): { text: string; contentType: strin
   const code = (text: string) => `<code>${escapeHtml(text)}</code>`;
   const row = (label: string, value: string) => `<tr><th>${escapeHtml(label)}</th><td>${value}</td></tr>`;
   const apps = info.apps.map(({ name, appId }) => {
-    const app = `${info.baseUrl}/api/client/v2.0/app/${encodeURIComponent(appId)}`;
+    const app = `${info.baseUrl}${CLIENT_API}/app/${encodeURIComponent(appId)}`;
     return `<h2>${escapeHtml(name)}</h2>
 <table>
 ${row('App id', code(appId))}
 ${row('App routes', code(app))}
-${row('GraphQL endpoint (POST, bearer token)', code(`${app}/graphql`))}
-${row('Location', link(`${app}/location`))}
+${row('GraphQL endpoint (POST, bearer token)', code(`${info.baseUrl}${CLIENT_API}${routePath(CLIENT_ROUTES.graphql, { appId })}`))}
+${row('Location', link(`${info.baseUrl}${CLIENT_API}${routePath(CLIENT_ROUTES.location, { appId })}`))}
 </table>`;
   });
   const text = `<!doctype html>
@@ -49,7 +50,7 @@ p { color: #5c6c75; }
 <p>App Services Local is serving the client API of ${info.apps.length === 1 ? 'this app' : 'these apps'}. Point an SDK at the client API base URL with an app id below.</p>
 <table>
 ${row('Client API base URL', link(info.baseUrl))}
-${row('Admin API', code(`${info.baseUrl}/api/admin/v3.0`))}
+${row('Admin API', code(`${info.baseUrl}${ADMIN_API}`))}
 ${row('Recent requests (JSON)', link(`${info.baseUrl}/logs`))}
 </table>
 ${apps.join('\n')}

@@ -9,8 +9,6 @@ export type RouteMatch =
   | { kind: 'wrong-method'; allowed: string[] }
   | { kind: 'none' };
 
-export const CLIENT_API_PREFIX = '/api/client/v2.0';
-
 const MATCHES_KEPT = 1000;
 
 export class Router {

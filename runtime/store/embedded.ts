@@ -10,7 +10,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { BSON } from 'bson';
 import { deserializeStored } from '../../core/bsonDecode';
-import { Engine } from './engine';
+import { MemoryStore } from './memory-store';
 import { frameRecord, JournalWriter, scanRecords, type Durability } from './journal';
 import { StoreError, StoreErrorCode, type Document, type DocumentStore, type StoreStats } from './types';
 import { processRuns } from '../processes';
@@ -97,7 +97,7 @@ function corrupt(file: string, why: string): StoreError {
 }
 
 /** Loads snapshot.bson into the engine; returns its generation (0 when there is none). */
-function loadSnapshot(dir: string, engine: Engine): { gen: number; bytes: number } {
+function loadSnapshot(dir: string, engine: MemoryStore): { gen: number; bytes: number } {
   const file = path.join(dir, SNAPSHOT);
   if (!fs.existsSync(file)) return { gen: 0, bytes: 0 };
   const data = fs.readFileSync(file);
@@ -113,7 +113,7 @@ function loadSnapshot(dir: string, engine: Engine): { gen: number; bytes: number
   return { gen: header.gen, bytes: data.length };
 }
 
-function applyOp(engine: Engine, op: Op, file: string): void {
+function applyOp(engine: MemoryStore, op: Op, file: string): void {
   switch (op.o) {
     case 'p': engine.restorePut(op.n, op.d); break;
     case 'r': engine.restoreRemove(op.n, op.id); break;
@@ -156,7 +156,7 @@ export function* snapshotFileChunks(contents: readonly { namespace: string; inde
 }
 
 /** The persistent store: the engine plus its journal, snapshot and lock. */
-export class EmbeddedStore extends Engine implements DocumentStore {
+export class EmbeddedStore extends MemoryStore implements DocumentStore {
   private writer!: JournalWriter;
   private fd = -1;
   private gen = 0;
@@ -309,7 +309,7 @@ export class EmbeddedStore extends Engine implements DocumentStore {
 }
 
 /** Opens the embedded store in `dir`, or an in-memory store when `dir` is undefined. */
-export async function openEmbeddedStore(options: EmbeddedStoreOptions = {}): Promise<Engine> {
-  if (options.dir === undefined) return new Engine({ clock: options.clock });
+export async function openEmbeddedStore(options: EmbeddedStoreOptions = {}): Promise<MemoryStore> {
+  if (options.dir === undefined) return new MemoryStore({ clock: options.clock });
   return EmbeddedStore.open(path.resolve(options.dir), options);
 }

@@ -132,3 +132,30 @@ function queryableProperty(spec: unknown): boolean {
   if (type === 'array') return !isPlainObject(spec.items) || spec.items.bsonType !== 'object';
   return true;
 }
+
+/** What a sync session (the Realm protocol's, the feed's) asks development mode to write into the app's files. */
+export interface DevelopmentModeWrites {
+  applySchema(types: unknown): Promise<{ written: string[] }>;
+  addQueryableFields(queried: readonly QueriedFields[]): Promise<{ added: { collection: string; field: string }[] }>;
+  addAsymmetricTables(tables: readonly string[]): Promise<void>;
+}
+
+/**
+ * The writes of development mode for the app in `appDir`, each refused while sync is not enabled (`running`
+ * gives the settings sync runs with) and followed by `reload` when it changed a file, so the sessions see
+ * the new schemas and configuration.
+ */
+export function developmentModeWrites(appDir: string, running: () => SyncSettings | undefined, reload: () => Promise<unknown>): DevelopmentModeWrites {
+  const write = async <T>(change: (settings: SyncSettings) => T, changed: (result: T) => boolean): Promise<T> => {
+    const settings = running();
+    if (!settings) throw new Error('sync is not enabled');
+    const result = change(settings);
+    if (changed(result)) await reload();
+    return result;
+  };
+  return {
+    applySchema: async (types) => ({ written: await write((s) => mirrorObjectTypes(appDir, s, types), (written) => written.length > 0) }),
+    addQueryableFields: async (queried) => ({ added: await write((s) => addQueryableFields(appDir, s, queried), (added) => added.length > 0) }),
+    addAsymmetricTables: async (tables) => { await write((s) => addAsymmetricTables(appDir, s, tables), () => true); },
+  };
+}

@@ -14,9 +14,9 @@ import type { AccountEnd, WatchedLogin } from '../auth/account-events';
 import type { Logger } from '../http/server';
 import { SYNC_ERRORS, type ClientFile, type SessionMessage, type SyncService, type SyncSession } from './service';
 import { applyClientWrite } from './writes';
+import { ErrorCode } from './wire/errors';
 
-/** The feed's path below `/api/client/v2.0/app/<client app id>/` (see `OpenedApp.upgrades`). */
-export const FEED_ENDPOINT = 'sync/feed';
+export { FEED_ENDPOINT } from '../../core/sync/messages';
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const MAX_SESSIONS_PER_CONNECTION = 256;
 
@@ -74,10 +74,10 @@ class FeedConnection {
   constructor(private readonly ws: WebSocket, private readonly options: PartitionFeedOptions, headers: IncomingHttpHeaders | undefined, private readonly tracesAllowed: boolean) {
     if (headers) this.authenticating = this.authenticate(headers);
     ws.on('message', (data, isBinary) => {
-      if (isBinary) return this.fail({ code: 100, name: 'ErrorConnectionClosed', message: 'messages must be text (EJSON)', action: 'none', tryAgain: false });
+      if (isBinary) return this.fail({ code: ErrorCode.connection_closed, name: 'ErrorConnectionClosed', message: 'messages must be text (EJSON)', action: 'none', tryAgain: false });
       void this.receive(data.toString()).catch((e) => {
         this.options.log.error(`sync feed: ${(e as Error).stack ?? e}`);
-        this.send({ type: 'error', code: 201, name: 'ErrorOtherError', message: `internal error: ${(e as Error).message}`, tryAgain: true });
+        this.send({ type: 'error', code: ErrorCode.other_session_error, name: 'ErrorOtherError', message: `internal error: ${(e as Error).message}`, tryAgain: true });
       });
     });
     ws.on('close', () => this.dispose());
@@ -109,10 +109,10 @@ class FeedConnection {
     try {
       message = EJSON.parse(text);
     } catch {
-      return this.sendError(undefined, { code: 201, name: 'ErrorOtherError', message: 'a message must be one EJSON object', action: 'none', tryAgain: false }, false);
+      return this.sendError(undefined, { code: ErrorCode.other_session_error, name: 'ErrorOtherError', message: 'a message must be one EJSON object', action: 'none', tryAgain: false }, false);
     }
     if (!isPlainObject(message) || typeof message.type !== 'string') {
-      return this.sendError(undefined, { code: 201, name: 'ErrorOtherError', message: 'a message must be an object with a "type"', action: 'none', tryAgain: false }, false);
+      return this.sendError(undefined, { code: ErrorCode.other_session_error, name: 'ErrorOtherError', message: 'a message must be an object with a "type"', action: 'none', tryAgain: false }, false);
     }
     if (message.type === 'auth') {
       if (this.user || this.authenticating) return;
@@ -133,16 +133,16 @@ class FeedConnection {
       case 'schema': return this.schema(message);
       case 'ping': return this.send({ type: 'pong', ...(message.id !== undefined ? { id: message.id } : {}) });
       default:
-        return this.sendError(session, { code: 201, name: 'ErrorOtherError', message: `unknown message type ${JSON.stringify(message.type)}: use auth, open, write, close, schema or ping`, action: 'none', tryAgain: false }, false);
+        return this.sendError(session, { code: ErrorCode.other_session_error, name: 'ErrorOtherError', message: `unknown message type ${JSON.stringify(message.type)}: use auth, open, write, close, schema or ping`, action: 'none', tryAgain: false }, false);
     }
   }
 
   private async open(sessionId: number | undefined, message: Record<string, unknown>): Promise<void> {
-    if (sessionId === undefined) return this.sendError(undefined, { code: 201, name: 'ErrorOtherError', message: '"open" needs a numeric "session"', action: 'none', tryAgain: false }, false);
-    if (this.sessions.has(sessionId)) return this.sendError(sessionId, { code: 201, name: 'ErrorOtherError', message: `session ${sessionId} is already open`, action: 'none', tryAgain: false }, false);
-    if (this.sessions.size >= MAX_SESSIONS_PER_CONNECTION) return this.sendError(sessionId, { code: 201, name: 'ErrorOtherError', message: `at most ${MAX_SESSIONS_PER_CONNECTION} sessions per connection`, action: 'none', tryAgain: true }, false);
+    if (sessionId === undefined) return this.sendError(undefined, { code: ErrorCode.other_session_error, name: 'ErrorOtherError', message: '"open" needs a numeric "session"', action: 'none', tryAgain: false }, false);
+    if (this.sessions.has(sessionId)) return this.sendError(sessionId, { code: ErrorCode.other_session_error, name: 'ErrorOtherError', message: `session ${sessionId} is already open`, action: 'none', tryAgain: false }, false);
+    if (this.sessions.size >= MAX_SESSIONS_PER_CONNECTION) return this.sendError(sessionId, { code: ErrorCode.other_session_error, name: 'ErrorOtherError', message: `at most ${MAX_SESSIONS_PER_CONNECTION} sessions per connection`, action: 'none', tryAgain: true }, false);
     if (typeof message.partition !== 'string') {
-      return this.sendError(sessionId, { code: 204, name: 'ErrorIllegalDatabasePath', message: '"partition" must be the partition value as EJSON text, e.g. "\\"abc\\"" or "{\\"$oid\\":\\"…\\"}"', action: 'fix-client', tryAgain: false }, false);
+      return this.sendError(sessionId, { code: ErrorCode.illegal_realm_path, name: 'ErrorIllegalDatabasePath', message: '"partition" must be the partition value as EJSON text, e.g. "\\"abc\\"" or "{\\"$oid\\":\\"…\\"}"', action: 'fix-client', tryAgain: false }, false);
     }
     const clientFile = parseClientFile(message.clientFile);
     const service = this.options.service;
@@ -182,7 +182,7 @@ class FeedConnection {
 
   private async write(sessionId: number | undefined, message: Record<string, unknown>): Promise<void> {
     const session = sessionId === undefined ? undefined : this.sessions.get(sessionId);
-    if (!session) return this.sendError(sessionId, { code: 201, name: 'ErrorOtherError', message: `no open session ${sessionId}`, action: 'none', tryAgain: false }, false);
+    if (!session) return this.sendError(sessionId, { code: ErrorCode.other_session_error, name: 'ErrorOtherError', message: `no open session ${sessionId}`, action: 'none', tryAgain: false }, false);
     const outcome = await applyClientWrite(this.options.service, session, message.changes);
     if (outcome.ok) return this.send({ type: 'ack', session: sessionId, id: message.id ?? null, version: outcome.version, ...(outcome.warnings.length ? { warnings: outcome.warnings } : {}) });
     if ('rejected' in outcome) return this.send({ type: 'rejected', session: sessionId, id: message.id ?? null, message: outcome.rejected });

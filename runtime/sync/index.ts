@@ -1,8 +1,12 @@
 // Partition-based sync in the runtime (rules-and-sync §2–§10): see README.md in this folder.
-export { SyncService, SYNC_ERRORS, syncedCollections, type PermissionVerdict, type SyncAppContext, type SyncStatusReport, type SyncedCollection } from './service';
+export { SyncService, SYNC_ERRORS, syncedCollections, type SyncAppContext, type SyncedCollection } from './service';
+export type { PermissionVerdict, SyncSessionInfo, SyncStatusReport, SyncTrafficChangeset, SyncTrafficEntry } from '../../core/sync/messages';
 export { createPartitionFeed, FEED_ENDPOINT, type PartitionFeed } from './feed';
 export { applyClientWrite } from './writes';
-export { addAsymmetricTables, addQueryableFields, mirrorObjectTypes } from './devmode';
+export { addAsymmetricTables, addQueryableFields, developmentModeWrites, mirrorObjectTypes, type DevelopmentModeWrites } from './devmode';
+export { createRealmSyncEndpoint, REALM_SYNC_ENDPOINT } from './sessions/endpoint';
+export { RealmSyncEngine } from './sessions/engine';
+export { registerSyncLocalRoutes } from './routes';
 export { formatReport, reportToJson, simulatePartition, type SimulationReport, type SimulatedUser } from './simulate';
 export {
   getServiceFlexibleSyncConfig, getServiceSyncConfig, patchServiceSyncConfig, syncData, SyncAdminError, type SyncAdminHost,
@@ -13,12 +17,8 @@ export { SyncSchemaVersions, type SchemaVersionInfo } from './schema-versions/ve
 import type { SyncService as Service } from './service';
 import type { SyncAdminHost as AdminHost } from './admin';
 import type { SimulationReport as Report } from './simulate';
-import type { SessionInfo } from './sessions/connection';
-import type { TrafficEntry } from './sessions/traffic';
+import type { SyncSessionInfo, SyncTrafficEntry } from '../../core/sync/messages';
 import type { SyncSchemaVersions as SchemaVersions } from './schema-versions/versions';
-
-export type { SessionInfo } from './sessions/connection';
-export type { TrafficChangeset, TrafficEntry } from './sessions/traffic';
 
 /** One app's sync as the runtime exposes it. */
 export interface RuntimeSync {
@@ -28,9 +28,9 @@ export interface RuntimeSync {
   /** "Open partition P as user U" (user id or email; partition as EJSON text). */
   simulate(userRef: string, partitionText: string): Promise<Report>;
   /** The live Realm protocol sessions (user, partition, protocol version, state, progress). */
-  sessions(): SessionInfo[];
+  sessions(): SyncSessionInfo[];
   /** A session's recent traffic, decoded (messages, changesets per object, verdicts with traces). */
-  traffic(connection: string, session: number): TrafficEntry[] | undefined;
+  traffic(connection: string, session: number): SyncTrafficEntry[] | undefined;
   /** The Admin API's `sync/force_reset`: the client file must reset at its next IDENT; whether it was known. */
   forceClientReset(fileIdent: number): Promise<boolean>;
   /** Resolves once every store write made so far to a synced collection is in the sync history. */

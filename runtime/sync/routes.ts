@@ -4,6 +4,8 @@
 // Realm protocol sessions; `…/sync/sessions` those sessions alone; `…/sync/sessions/<connection>/<session>/traffic`
 // a session's recent messages decoded (changesets per object, the BIND verdicts with their traces);
 // `…/sync/schema-versions` the flexible sync schema's numbered versions with the breaking changes that made them.
+import { LOCAL_APP_ROUTES, localAppPattern } from '../../core/apiRoutes';
+import type { SyncSchemaVersionsReply, SyncSessionsReply, SyncStatusReply, SyncTrafficReply } from '../../core/sync/messages';
 import type { AdminRouteTable } from '../admin/table';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
@@ -16,25 +18,31 @@ export function registerSyncLocalRoutes(table: AdminRouteTable, syncOf: (clientA
     if (!found) throw new ApiError(404, 'AppNotFound', `cannot find app using Client App ID '${req.params.appId}'`);
     return found;
   };
-  table.get('/local/app/:appId/sync/simulate', async (req) => {
+  table.get(localAppPattern(LOCAL_APP_ROUTES.syncSimulate), async (req) => {
     const user = req.query.get('user');
     const partition = req.query.get('partition');
     if (!user || partition === null) throw badRequest('give ?user=<id or email>&partition=<partition value as EJSON text>');
     const report = await sync(req).simulate(user, partition);
     return { text: reportToJson(report), contentType: 'application/json' };
   });
-  table.get('/local/app/:appId/sync/status', (req) => {
+  table.get(localAppPattern(LOCAL_APP_ROUTES.syncStatus), (req) => {
     const found = sync(req);
-    return { body: { ...found.service.status(), liveSessions: found.sessions() }, encoding: 'json' };
+    const reply: SyncStatusReply = { ...found.service.status(), liveSessions: found.sessions() };
+    return { body: reply, encoding: 'json' };
   });
-  table.get('/local/app/:appId/sync/schema-versions', (req) => {
+  table.get(localAppPattern(LOCAL_APP_ROUTES.syncSchemaVersions), (req) => {
     const versions = sync(req).schemaVersions;
-    return { body: { latest: versions.latest, versions: versions.list() }, encoding: 'json' };
+    const reply: SyncSchemaVersionsReply = { latest: versions.latest, versions: versions.list() };
+    return { body: reply, encoding: 'json' };
   });
-  table.get('/local/app/:appId/sync/sessions', (req) => ({ body: { sessions: sync(req).sessions() }, encoding: 'json' }));
-  table.get('/local/app/:appId/sync/sessions/:connection/:session/traffic', (req) => {
+  table.get(localAppPattern(LOCAL_APP_ROUTES.syncSessions), (req) => {
+    const reply: SyncSessionsReply = { sessions: sync(req).sessions() };
+    return { body: reply, encoding: 'json' };
+  });
+  table.get(localAppPattern(LOCAL_APP_ROUTES.syncTraffic), (req) => {
     const traffic = sync(req).traffic(req.params.connection!, Number(req.params.session));
     if (!traffic) throw new ApiError(404, 'SessionNotFound', `no sync session ${req.params.session} on connection ${req.params.connection}`);
-    return { body: { traffic }, encoding: 'json' };
+    const reply: SyncTrafficReply = { traffic };
+    return { body: reply, encoding: 'json' };
   });
 }

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { isObject } from '../../core/json';
 import { isClusterSource, type AppModel, type Collection } from '../../core/model';
-import { compileExpression, evaluateExpressionTraced, redactText, redactTrace, type CompiledExpression, type EvaluationEnv, type EvaluationTrace, type EvaluationUser } from '../../core/rules';
+import { compileExpression, evaluateExpressionTraced, redactText, redactTrace, type CompiledExpression, type EvaluationEnv, type EvaluationUser } from '../../core/rules';
 import {
   membershipOf, parsePartitionValue, partitionId, partitionQuery, partitionText, reconcileSync, syncSettingsFromFile,
   transitionEffect, type PartitionSettings, type Reconciled, type SyncError, type SyncRuntimeState, type SyncSettings, type SyncTransition,
@@ -14,6 +14,8 @@ import type { Logger } from '../http/server';
 import type { ChangeEvent } from '../store/changes';
 import type { Document, DocumentStore } from '../store/types';
 import { readSyncState, writeSyncState } from './files';
+import type { PermissionVerdict, SyncStatusReport } from '../../core/sync/messages';
+import { ErrorCode } from './wire/errors';
 
 /** What the sync service needs of the current app (rebuilt on every reload). */
 export interface SyncAppContext {
@@ -47,17 +49,6 @@ export interface SyncedCollection {
   relationships: { field: string; database: string; collection: string; foreignKey: string }[];
 }
 
-export interface PermissionVerdict {
-  read: boolean;
-  write: boolean;
-  /** `write` true grants read whatever the read expression says (§4). */
-  readGrantedByWrite: boolean;
-  readTrace?: EvaluationTrace;
-  writeTrace?: EvaluationTrace;
-  /** Problems while evaluating (a failing `%function`). */
-  problems: string[];
-}
-
 export type OpenResult =
   | { ok: true; partition: unknown; verdict: PermissionVerdict; user: EvaluationUser }
   | { ok: false; error: SyncError; partition?: unknown; verdict?: PermissionVerdict; user?: EvaluationUser };
@@ -81,27 +72,15 @@ export type SessionMessage =
   | { type: 'change'; version: number; op: 'insert' | 'update' | 'delete'; collection: string; documentKey: { _id: unknown }; document?: Document; moved?: { from?: unknown; to?: unknown } }
   | { type: 'reevaluate'; reason: string };
 
-export interface SyncStatusReport {
-  status: SyncRuntimeState['status'];
-  epoch: number;
-  lastDisabled?: number;
-  /** The configuration sync runs with (enabled or paused). */
-  running?: { key: string; type: string; required: boolean; permissions: { read: unknown; write: unknown }; developmentMode: boolean; database?: string; service?: string };
-  /** The last configuration change refused while enabled, with why. */
-  refused?: string;
-  notice?: string;
-  sessions: number;
-}
-
 export const SYNC_ERRORS = {
-  permissionDenied: (what: 'BIND' | 'UPLOAD', detail: string): SyncError => ({ code: 206, name: 'ErrorPermissionDenied', message: `Permission denied (${what}): ${detail}`, action: 'none', tryAgain: false }),
-  badClientFileIdent: (detail: string): SyncError => ({ code: 208, name: 'ErrorBadClientFileIdent', message: `bad client file identifier: ${detail}`, action: 'client-reset', tryAgain: false }),
-  badChangeset: (message: string): SyncError => ({ code: 212, name: 'ErrorBadChangeset', message, action: 'none', tryAgain: false }),
-  badClientFile: (detail: string): SyncError => ({ code: 217, name: 'ErrorBadClientFile', message: `Synchronization no longer possible for client-side file: ${detail}`, action: 'client-reset', tryAgain: false }),
-  writeNotAllowed: (detail: string): SyncError => ({ code: 230, name: 'ErrorWriteNotAllowed', message: `Client attempted a write that is not allowed: ${detail}`, action: 'client-reset', tryAgain: false }),
-  disabledSession: (detail: string): SyncError => ({ code: 213, name: 'ErrorDisabledSession', message: detail, action: 'retry-later', tryAgain: true }),
-  badAuthentication: (detail: string): SyncError => ({ code: 203, name: 'ErrorBadAuthentication', message: detail, action: 'none', tryAgain: false }),
-  tokenExpired: (detail: string): SyncError => ({ code: 202, name: 'ErrorTokenExpired', message: detail, action: 'refresh-token', tryAgain: true }),
+  permissionDenied: (what: 'BIND' | 'UPLOAD', detail: string): SyncError => ({ code: ErrorCode.permission_denied, name: 'ErrorPermissionDenied', message: `Permission denied (${what}): ${detail}`, action: 'none', tryAgain: false }),
+  badClientFileIdent: (detail: string): SyncError => ({ code: ErrorCode.bad_client_file_ident, name: 'ErrorBadClientFileIdent', message: `bad client file identifier: ${detail}`, action: 'client-reset', tryAgain: false }),
+  badChangeset: (message: string): SyncError => ({ code: ErrorCode.bad_changeset, name: 'ErrorBadChangeset', message, action: 'none', tryAgain: false }),
+  badClientFile: (detail: string): SyncError => ({ code: ErrorCode.bad_client_file, name: 'ErrorBadClientFile', message: `Synchronization no longer possible for client-side file: ${detail}`, action: 'client-reset', tryAgain: false }),
+  writeNotAllowed: (detail: string): SyncError => ({ code: ErrorCode.write_not_allowed, name: 'ErrorWriteNotAllowed', message: `Client attempted a write that is not allowed: ${detail}`, action: 'client-reset', tryAgain: false }),
+  disabledSession: (detail: string): SyncError => ({ code: ErrorCode.disabled_session, name: 'ErrorDisabledSession', message: detail, action: 'retry-later', tryAgain: true }),
+  badAuthentication: (detail: string): SyncError => ({ code: ErrorCode.bad_authentication, name: 'ErrorBadAuthentication', message: detail, action: 'none', tryAgain: false }),
+  tokenExpired: (detail: string): SyncError => ({ code: ErrorCode.token_expired, name: 'ErrorTokenExpired', message: detail, action: 'refresh-token', tryAgain: true }),
 };
 
 const NOT_RUNNING = 'sync is not enabled for this app';

@@ -5,28 +5,22 @@ import { EJSON } from 'bson';
 import type { EvaluationUser } from '../../core/rules';
 import { partitionTypeOf, type SyncError } from '../../core/sync';
 import type { Document } from '../store/types';
-import type { PermissionVerdict, SyncService, SyncStatusReport } from './service';
+import type { SimulationReport as Report } from '../../core/sync/messages';
+import type { SyncService } from './service';
 import { showValue, traceLines } from '../../core/rules/trace';
+import { ErrorCode } from './wire/errors';
 
 export const FIRST_DOCUMENTS = 5;
 
-export interface SimulationReport {
-  status: SyncStatusReport;
-  user?: { id: string; email?: string; customData: Record<string, unknown> };
-  partition: { text: string; value?: unknown; type?: string };
-  permissions?: PermissionVerdict;
-  /** What the client gets instead of a partition; absent when the open succeeds. */
-  error?: SyncError;
-  collections: { type: string; namespace: string; count: number; first: Document[] }[];
-  ignored: { type: string; namespace: string; count: number; reasons: Record<string, number>; examples: { _id: unknown; reason: string }[] }[];
-}
+/** The simulator's report over the store's documents. */
+export type SimulationReport = Report<Document>;
 
 export interface SimulatedUser { user: EvaluationUser; email?: string }
 
 export async function simulatePartition(service: SyncService, user: SimulatedUser | undefined, userRef: string, text: string): Promise<SimulationReport> {
   const report: SimulationReport = { status: service.status(), partition: { text }, collections: [], ignored: [] };
   if (!user) {
-    report.error = { code: 203, name: 'ErrorBadAuthentication', message: `no user "${userRef}": give a user id or the email of an email/password user`, action: 'none', tryAgain: false };
+    report.error = { code: ErrorCode.bad_authentication, name: 'ErrorBadAuthentication', message: `no user "${userRef}": give a user id or the email of an email/password user`, action: 'none', tryAgain: false };
     return report;
   }
   const result = await service.open(user.user, text, { trace: true });

@@ -1,6 +1,7 @@
 // The command map in client/commands.ts is the one source of command ids; the manifest fragment the
 // client ships (client/contributes.json) and the merged package.json must declare exactly those commands.
 import { describe, test } from 'node:test';
+import { APP_SERVICES_DEBUG_TYPE, defaultLaunchConfiguration } from '../../client/functionsDebugConfig';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -40,6 +41,18 @@ describe('command ids', () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
     for (const event of fragment.activationEvents) assert.ok(manifest.activationEvents.includes(event), `missing activation event ${event}`);
     assert.deepEqual(manifest.contributes?.configuration, fragment.contributes.configuration);
+  });
+
+  test('package.json contributes the app-services launch type of client/contributes.json, with a snippet and activation on it', () => {
+    const fragment = JSON.parse(fs.readFileSync(path.join(root, 'client/contributes.json'), 'utf8'));
+    const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    assert.deepEqual(manifest.contributes?.debuggers, fragment.contributes.debuggers);
+    const [debuggerContribution] = manifest.contributes.debuggers;
+    assert.equal(debuggerContribution.type, APP_SERVICES_DEBUG_TYPE);
+    assert.deepEqual(debuggerContribution.configurationSnippets.map((s: { body: unknown }) => s.body), [defaultLaunchConfiguration()]);
+    assert.deepEqual(debuggerContribution.initialConfigurations, [defaultLaunchConfiguration()]);
+    assert.deepEqual(Object.keys(debuggerContribution.configurationAttributes.launch.properties), ['app']);
+    assert.ok(manifest.activationEvents.includes(`onDebugResolve:${APP_SERVICES_DEBUG_TYPE}`));
   });
 });
 

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Binary, Decimal128, Double, Int32, Long, ObjectId, UUID } from 'bson';
 import { Query } from 'mingo';
-import { evaluateExpression, expandExpressionToQuery, matchNothingQuery, type EvaluationEnv, type RuleEvaluationError } from '../../core/rules';
+import { canEvaluate, evaluateExpression, expandExpressionToQuery, matchNothingQuery, type EvaluationEnv, type RuleEvaluationError } from '../../core/rules';
 
 const USER_ID = '5f1f0a1b2c3d4e5f60718293';
 const OTHER_ID = '60c0ffee0000000000000001';
@@ -327,4 +327,12 @@ describe('expandExpressionToQuery', () => {
     assert.deepEqual(find(await expandExpressionToQuery({ $or: 'x' }, env)), []);
     assert.deepEqual(errors.map((e) => e.reason), ['invalid-query']);
   });
+});
+
+test('can_evaluate: absent, null or {} allows; otherwise the expression decides for the call', async () => {
+  const env = { user: { id: 'u1', type: 'normal', data: {}, custom_data: {}, identities: [] }, args: [1] };
+  for (const rule of [undefined, null, {}]) assert.equal(await canEvaluate(rule, env), true, JSON.stringify(rule));
+  assert.equal(await canEvaluate({ '%%user.id': 'u1' }, env), true);
+  assert.equal(await canEvaluate({ '%%user.id': 'u2' }, env), false);
+  assert.equal(await canEvaluate(false, env), false);
 });

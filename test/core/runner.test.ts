@@ -15,6 +15,8 @@ import { browseDocuments, callFunction, collectionCounts, createUser, deleteUser
 import { parseVariableInput, variablesFileFor, variablesFromFile } from '../../core/runner/variables';
 import { missingFragments, operationText } from '../../core/runner/operation';
 import { sampleOperation } from '../../core/runner/samples';
+import { adminLocalGet, fetchSyncSessions } from '../../core/sync/sessionsClient';
+import { fetchSimulation } from '../../core/sync/simulatorClient';
 import { findGraphqlDocuments } from '../../core/graphql/embedded';
 import { parse, validate, type GraphQLSchema } from 'graphql';
 import { startRuntime, type RunningRuntime } from '../../runtime';
@@ -181,6 +183,25 @@ describe('query runner against the runtime', () => {
       method: 'POST', headers: { ...userHeaders, 'content-type': 'application/json' }, body: JSON.stringify({ query: tasksQuery }),
     });
     assert.equal(hijack.status, 401);
+  });
+
+  test('the runtime clients send through the fetch their pool was given, on the paths of core/apiRoutes.ts', async () => {
+    const sent: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      sent.push(new URL(String(input)).pathname);
+      return fetch(input, init);
+    };
+    const grant = await runtime.mintAdminSession();
+    const injected = new SessionPool({ baseUrl: runtime.url, appId: runtime.appId, admin: { accessToken: grant.access_token, refreshToken: grant.refresh_token } }, recording);
+    const counts = await collectionCounts(injected);
+    assert.ok(counts.some((c) => c.collection === 'Task'));
+    assert.deepEqual(await callFunction(injected, { kind: 'system' }, { name: 'sum', arguments: [1, 1] }), { $numberInt: '2' });
+    assert.ok(Array.isArray(await fetchSyncSessions(adminLocalGet(injected))));
+    const adaId = await pool.userIdOf(ada);
+    const view = await fetchSimulation(injected, adaId, JSON.stringify(adaId));
+    assert.equal(view.partition.text, JSON.stringify(adaId));
+    const app = `/api/admin/v3.0/local/app/${encodeURIComponent(runtime.appId)}`;
+    assert.deepEqual(sent, [`${app}/collections`, `${app}/functions/call`, `${app}/sync/sessions`, `${app}/sync/simulate`]);
   });
 
   test('document counts, documents as a user and as system, functions, user create and delete', async () => {

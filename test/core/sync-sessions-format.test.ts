@@ -7,8 +7,9 @@ import { describe, test } from 'node:test';
 import { evaluateExpressionTraced } from '../../core/rules';
 import { traceLines } from '../../core/rules/trace';
 import {
-  describeSchemaVersion, describeSession, newTraffic, renderSessionTraffic, trafficEntryLines, type SyncSessionInfo, type SyncTrafficEntry,
+  describeSchemaVersion, describeSession, newTraffic, renderSessionTraffic, trafficEntryLines,
 } from '../../core/sync/sessionsClient';
+import type { SyncSessionInfo, SyncTrafficEntry } from '../../core/sync/messages';
 
 const USER = '65a0000000000000000000aa';
 const OTHER = '65a0000000000000000000bb';

@@ -194,6 +194,21 @@ describe('debugging functions (--inspect-functions)', () => {
     // The runtime is still fine.
     assert.equal((await call(served, bob, 'sum', [1, 2])).body, 3);
   });
+
+  test('a function process that ends is started again at once (not on the next call), its new inspector address printed, so a debugger can attach again before a call runs', async () => {
+    const before = await functionProcessOf(served);
+    const printed = () => [...served.stdout().matchAll(/functions inspector: (ws:\/\/\S+)/g)].map((m) => m[1]!);
+    const seen = printed().length;
+    process.kill(before, 'SIGKILL');
+    let next: string | undefined;
+    for (const deadline = Date.now() + 20000; !next && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) next = printed()[seen];
+    assert.ok(next, `no new inspector address printed: ${served.stdout()}`);
+    assert.notEqual(next, inspectorUrl);
+    const after = await functionProcessOf(served);
+    assert.notEqual(after, before);
+    assert.deepEqual(listeningSocketsOf(after), [`127.0.0.1:${new URL(next).port}`]);
+    assert.equal((await call(served, bob, 'sum', [2, 2])).body, 4);
+  });
 });
 
 describe('without --inspect-functions', () => {
@@ -211,15 +226,62 @@ describe('without --inspect-functions', () => {
 });
 
 describe('--inspect-functions on a Node without --allow-inspector', { skip: process.allowedNodeEnvironmentFlags.has('--allow-inspector') ? 'this Node can debug functions' : false }, () => {
-  test('is refused with the reason, before anything starts', () => {
+  /** PATH without any Node 24: only this Node's folder and the system's. */
+  const pathWithoutNode24 = [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':');
+  const refusal = (args: string[], env: NodeJS.ProcessEnv) => {
     const appDir = copyApp();
     try {
-      const run = spawnSync(process.execPath, [CLI, 'serve', appDir, '--port', '0', '--inspect-functions'], { encoding: 'utf8', timeout: 30000 });
-      assert.equal(run.status, 2, run.stderr);
-      assert.match(run.stderr, /--inspect-functions: debugging functions needs a Node whose permission model has --allow-inspector/);
-      assert.doesNotMatch(run.stdout, /listening on/);
+      return spawnSync(process.execPath, [CLI, 'serve', appDir, '--port', '0', '--inspect-functions', ...args], { encoding: 'utf8', timeout: 30000, env });
     } finally {
       fs.rmSync(appDir, { recursive: true, force: true });
     }
+  };
+
+  test('with no Node 24 on PATH it is refused with the reason and what to do, before anything starts', () => {
+    const run = refusal([], { PATH: pathWithoutNode24 });
+    assert.equal(run.status, 2, run.stderr);
+    assert.match(run.stderr, /--inspect-functions: debugging functions needs a Node whose permission model has --allow-inspector \(Node 24 or later\): the runtime runs on Node 2\d\./);
+    assert.match(run.stderr, /--functions-node PATH/);
+    assert.doesNotMatch(run.stdout, /listening on/);
   });
+
+  test('--functions-node naming an older Node, or no Node, is refused by name', () => {
+    const older = refusal(['--functions-node', process.execPath], { PATH: pathWithoutNode24 });
+    assert.equal(older.status, 2, older.stderr);
+    assert.ok(older.stderr.includes(`--functions-node: ${process.execPath} is Node ${process.versions.node}, whose permission model has no --allow-inspector`), older.stderr);
+    const none = refusal(['--functions-node', '/nonexistent/node'], { PATH: pathWithoutNode24 });
+    assert.equal(none.status, 2, none.stderr);
+    assert.match(none.stderr, /--functions-node: \/nonexistent\/node does not exist/);
+    assert.doesNotMatch(older.stdout + none.stdout, /listening on/);
+  });
+
+  for (const how of ['--functions-node', 'a Node 24 on PATH'] as const) {
+    test(`with ${how}, the function process runs on that Node, under its permission model with the inspector; function code still cannot reach it`, async () => {
+      const node24 = nodeWithInspectorPermission();
+      const appDir = copyApp();
+      addFunctions(appDir);
+      const served = await serveDist({
+        appDir, args: ['--inspect-functions', ...(how === '--functions-node' ? ['--functions-node', node24] : [])],
+        env: { ...process.env, PATH: how === '--functions-node' ? pathWithoutNode24 : `${path.dirname(node24)}:${pathWithoutNode24}` },
+      });
+      try {
+        const url = await printedInspectorUrl(served);
+        assert.ok(served.stderr().includes(`debugging functions: the function processes run on ${node24} (Node 24.`), served.stderr());
+        const pid = await functionProcessOf(served);
+        assert.equal(fs.realpathSync(`/proc/${pid}/exe`), fs.realpathSync(node24));
+        const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        // Node 24's own flags (not the runtime's Node 20 --experimental-permission), reads limited as ever.
+        assert.ok(argv.includes('--permission') && argv.includes('--allow-inspector') && argv.includes('--allow-worker'), argv.join(' '));
+        assert.ok(!argv.some((a) => a === '--allow-child-process' || a.startsWith('--allow-fs-write') || a === '--allow-addons'), argv.join(' '));
+        assert.deepEqual(listeningSocketsOf(pid), [`127.0.0.1:${new URL(url).port}`]);
+        const { access_token } = await registerAndLogIn(served.app, 'dee@example.com', 'password-dee');
+        assert.equal((await call(served, access_token, 'sum', [2, 3])).body, 5);
+        const probe = await call(served, access_token, 'probeInspector', [Number(new URL(url).port)]);
+        for (const name of ['inspector', 'node:inspector']) assert.match(probe.body[name], /^refused/, JSON.stringify(probe.body));
+      } finally {
+        await served.close();
+        fs.rmSync(appDir, { recursive: true, force: true });
+      }
+    });
+  }
 });

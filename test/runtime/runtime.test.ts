@@ -223,7 +223,7 @@ describe('declared indexes', () => {
     const { openEmbeddedStore } = await import('../../runtime/store');
     const { loadApp } = await import('../../core/load');
     const { nodeFileSystem } = await import('../../core/fs');
-    const { EmbeddedCollection } = await import('../../runtime/store/engine');
+    const { EmbeddedCollection } = await import('../../runtime/store/memory-store');
     const store = await openEmbeddedStore({});
     const app = await loadApp(nodeFileSystem, path.join(REPO_ROOT, 'examples/todo-tracker'));
     await createDeclaredIndexes(store, app);

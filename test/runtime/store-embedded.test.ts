@@ -8,7 +8,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { Binary, BSON, Decimal128, Long, ObjectId } from 'bson';
 import { EmbeddedStore, openEmbeddedStore } from '../../runtime/store/embedded';
-import { Engine } from '../../runtime/store/engine';
+import { MemoryStore } from '../../runtime/store/memory-store';
 import { openMongoStore } from '../../runtime/store/mongodb';
 import { withChangeEvents, type ChangeEvent } from '../../runtime/store/changes';
 import { StoreError, type Document } from '../../runtime/store/types';
@@ -237,7 +237,7 @@ describe('embedded store with change events: writes pipelined, acknowledged once
   test('the next watched writes are applied while the first is not yet durable; each is reported, then resolves, once its record is', async () => {
     const { waiting, journal } = heldJournal();
     const events: ChangeEvent[] = [];
-    const store = withChangeEvents(new Engine({ journal }), (event) => events.push(event));
+    const store = withChangeEvents(new MemoryStore({ journal }), (event) => events.push(event));
     const tasks = store.collection('todo', 'Task');
     const first = tasks.insertOne({ _id: 1 });
     const second = tasks.updateOne({ _id: 1 }, { $set: { done: true } });

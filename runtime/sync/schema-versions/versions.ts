@@ -11,6 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SyncError } from '../../../core/sync';
+import type { SyncSchemaVersionInfo } from '../../../core/sync/messages';
 import type { Logger } from '../../http/server';
 import { SYNC_METADATA_DATABASE, type DocumentStore } from '../../store/types';
 import type { RealmSchema } from '../translate/schema';
@@ -18,13 +19,7 @@ import { ErrorCode } from '../wire/errors';
 import { diffSchemas, loadSchema, storeSchema, type StoredTable } from './diff';
 
 /** What `GET …/sync/schemas/versions` and `asl sync schema-versions` show of a version. */
-export interface SchemaVersionInfo {
-  version: number;
-  createdAt: string;
-  /** The breaking changes that made it (none for version 0). */
-  changes: string[];
-  tables: string[];
-}
+export type SchemaVersionInfo = SyncSchemaVersionInfo;
 
 interface StoredVersion {
   version: number;

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { EvaluationUser } from '../../../core/rules';
 import { partitionId, partitionText, type SyncError } from '../../../core/sync';
+import type { SyncSessionInfo, SyncSessionState, SyncTrafficEntry } from '../../../core/sync/messages';
 import { SYNC_ERRORS } from '../service';
 import { SessionVersioning, type SessionSchemaVersion } from '../schema-versions/sessions';
 import { projectQueryBody, projectUpload, restrictMatchers } from '../schema-versions/projection';
@@ -23,7 +24,7 @@ import { compileQueryBody, decodeHeld, FlexibleView, type CompiledQueries, type 
 import { encodeBase64PrimaryKey, encodeChangeset, encodeChangesetBatches } from '../wire/changeset';
 import { syncTimestamp } from '../translate/values';
 import { SERVER_FILE_IDENT } from '../history/history';
-import { TrafficLog, type TrafficEntry } from './traffic';
+import { TrafficLog } from './traffic';
 import { logs } from '../../log';
 import { parseTestCommand, SESSION_KEEPING_ERRORS } from './test-commands';
 import { SendBackpressure, STALLED_READER_MS } from './send-backpressure';
@@ -72,28 +73,11 @@ export interface ConnectionInfo {
   remote: string;
 }
 
-/** What the sync sessions view and `asl sync status` show of a live session. */
-export interface SessionInfo {
-  connection: string;
-  session: number;
-  userId: string;
-  partition: string;
-  protocolVersion: number;
-  state: SessionState;
-  clientFileIdent?: number;
-  downloadedVersion: number;
-  uploadedClientVersion: number;
-  /** Flexible sync: the schema version the client opened with, and the one it syncs at (older while it migrates). */
-  schemaVersion?: { bound: number; serving: number };
-}
-
-type SessionState = 'binding' | 'bound' | 'identified' | 'ended';
-
 type RulesChange = 'the user\'s custom data changed' | 'the app\'s rules changed';
 
 interface Session {
   ident: number;
-  state: SessionState;
+  state: SyncSessionState;
   chain: Promise<void>;
   partition?: unknown;
   partitionId?: string;
@@ -288,22 +272,22 @@ export class RealmSyncConnection {
   }
 
   /** Ends the sessions of a partition (or all) when `match` says so. */
-  endSessions(match: (info: SessionInfo) => boolean, error: SyncError): void {
+  endSessions(match: (info: SyncSessionInfo) => boolean, error: SyncError): void {
     for (const session of this.sessions.values()) {
       if (session.state !== 'ended' && match(this.sessionInfo(session))) this.sessionError(session, error);
     }
   }
 
   /** The recent traffic of one of this connection's sessions (an ended one too, until its ident is bound again). */
-  traffic(session: number): TrafficEntry[] | undefined {
+  traffic(session: number): SyncTrafficEntry[] | undefined {
     return this.sessions.get(session)?.traffic.recent();
   }
 
-  sessionInfos(): SessionInfo[] {
+  sessionInfos(): SyncSessionInfo[] {
     return [...this.sessions.values()].filter((s) => s.state !== 'ended').map((s) => this.sessionInfo(s));
   }
 
-  private sessionInfo(s: Session): SessionInfo {
+  private sessionInfo(s: Session): SyncSessionInfo {
     return {
       connection: this.id, session: s.ident, userId: this.info.user.id, partition: s.view ? `flexible (query version ${s.view.queryVersion})` : s.partition === undefined ? '' : partitionText(s.partition),
       protocolVersion: this.info.protocolVersion, state: s.state,

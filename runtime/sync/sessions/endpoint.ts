@@ -9,12 +9,12 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { EvaluationUser } from '../../../core/rules';
 import type { SyncError } from '../../../core/sync';
+import type { SyncSessionInfo, SyncTrafficEntry } from '../../../core/sync/messages';
 import type { Logger } from '../../http/server';
 import { negotiate, type NegotiatedProtocol } from '../wire/negotiate';
 import { encodeServerMessage } from '../wire/messages';
-import { RealmSyncConnection, type SessionInfo, type SyncActivityObserver } from './connection';
+import { RealmSyncConnection, type SyncActivityObserver } from './connection';
 import type { RealmSyncEngine } from './engine';
-import type { TrafficEntry } from './traffic';
 import type { SyncSchemaVersions } from '../schema-versions/versions';
 
 export const REALM_SYNC_PATH = /^\/api\/client\/v2\.0\/app\/([^/]+)\/realm-sync$/;
@@ -51,11 +51,11 @@ export interface RealmSyncEndpoint {
   /** Takes an HTTP upgrade for the endpoint's path; false when the path is not the endpoint's. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /** The live sessions of every connection. */
-  sessions(): SessionInfo[];
+  sessions(): SyncSessionInfo[];
   /** The recent traffic of a session, decoded; undefined when there is no such session. */
-  traffic(connection: string, session: number): TrafficEntry[] | undefined;
+  traffic(connection: string, session: number): SyncTrafficEntry[] | undefined;
   /** Ends the sessions `match` selects with a session error (a user revoked, sync paused or terminated). */
-  endSessions(match: (session: SessionInfo) => boolean, error: SyncError): void;
+  endSessions(match: (session: SyncSessionInfo) => boolean, error: SyncError): void;
   /** Ends the connections that rest on a revoked login (refresh session), or all of a disabled or deleted user's. */
   endForAccount(match: { loginSessionId: string } | { userId: string }, reason: string): void;
   /**

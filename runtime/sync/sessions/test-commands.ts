@@ -1,6 +1,7 @@
 // The protocol's TEST_COMMAND messages, which realm-core's own test suite sends (SyncSession's
 // send_test_command): each acts on the sending session only, so no client can reach another one with them.
 // The reply body is JSON; "{}" means done, as the platform's server answered.
+import { ErrorCode } from '../wire/errors';
 
 /** What a test command asks of the session that sent it. */
 export type TestCommand =
@@ -48,4 +49,4 @@ export function parseTestCommand(body: string): TestCommand {
 }
 
 /** Error codes after which the platform's client keeps its session (a warning, a schema version to migrate to). */
-export const SESSION_KEEPING_ERRORS: ReadonlySet<number> = new Set([231, 236]);
+export const SESSION_KEEPING_ERRORS: ReadonlySet<number> = new Set([ErrorCode.compensating_write, ErrorCode.schema_version_changed]);

@@ -1,33 +1,13 @@
 // The recent traffic of a sync session, decoded for people debugging a sync app (the editor's sync
 // sessions view, `asl sync sessions`): each message with its head fields, and for UPLOAD/DOWNLOAD each
 // changeset's instructions per object (type, primary key, field, value). Kept in a small ring per session.
+import type { SyncTrafficChangeset, SyncTrafficEntry } from '../../../core/sync/messages';
 import type { ChangesetEntry, Instruction, Payload, PrimaryKey } from '../wire/instructions';
 import { parseChangeset } from '../wire/changeset';
 import { primaryKeyText } from '../translate/values';
 
 export const TRAFFIC_KEPT_PER_SESSION = 100;
 const INSTRUCTIONS_SHOWN_PER_CHANGESET = 200;
-
-export interface TrafficChangeset {
-  version: string;
-  origin: string;
-  timestamp: string;
-  instructions: string[];
-  /** Instructions not shown (past the limit). */
-  more?: number;
-}
-
-export interface TrafficEntry {
-  /** Milliseconds since the epoch. */
-  at: number;
-  direction: 'in' | 'out';
-  type: string;
-  /** The head's fields as names and values (versions, progress, error codes). */
-  fields: Record<string, string | number | boolean>;
-  changesets?: TrafficChangeset[];
-  /** An error's message, a JSON_ERROR's body, a refusal's reason. */
-  detail?: string;
-}
 
 function payloadText(payload: Payload): string {
   switch (payload.type) {
@@ -77,7 +57,7 @@ export function instructionText(i: Instruction): string {
 }
 
 /** A changeset as the traffic shows it; one that does not parse says why. */
-export function describeChangeset(entry: ChangesetEntry): TrafficChangeset {
+export function describeChangeset(entry: ChangesetEntry): SyncTrafficChangeset {
   let instructions = entry.instructions;
   let problem: string | undefined;
   if (instructions.length === 0 && entry.bytes && entry.bytes.length > 0) {
@@ -98,7 +78,7 @@ export function describeChangeset(entry: ChangesetEntry): TrafficChangeset {
 }
 
 /** What is recorded: changesets stay as sent (their bytes are shared with the history) until someone reads them. */
-export type RecordedTraffic = Omit<TrafficEntry, 'changesets'> & { raw?: readonly ChangesetEntry[] };
+export type RecordedTraffic = Omit<SyncTrafficEntry, 'changesets'> & { raw?: readonly ChangesetEntry[] };
 
 /** A fixed-size ring of a session's recent traffic. */
 export class TrafficLog {
@@ -109,7 +89,7 @@ export class TrafficLog {
     if (this.entries.length > TRAFFIC_KEPT_PER_SESSION) this.entries.shift();
   }
 
-  recent(): TrafficEntry[] {
+  recent(): SyncTrafficEntry[] {
     return this.entries.map(({ raw, ...entry }) => (raw && raw.length > 0 ? { ...entry, changesets: raw.map(describeChangeset) } : entry));
   }
 }

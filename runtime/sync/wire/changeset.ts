@@ -7,7 +7,7 @@
 // negative values in unsigned fields, booleans other than 0/1, path indexes over 2^32-1, string path markers
 // other than -1, invalid UTF-8), and every length is checked against the bytes left before anything is read.
 import { Decimal128, ObjectId, UUID } from 'bson';
-import { WireError } from './errors';
+import { ErrorCode, WireError } from './errors';
 import {
   PAYLOAD_TYPE,
   type CollectionType,
@@ -94,7 +94,7 @@ class ChangesetReader {
   }
 
   fail(message: string): never {
-    throw new WireError(212, `Bad changeset at byte ${this.pos}: ${message}`);
+    throw new WireError(ErrorCode.bad_changeset, `Bad changeset at byte ${this.pos}: ${message}`);
   }
 
   /** One integer of realm's code, range-checked for `kind`; a number when it is a safe integer. */

@@ -8,7 +8,7 @@
 // head declares, after checking it against the body limit.
 import { deflateSync, inflateSync } from 'node:zlib';
 import { DEFAULT_CHANGESET_LIMITS, parseChangeset, encodeChangeset, type ChangesetLimits } from './changeset';
-import { WireError } from './errors';
+import { ErrorCode, WireError } from './errors';
 import type { ChangesetEntry } from './instructions';
 
 /** The newest protocol version realm-core 14.x speaks, and the one this codec is written against. */
@@ -144,34 +144,34 @@ class Head {
 
   expectCount(count: number): void {
     if (this.fields.length - 1 !== count) {
-      throw new WireError(103, `${this.type} message head has ${this.fields.length - 1} fields, expected ${count}`);
+      throw new WireError(ErrorCode.bad_syntax, `${this.type} message head has ${this.fields.length - 1} fields, expected ${count}`);
     }
   }
 
   private next(what: string): string {
     const token = this.fields[this.index++];
-    if (token === undefined) throw new WireError(103, `${this.type} message head ends before ${what}`);
+    if (token === undefined) throw new WireError(ErrorCode.bad_syntax, `${this.type} message head ends before ${what}`);
     return token;
   }
 
   unsigned(what: string, max: bigint = MAX_I63): bigint {
-    return parseUnsigned(this.next(what), max, `${this.type} ${what}`, 103);
+    return parseUnsigned(this.next(what), max, `${this.type} ${what}`, ErrorCode.bad_syntax);
   }
 
   signed(what: string, min: bigint = MIN_I64, max: bigint = MAX_I63): bigint {
     const token = this.next(what);
     const negative = token.startsWith('-');
-    const magnitude = parseUnsigned(negative ? token.slice(1) : token, 2n ** 63n, `${this.type} ${what}`, 103);
-    if (negative && magnitude === 0n) throw new WireError(103, `${this.type} ${what}: "-0" is not a number`);
+    const magnitude = parseUnsigned(negative ? token.slice(1) : token, 2n ** 63n, `${this.type} ${what}`, ErrorCode.bad_syntax);
+    if (negative && magnitude === 0n) throw new WireError(ErrorCode.bad_syntax, `${this.type} ${what}: "-0" is not a number`);
     const value = negative ? -magnitude : magnitude;
-    if (value < min || value > max) throw new WireError(103, `${this.type} ${what}: ${value} is out of range`);
+    if (value < min || value > max) throw new WireError(ErrorCode.bad_syntax, `${this.type} ${what}: ${value} is out of range`);
     return value;
   }
 
   size(what: string, limit: number): number {
     const value = this.unsigned(what, 2n ** 64n - 1n);
     if (value > BigInt(limit)) {
-      throw new WireError(104, `${this.type} ${what}: ${value} bytes is over the limit of ${limit}`);
+      throw new WireError(ErrorCode.limits_exceeded, `${this.type} ${what}: ${value} bytes is over the limit of ${limit}`);
     }
     return Number(value);
   }
@@ -183,21 +183,21 @@ class Head {
   session(allowZero = false): number {
     const value = this.unsigned('session ident');
     if ((value === 0n && !allowZero) || value > BigInt(Number.MAX_SAFE_INTEGER)) {
-      throw new WireError(106, `${this.type}: bad session ident ${value}`);
+      throw new WireError(ErrorCode.bad_session_ident, `${this.type}: bad session ident ${value}`);
     }
     return Number(value);
   }
 
   bool(what: string): boolean {
     const token = this.next(what);
-    if (token !== '0' && token !== '1') throw new WireError(103, `${this.type} ${what}: "${clip(token)}" is not 0 or 1`);
+    if (token !== '0' && token !== '1') throw new WireError(ErrorCode.bad_syntax, `${this.type} ${what}: "${clip(token)}" is not 0 or 1`);
     return token === '1';
   }
 
   double(what: string): number {
     const token = this.next(what);
     if (!/^-?\d{1,30}(\.\d{1,30})?([eE][-+]?\d{1,4})?$/.test(token)) {
-      throw new WireError(103, `${this.type} ${what}: "${clip(token)}" is not a number`);
+      throw new WireError(ErrorCode.bad_syntax, `${this.type} ${what}: "${clip(token)}" is not a number`);
     }
     return Number(token);
   }
@@ -224,15 +224,15 @@ function splitFrame(frame: Uint8Array, limits: MessageLimits): { head: Head; bod
       newline = i;
       break;
     }
-    if (byte < 0x20 || byte > 0x7e) throw new WireError(103, `message head holds byte 0x${byte.toString(16).padStart(2, '0')} at ${i}`);
+    if (byte < 0x20 || byte > 0x7e) throw new WireError(ErrorCode.bad_syntax, `message head holds byte 0x${byte.toString(16).padStart(2, '0')} at ${i}`);
   }
   if (newline < 0) {
-    if (frame.length > limits.maxHeadSize) throw new WireError(104, `message head longer than ${limits.maxHeadSize} bytes`);
-    throw new WireError(103, 'message head does not end with a newline');
+    if (frame.length > limits.maxHeadSize) throw new WireError(ErrorCode.limits_exceeded, `message head longer than ${limits.maxHeadSize} bytes`);
+    throw new WireError(ErrorCode.bad_syntax, 'message head does not end with a newline');
   }
   const line = String.fromCharCode(...frame.subarray(0, newline));
   const fields = line.split(' ');
-  if (fields.some((field) => field === '')) throw new WireError(103, `message head "${clip(line)}" has empty fields`);
+  if (fields.some((field) => field === '')) throw new WireError(ErrorCode.bad_syntax, `message head "${clip(line)}" has empty fields`);
   return { head: new Head(fields[0], fields), body: frame.subarray(newline + 1) };
 }
 
@@ -240,13 +240,13 @@ function text(bytes: Uint8Array, what: string): string {
   try {
     return utf8.decode(bytes);
   } catch {
-    throw new WireError(103, `${what} is not valid UTF-8`);
+    throw new WireError(ErrorCode.bad_syntax, `${what} is not valid UTF-8`);
   }
 }
 
 function expectBodySize(head: Head, body: Uint8Array, declared: number): void {
   if (body.length !== declared) {
-    throw new WireError(103, `${head.type} message declares a body of ${declared} bytes, the frame has ${body.length}`);
+    throw new WireError(ErrorCode.bad_syntax, `${head.type} message declares a body of ${declared} bytes, the frame has ${body.length}`);
   }
 }
 
@@ -255,10 +255,10 @@ function parseJsonObject(raw: string, what: string): Record<string, unknown> {
   try {
     value = JSON.parse(raw);
   } catch {
-    throw new WireError(103, `${what} is not valid JSON`);
+    throw new WireError(ErrorCode.bad_syntax, `${what} is not valid JSON`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new WireError(103, `${what} is not a JSON object`);
+    throw new WireError(ErrorCode.bad_syntax, `${what} is not a JSON object`);
   }
   return value as Record<string, unknown>;
 }
@@ -266,7 +266,7 @@ function parseJsonObject(raw: string, what: string): Record<string, unknown> {
 /** The (possibly compressed) body of UPLOAD/DOWNLOAD, inflated within the declared size. */
 function changesetBody(head: Head, body: Uint8Array, compressed: boolean, uncompressedSize: number, compressedSize: number): Uint8Array {
   if (!compressed) {
-    if (compressedSize !== 0) throw new WireError(103, `${head.type}: uncompressed body with a compressed size of ${compressedSize}`);
+    if (compressedSize !== 0) throw new WireError(ErrorCode.bad_syntax, `${head.type}: uncompressed body with a compressed size of ${compressedSize}`);
     expectBodySize(head, body, uncompressedSize);
     return body;
   }
@@ -275,10 +275,10 @@ function changesetBody(head: Head, body: Uint8Array, compressed: boolean, uncomp
   try {
     inflated = inflateSync(body, { maxOutputLength: Math.max(uncompressedSize, 1) });
   } catch (error) {
-    throw new WireError(110, `${head.type}: body does not inflate to its declared ${uncompressedSize} bytes (${(error as Error).message})`);
+    throw new WireError(ErrorCode.bad_decompression, `${head.type}: body does not inflate to its declared ${uncompressedSize} bytes (${(error as Error).message})`);
   }
   if (inflated.length !== uncompressedSize) {
-    throw new WireError(110, `${head.type}: body inflates to ${inflated.length} bytes, the head declares ${uncompressedSize}`);
+    throw new WireError(ErrorCode.bad_decompression, `${head.type}: body inflates to ${inflated.length} bytes, the head declares ${uncompressedSize}`);
   }
   return inflated;
 }
@@ -288,11 +288,11 @@ function bodyNumber(body: Uint8Array, at: { pos: number }, what: string, max: bi
   const start = at.pos;
   while (at.pos < body.length && at.pos - start <= 20 && body[at.pos] !== 0x20) at.pos++;
   if (at.pos >= body.length || body[at.pos] !== 0x20) {
-    throw new WireError(111, `changeset header: ${what} is not followed by a space`);
+    throw new WireError(ErrorCode.bad_changeset_header_syntax, `changeset header: ${what} is not followed by a space`);
   }
   const token = String.fromCharCode(...body.subarray(start, at.pos));
   at.pos++;
-  return parseUnsigned(token, max, `changeset header ${what}`, 111);
+  return parseUnsigned(token, max, `changeset header ${what}`, ErrorCode.bad_changeset_header_syntax);
 }
 
 function parseEntries(
@@ -304,7 +304,7 @@ function parseEntries(
   const at = { pos: 0 };
   let instructionBudget = limits.changeset.maxInstructions ?? DEFAULT_CHANGESET_LIMITS.maxInstructions;
   while (at.pos < body.length) {
-    if (entries.length >= limits.maxChangesets) throw new WireError(104, `more than ${limits.maxChangesets} changesets in one ${kind} message`);
+    if (entries.length >= limits.maxChangesets) throw new WireError(ErrorCode.limits_exceeded, `more than ${limits.maxChangesets} changesets in one ${kind} message`);
     const version = bodyNumber(body, at, kind === 'upload' ? 'client version' : 'server version', MAX_I63);
     const lastIntegratedRemoteVersion = bodyNumber(body, at, kind === 'upload' ? 'server version' : 'client version', MAX_I63);
     const originTimestamp = bodyNumber(body, at, 'origin timestamp', MAX_I63);
@@ -312,9 +312,9 @@ function parseEntries(
     const originalSize = kind === 'download' ? bodyNumber(body, at, 'original changeset size', 2n ** 64n - 1n) : undefined;
     const size = bodyNumber(body, at, 'changeset size', 2n ** 64n - 1n);
     if (size > BigInt(body.length - at.pos)) {
-      throw new WireError(112, `changeset of ${size} bytes declared, ${body.length - at.pos} left in the body`);
+      throw new WireError(ErrorCode.bad_changeset_size, `changeset of ${size} bytes declared, ${body.length - at.pos} left in the body`);
     }
-    if (kind === 'download' && version === 0n) throw new WireError(111, 'a downloaded changeset cannot have server version 0');
+    if (kind === 'download' && version === 0n) throw new WireError(ErrorCode.bad_changeset_header_syntax, 'a downloaded changeset cannot have server version 0');
     // A copy (Buffer#slice would not be one): a stored changeset must not keep the whole frame alive.
     const bytes = new Uint8Array(body.subarray(at.pos, at.pos + Number(size)));
     at.pos += Number(size);
@@ -330,7 +330,7 @@ function parseEntries(
     }
     const entry: ChangesetEntry = { version, lastIntegratedRemoteVersion, originTimestamp, originFileIdent, instructions, bytes };
     if (originalSize !== undefined) {
-      if (originalSize > BigInt(Number.MAX_SAFE_INTEGER)) throw new WireError(111, `original changeset size ${originalSize} is out of range`);
+      if (originalSize > BigInt(Number.MAX_SAFE_INTEGER)) throw new WireError(ErrorCode.bad_changeset_header_syntax, `original changeset size ${originalSize} is out of range`);
       entry.originalChangesetSize = Number(originalSize);
     }
     entries.push(entry);
@@ -343,8 +343,8 @@ function resolveLimits(limits?: Partial<MessageLimits>): MessageLimits {
 }
 
 function ensureFrame(frame: Uint8Array): void {
-  if (!(frame instanceof Uint8Array)) throw new WireError(103, 'a sync message must be a binary frame');
-  if (frame.length === 0) throw new WireError(103, 'empty message');
+  if (!(frame instanceof Uint8Array)) throw new WireError(ErrorCode.bad_syntax, 'a sync message must be a binary frame');
+  if (frame.length === 0) throw new WireError(ErrorCode.bad_syntax, 'empty message');
 }
 
 /** Parses a frame a client sent. Throws a WireError whose code is the protocol error to answer with. */
@@ -367,7 +367,7 @@ export function parseClientMessage(frame: Uint8Array, options: ParseOptions): Cl
       if (options.flexible && options.protocolVersion >= 8) {
         message.bindJson = serverPath === '' ? {} : parseJsonObject(serverPath, 'BIND JSON');
       } else if (!options.flexible && pathSize === 0) {
-        throw new WireError(103, 'BIND server path is empty');
+        throw new WireError(ErrorCode.bad_syntax, 'BIND server path is empty');
       }
       return message;
     }
@@ -427,7 +427,7 @@ export function parseClientMessage(frame: Uint8Array, options: ParseOptions): Cl
       return { type: 'ping', timestamp, rtt };
     }
     case 'query': {
-      if (!options.flexible) throw new WireError(102, 'QUERY is a flexible sync message');
+      if (!options.flexible) throw new WireError(ErrorCode.unknown_message, 'QUERY is a flexible sync message');
       head.expectCount(3);
       const session = head.session();
       const queryVersion = head.unsigned('query version');
@@ -452,7 +452,7 @@ export function parseClientMessage(frame: Uint8Array, options: ParseOptions): Cl
       return { type: 'test_command', session, requestIdent, body: text(body, 'TEST_COMMAND body') };
     }
     default:
-      throw new WireError(102, `unknown message type "${clip(head.type)}"`);
+      throw new WireError(ErrorCode.unknown_message, `unknown message type "${clip(head.type)}"`);
   }
 }
 
@@ -489,7 +489,7 @@ export function parseServerMessage(frame: Uint8Array, options: ParseOptions): Se
         const stateCode = Number(head.unsigned('batch state', 2n));
         const batchState = (Object.keys(DOWNLOAD_BATCH_STATE) as DownloadBatchState[]).find((k) => DOWNLOAD_BATCH_STATE[k] === stateCode)!;
         const progressEstimate = head.double('progress estimate');
-        if (!(progressEstimate >= 0 && progressEstimate <= 1)) throw new WireError(103, `download progress estimate ${progressEstimate} is not within 0..1`);
+        if (!(progressEstimate >= 0 && progressEstimate <= 1)) throw new WireError(ErrorCode.bad_syntax, `download progress estimate ${progressEstimate} is not within 0..1`);
         flexible = { queryVersion, batchState, progressEstimate };
       } else {
         downloadableBytes = head.unsigned('downloadable bytes');
@@ -572,7 +572,7 @@ export function parseServerMessage(frame: Uint8Array, options: ParseOptions): Se
       return { type: 'test_command', session, requestIdent, body: text(body, 'TEST_COMMAND body') };
     }
     default:
-      throw new WireError(102, `unknown message type "${clip(head.type)}"`);
+      throw new WireError(ErrorCode.unknown_message, `unknown message type "${clip(head.type)}"`);
   }
 }
 

@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Binary, BSONRegExp, Decimal128, Double, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
-import { encodeBody, negotiateReturnType, toPlainJson } from '../../runtime/endpoints/wire';
+import { encodeBody, negotiateReturnType, toPlainJson } from '../../runtime/endpoints/response-formats';
 
 describe('standard JSON form', () => {
   test('each BSON type becomes its plain JSON equivalent', () => {

@@ -1,18 +1,18 @@
 // Decoded documents a function worker keeps by their BSON, to hand out copies of instead of decoding the
 // same bytes again: functions read the same documents request after request, and copying a decoded
 // document costs a fraction of decoding it (BSON strings and field names are UTF-8 to be decoded; a copy
-// shares the strings). A template is never given to function code, only copies of it.
+// shares the strings). A kept document is never given to function code, only copies of it.
 import { Decimal128, Double, Long, ObjectId } from 'bson';
 import { deserializeStored } from '../../core/bsonDecode';
 
-/** Documents larger than this are decoded every time (a big template would crowd out many small ones). */
-const MAX_TEMPLATE_BYTES = 64 * 1024;
+/** Documents larger than this are decoded every time (a big one would crowd out many small ones). */
+const MAX_KEPT_BYTES = 64 * 1024;
 
-export class DocumentTemplates {
+export class DecodedDocumentCache {
   private readonly byBytes = new Map<string, Record<string, unknown>>();
   private keptBytes = 0;
 
-  /** At most `budgetBytes` of BSON is kept (templates take about as much again); the oldest go first. */
+  /** At most `budgetBytes` of BSON is kept (the decoded documents take about as much again); the oldest go first. */
   constructor(private readonly budgetBytes = 8 * 1024 * 1024) {}
 
   /**
@@ -20,25 +20,25 @@ export class DocumentTemplates {
    * caller may change it. `key` is the same bytes as a latin1 string.
    */
   decode(key: string, bson: Buffer): Record<string, unknown> {
-    const template = this.byBytes.get(key);
-    if (template) return copyDocument(template);
+    const kept = this.byBytes.get(key);
+    if (kept) return copyDocument(kept);
     const doc = deserializeStored(bson);
-    if (key.length <= MAX_TEMPLATE_BYTES && copiable(doc, 0)) this.keep(key, copyDocument(doc));
+    if (key.length <= MAX_KEPT_BYTES && copiable(doc, 0)) this.keep(key, copyDocument(doc));
     return doc;
   }
 
   /**
    * Whether `doc` is, value for value, the document the BSON `key` decodes to (same types, key order and
-   * values), so it encodes as that does; undefined when no template is kept for `key`. Comparing with
-   * the template is cheaper than reading the bytes: a copy shares the template's strings.
+   * values), so it encodes as that does; undefined when no document is kept for `key`. Comparing with
+   * the kept document is cheaper than reading the bytes: a copy shares its strings.
    */
   matches(key: string, doc: Record<string, unknown>): boolean | undefined {
-    const template = this.byBytes.get(key);
-    return template && sameAs(doc, template);
+    const kept = this.byBytes.get(key);
+    return kept && sameAs(doc, kept);
   }
 
-  private keep(key: string, template: Record<string, unknown>): void {
-    this.byBytes.set(key, template);
+  private keep(key: string, kept: Record<string, unknown>): void {
+    this.byBytes.set(key, kept);
     this.keptBytes += key.length;
     for (const [oldest] of this.byBytes) {
       if (this.keptBytes <= this.budgetBytes) break;
@@ -75,9 +75,9 @@ function copiable(value: unknown, depth: number): boolean {
   return Object.keys(value).every((key) => copiable((value as Record<string, unknown>)[key], depth + 1));
 }
 
-/** A deep copy of a template: new objects, arrays and BSON values throughout, in the same key order. */
-function copyDocument(template: Record<string, unknown>): Record<string, unknown> {
-  return copyValue(template) as Record<string, unknown>;
+/** A deep copy of a kept document: new objects, arrays and BSON values throughout, in the same key order. */
+function copyDocument(kept: Record<string, unknown>): Record<string, unknown> {
+  return copyValue(kept) as Record<string, unknown>;
 }
 
 function copyValue(value: unknown): unknown {
@@ -100,31 +100,31 @@ function copyValue(value: unknown): unknown {
 }
 
 /**
- * Whether `value` serializes as `template` does, `template` being a copiable decoded value: the same
+ * Whether `value` serializes as `kept` does, `kept` being a copiable decoded value: the same
  * types throughout (numbers by Object.is, so -0 stays apart), the same keys in the same order. Anything
  * the serializer would treat otherwise (a `toBSON` method, a class instance, a wrapper type) answers false.
  */
-function sameAs(value: unknown, template: unknown): boolean {
-  if (template === null || typeof template !== 'object') return typeof template === 'number' ? Object.is(value, template) : value === template;
+function sameAs(value: unknown, kept: unknown): boolean {
+  if (kept === null || typeof kept !== 'object') return typeof kept === 'number' ? Object.is(value, kept) : value === kept;
   if (value === null || typeof value !== 'object' || typeof (value as { toBSON?: unknown }).toBSON === 'function') return false;
-  if (Array.isArray(template)) {
-    if (!Array.isArray(value) || value.length !== template.length) return false;
-    for (let i = 0; i < template.length; i++) if (!sameAs(value[i], template[i])) return false;
+  if (Array.isArray(kept)) {
+    if (!Array.isArray(value) || value.length !== kept.length) return false;
+    for (let i = 0; i < kept.length; i++) if (!sameAs(value[i], kept[i])) return false;
     return true;
   }
-  if (template instanceof Date) return value instanceof Date && !('_bsontype' in value) && value.getTime() === template.getTime();
-  if (template instanceof ObjectId) return value instanceof ObjectId && value._bsontype === 'ObjectId' && sameBytes(value.id, template.id, 12);
-  if (template instanceof Long) return value instanceof Long && value._bsontype === 'Long' && value.low === template.low && value.high === template.high;
-  if (template instanceof Decimal128) return value instanceof Decimal128 && value._bsontype === 'Decimal128' && sameBytes(value.bytes, template.bytes, 16);
-  if (template instanceof Double) return value instanceof Double && value._bsontype === 'Double' && Object.is(value.value, template.value);
+  if (kept instanceof Date) return value instanceof Date && !('_bsontype' in value) && value.getTime() === kept.getTime();
+  if (kept instanceof ObjectId) return value instanceof ObjectId && value._bsontype === 'ObjectId' && sameBytes(value.id, kept.id, 12);
+  if (kept instanceof Long) return value instanceof Long && value._bsontype === 'Long' && value.low === kept.low && value.high === kept.high;
+  if (kept instanceof Decimal128) return value instanceof Decimal128 && value._bsontype === 'Decimal128' && sameBytes(value.bytes, kept.bytes, 16);
+  if (kept instanceof Double) return value instanceof Double && value._bsontype === 'Double' && Object.is(value.value, kept.value);
   const proto = Object.getPrototypeOf(value);
   if (Array.isArray(value) || (proto !== Object.prototype && proto !== null) || '_bsontype' in value) return false;
   const keys = Object.keys(value);
-  const templateKeys = Object.keys(template);
-  if (keys.length !== templateKeys.length) return false;
+  const keptKeys = Object.keys(kept);
+  if (keys.length !== keptKeys.length) return false;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
-    if (key !== templateKeys[i] || !sameAs((value as Record<string, unknown>)[key], (template as Record<string, unknown>)[key])) return false;
+    if (key !== keptKeys[i] || !sameAs((value as Record<string, unknown>)[key], (kept as Record<string, unknown>)[key])) return false;
   }
   return true;
 }

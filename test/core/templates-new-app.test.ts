@@ -1,4 +1,4 @@
-// The template engine over the real `templates/` folder and over an in-memory one.
+// Apps from templates (core/templates/newApp.ts) over the real `templates/` folder and over an in-memory one.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, test } from 'node:test';

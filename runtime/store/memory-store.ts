@@ -1,4 +1,4 @@
-// The in-memory document engine behind the embedded store: collections keyed by canonical `_id`,
+// The in-memory document store the embedded store builds on: collections keyed by canonical `_id`,
 // field indexes for equality lookups, and MongoDB query/update/aggregation semantics through mingo.
 // Stored documents are never mutated in place (updates replace them), so a compaction snapshot can
 // hold references while writes continue. Every mutation happens synchronously before the first
@@ -327,13 +327,13 @@ function validateNames(database: string, name: string): void {
   }
 }
 
-export interface EngineOptions {
+export interface MemoryStoreOptions {
   journal?: Journal;
   clock?: () => Date;
 }
 
 /** The engine's collections and the write path shared by the in-memory and persistent stores. */
-export class Engine implements DocumentStore {
+export class MemoryStore implements DocumentStore {
   private readonly states = new Map<string, CollectionState>();
   /** Results of `find` without a projection, with the stored documents they copy (see storedOriginals). */
   private readonly originals = new WeakMap<readonly unknown[], readonly Document[]>();
@@ -342,7 +342,7 @@ export class Engine implements DocumentStore {
   private readonly clock: () => Date;
   protected journal: Journal | undefined;
 
-  constructor(options: EngineOptions = {}) {
+  constructor(options: MemoryStoreOptions = {}) {
     this.clock = options.clock ?? (() => new Date());
     this.journal = options.journal;
   }
@@ -577,7 +577,7 @@ interface MatchOptions {
 }
 
 export class EmbeddedCollection implements StoreCollection {
-  constructor(private readonly engine: Engine, readonly database: string, readonly name: string) {}
+  constructor(private readonly engine: MemoryStore, readonly database: string, readonly name: string) {}
 
   /** How this filter would be answered; lets tests and diagnostics see index use. */
   explain(filter: Filter = {}): QueryPlan {

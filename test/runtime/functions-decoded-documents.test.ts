@@ -1,11 +1,11 @@
-// A function worker's document templates: a document decoded once is copied out when the same bytes come
-// back. Every copy must be exactly what decoding gives, and nothing a function does to its copy may reach
-// the template or later copies.
+// A function worker's cache of decoded documents: a document decoded once is copied out when the same bytes
+// come back. Every copy must be exactly what decoding gives, and nothing a function does to its copy may reach
+// the kept document or later copies.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Binary, BSON, Code, Decimal128, Double, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
-import { DocumentTemplates } from '../../runtime/functions/templates';
+import { DecodedDocumentCache } from '../../runtime/functions/decoded-documents';
 import { deserializeStored } from '../../core/bsonDecode';
 import { mutate, mutation, supportedDoc } from './fixtures/bson-mutations';
 
@@ -15,7 +15,7 @@ const scalar = fc.oneof(
   fc.uint8Array({ minLength: 12, maxLength: 12 }).map((bytes) => new ObjectId(bytes)),
   fc.date(), fc.uint8Array({ minLength: 16, maxLength: 16 }).map((bytes) => new Decimal128(bytes)),
   fc.integer().map((n) => new Double(n)),
-  // Kinds the templates do not copy: such documents are decoded every time.
+  // Kinds the cache does not copy: such documents are decoded every time.
   fc.constantFrom(new Binary(new Uint8Array([1, 2])), new Timestamp({ t: 1, i: 2 }), new Code('x'), new MaxKey(), /a+/),
 );
 const key = fc.string({ minLength: 1, maxLength: 5 }).filter((k) => !k.includes('\u0000') && !k.startsWith('$'));
@@ -43,10 +43,10 @@ function vandalise(value: unknown): void {
 test('copies are exactly what decoding gives, and what a function does to one reaches no other', () => {
   fc.assert(fc.property(doc, (original) => {
     const bytes = Buffer.from(BSON.serialize(original));
-    const templates = new DocumentTemplates();
+    const cache = new DecodedDocumentCache();
     const keyOf = bytes.toString('latin1');
     for (let round = 0; round < 3; round++) {
-      const got = templates.decode(keyOf, bytes);
+      const got = cache.decode(keyOf, bytes);
       assert.deepStrictEqual(got, decode(bytes));
       assert.deepStrictEqual(Object.keys(got), Object.keys(decode(bytes)));
       vandalise(got);
@@ -56,16 +56,16 @@ test('copies are exactly what decoding gives, and what a function does to one re
 
 // A function worker returns a lent document as a handle when `matches` says it is still what it was: it
 // must never say so of a document that would reach the main thread as something else.
-test('a copy matches its template exactly while it would decode on the main thread as the template does', () => {
+test('a copy matches its kept document exactly while it would decode on the main thread as the kept document does', () => {
   fc.assert(fc.property(supportedDoc, fc.array(mutation, { maxLength: 3 }), (original, mutations) => {
     const bytes = Buffer.from(BSON.serialize(original));
-    const templates = new DocumentTemplates();
+    const cache = new DecodedDocumentCache();
     const keyOf = bytes.toString('latin1');
-    templates.decode(keyOf, bytes);
-    const copy = templates.decode(keyOf, bytes);
-    assert.equal(templates.matches(keyOf, copy), true, 'an untouched copy matches');
+    cache.decode(keyOf, bytes);
+    const copy = cache.decode(keyOf, bytes);
+    assert.equal(cache.matches(keyOf, copy), true, 'an untouched copy matches');
     for (const m of mutations) mutate(copy, m);
-    if (!templates.matches(keyOf, copy)) return;
+    if (!cache.matches(keyOf, copy)) return;
     let reencoded: Buffer;
     try {
       reencoded = Buffer.from(BSON.serialize(copy));
@@ -76,18 +76,18 @@ test('a copy matches its template exactly while it would decode on the main thre
     assert.deepStrictEqual(decode(reencoded), decode(bytes), 'matched a document that reaches the main thread changed');
     assert.ok(Buffer.from(BSON.serialize(decode(reencoded))).equals(Buffer.from(BSON.serialize(decode(bytes)))), 'matched a document whose keys moved');
   }), { numRuns: 3000 });
-  assert.equal(new DocumentTemplates().matches('no such bytes', {}), undefined);
+  assert.equal(new DecodedDocumentCache().matches('no such bytes', {}), undefined);
 });
 
 test('a copy matches no longer when it changed in ways few random changes reach', () => {
   const bytes = Buffer.from(BSON.serialize({ zero: 0, negativeZero: -0, at: new Date(5), id: new ObjectId('65f000000000000000000001'), big: Long.fromNumber(7), n: 1 }));
   const keyOf = bytes.toString('latin1');
-  const templates = new DocumentTemplates();
-  templates.decode(keyOf, bytes);
+  const cache = new DecodedDocumentCache();
+  cache.decode(keyOf, bytes);
   const changed = (change: (copy: Record<string, unknown>) => void): boolean | undefined => {
-    const copy = templates.decode(keyOf, bytes);
+    const copy = cache.decode(keyOf, bytes);
     change(copy);
-    return templates.matches(keyOf, copy);
+    return cache.matches(keyOf, copy);
   };
   assert.equal(changed(() => undefined), true);
   assert.equal(changed((c) => { c.zero = -0; }), false, '0 became -0 (a double)');
@@ -99,11 +99,11 @@ test('a copy matches no longer when it changed in ways few random changes reach'
   assert.equal(changed((c) => { Object.setPrototypeOf(c, null); }), true, 'a document without prototype serializes the same');
 });
 
-test('templates keep to their budget, the oldest going first', () => {
-  const templates = new DocumentTemplates(1000);
+test('the cache keeps to its budget, the oldest going first', () => {
+  const cache = new DecodedDocumentCache(1000);
   const docs = Array.from({ length: 40 }, (_, i) => Buffer.from(BSON.serialize({ _id: new ObjectId(), i, pad: 'x'.repeat(60) })));
-  for (const bytes of docs) templates.decode(bytes.toString('latin1'), bytes);
-  const kept = (templates as unknown as { byBytes: Map<string, unknown>; keptBytes: number });
+  for (const bytes of docs) cache.decode(bytes.toString('latin1'), bytes);
+  const kept = (cache as unknown as { byBytes: Map<string, unknown>; keptBytes: number });
   assert.ok(kept.keptBytes <= 1000, `kept ${kept.keptBytes} bytes`);
   assert.ok(kept.byBytes.has(docs.at(-1)!.toString('latin1')), 'the newest document was not kept');
   assert.ok(!kept.byBytes.has(docs[0]!.toString('latin1')), 'the oldest document was kept beyond the budget');
