@@ -449,7 +449,7 @@ export class RealmSyncEngine {
       const table = schema.get(change.type);
       if (!table || (flexible && table.asymmetric)) continue;
       const instructions = changeInstructions(schema, table, change.before, change.after);
-      const object = instructions.find((i) => 'object' in i);
+      const object = flexible ? instructions.find((i) => 'object' in i) : undefined;
       const held: [string, Document | null] | undefined = object && 'object' in object ? [heldKey(table.name, object.object), change.after ?? null] : undefined;
       objects.push({ instructions, bytes: change.after ? BSON.calculateObjectSize(change.after) : 0, detail: held });
     }
