@@ -590,12 +590,18 @@ export class EmbeddedCollection implements StoreCollection {
     if (!state) return { plan: { kind: 'scan' } };
     const ids = compiled.equalities.get('_id');
     if (ids) {
-      const entries = new Set<StoredDoc>();
+      const seen = new Set<StoredDoc>();
+      const entries: StoredDoc[] = [];
+      // Ids listed in insertion order (a bulk write's documents read back) need no sort.
+      let ordered = true;
       for (const id of ids) {
         const entry = state.docs.get(valueKey(id));
-        if (entry) entries.add(entry);
+        if (!entry || seen.has(entry)) continue;
+        seen.add(entry);
+        if (entries.length > 0 && entries[entries.length - 1]!.seq > entry.seq) ordered = false;
+        entries.push(entry);
       }
-      return { plan: { kind: 'id' }, entries: [...entries].sort((a, b) => a.seq - b.seq) };
+      return { plan: { kind: 'id' }, entries: ordered ? entries : entries.sort((a, b) => a.seq - b.seq) };
     }
     let best: { field: string; keyed: ReadonlySet<StoredDoc>; unkeyed: ReadonlySet<StoredDoc>; size: number } | undefined;
     for (const [field, values] of compiled.equalities) {

@@ -26,7 +26,7 @@ import { DataAccessError } from '../../data/errors';
 import type { QueriedFields } from '../devmode';
 import { SentBootstraps, type ConcurrentBootstrap } from './sent-bootstraps';
 import { FairQueue } from './fair-queue';
-import { groupObjectChanges, PendingStoreChanges, type ObjectChange } from './store-changes';
+import { ObjectChangeGroups, PendingStoreChanges, type ObjectChange } from './store-changes';
 import { changesByObject, encodeHeld, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type StoredCollections, type UserCollections } from './flexible';
 
 /** An uploaded changeset as the session hands it over. */
@@ -444,22 +444,26 @@ export class RealmSyncEngine {
   private async recordStoreChanges(partition: string, changes: readonly StoreChange[]): Promise<void> {
     const schema = await this.realmSchema();
     const flexible = partition === FLEXIBLE_HISTORY;
-    const objects: ObjectChange<[string, Document | null] | undefined>[] = [];
+    // Each entry is encoded once it is complete: its instruction objects are garbage before the next one's are made.
+    const grouper = new ObjectChangeGroups<[string, Document | null] | undefined>();
+    const entries: { changeset: Uint8Array; group: ObjectChange<[string, Document | null] | undefined>[] }[] = [];
+    const close = (group: ObjectChange<[string, Document | null] | undefined>[] | undefined) => {
+      if (group) entries.push({ changeset: encodeChangeset(group.flatMap((o) => o.instructions)), group: flexible ? group : [] });
+    };
     for (const change of changes) {
       const table = schema.get(change.type);
       if (!table || (flexible && table.asymmetric)) continue;
       const instructions = changeInstructions(schema, table, change.before, change.after);
-      const object = instructions.find((i) => 'object' in i);
+      const object = flexible ? instructions.find((i) => 'object' in i) : undefined;
       const held: [string, Document | null] | undefined = object && 'object' in object ? [heldKey(table.name, object.object), change.after ?? null] : undefined;
-      objects.push({ instructions, bytes: change.after ? BSON.calculateObjectSize(change.after) : 0, detail: held });
+      close(grouper.add({ instructions, bytes: change.after ? BSON.calculateObjectSize(change.after) : 0, detail: held }));
     }
-    const groups = groupObjectChanges(objects);
-    if (groups.length === 0) return;
+    close(grouper.finish());
+    if (entries.length === 0) return;
     const history = await this.history.partition(partition);
-    for (const group of groups) {
+    for (const { changeset, group } of entries) {
       const entry = await this.history.append(history, {
-        originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()),
-        changeset: encodeChangeset(group.flatMap((o) => o.instructions)), originalSize: 0,
+        originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()), changeset, originalSize: 0,
       });
       if (flexible) this.keepDocuments(entry, new Map(group.flatMap((o) => (o.detail ? [o.detail] : []))));
     }

@@ -38,24 +38,47 @@ export interface ObjectChange<D> {
   detail: D;
 }
 
+/**
+ * Consecutive changes grouped into entries within the limits, as they come (a bulk write's instructions then
+ * live one entry at a time, not all at once); an object's instructions are never split.
+ */
+export class ObjectChangeGroups<D> {
+  private group: ObjectChange<D>[] = [];
+  private instructions = 0;
+  private bytes = 0;
+
+  constructor(private readonly limits = STORE_CHANGE_ENTRY_LIMITS) {}
+
+  /** Adds a change; returns the group it closed, if it closed one. */
+  add(change: ObjectChange<D>): ObjectChange<D>[] | undefined {
+    if (change.instructions.length === 0) return undefined;
+    this.group.push(change);
+    this.instructions += change.instructions.length;
+    this.bytes += change.bytes;
+    const { maxObjects, maxInstructions, maxBytes } = this.limits;
+    return this.group.length >= maxObjects || this.instructions >= maxInstructions || this.bytes >= maxBytes ? this.finish() : undefined;
+  }
+
+  /** The open group, closed (undefined when empty). */
+  finish(): ObjectChange<D>[] | undefined {
+    if (this.group.length === 0) return undefined;
+    const closed = this.group;
+    this.group = [];
+    this.instructions = 0;
+    this.bytes = 0;
+    return closed;
+  }
+}
+
 /** Consecutive changes grouped into entries within the limits; an object's instructions are never split. */
 export function groupObjectChanges<D>(changes: readonly ObjectChange<D>[], limits = STORE_CHANGE_ENTRY_LIMITS): ObjectChange<D>[][] {
+  const grouper = new ObjectChangeGroups<D>(limits);
   const groups: ObjectChange<D>[][] = [];
-  let group: ObjectChange<D>[] = [];
-  let instructions = 0;
-  let bytes = 0;
   for (const change of changes) {
-    if (change.instructions.length === 0) continue;
-    group.push(change);
-    instructions += change.instructions.length;
-    bytes += change.bytes;
-    if (group.length >= limits.maxObjects || instructions >= limits.maxInstructions || bytes >= limits.maxBytes) {
-      groups.push(group);
-      group = [];
-      instructions = 0;
-      bytes = 0;
-    }
+    const closed = grouper.add(change);
+    if (closed) groups.push(closed);
   }
-  if (group.length > 0) groups.push(group);
+  const last = grouper.finish();
+  if (last) groups.push(last);
   return groups;
 }

@@ -164,6 +164,12 @@ export function applyToDocument(doc: Document, instruction: Instruction, table: 
 /** The instructions that set a column of a new object to a document's value, appended to `out`. */
 function emitValue(out: Instruction[], schema: RealmSchema, tableName: string, object: PrimaryKey, field: string, path: PathElement[], column: RealmColumn, value: unknown): void {
   if (value === undefined) return;
+  // The common case, a scalar in a single column, without the closures below (a bulk write's every field).
+  if (column.collection === 'single' && column.type !== 'null' && (!column.linkTarget || !schema.get(column.linkTarget)?.embedded)) {
+    const payload = valueToPayload(value, column);
+    if (payload) out.push({ type: 'Update', table: tableName, object, field, path, value: payload, isDefault: false, priorSize: 0 });
+    return;
+  }
   const target = column.linkTarget ? schema.get(column.linkTarget) : undefined;
   const embedded = target?.embedded ? target : undefined;
   const single = { ...column, collection: 'single' as const };
