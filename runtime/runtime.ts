@@ -47,6 +47,8 @@ import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
 import { addAsymmetricTables, addQueryableFields, createPartitionFeed, FEED_ENDPOINT, mirrorObjectTypes, simulatePartition, SYNC_ERRORS, SyncService, type RuntimeSync, type SimulatedUser } from './sync';
+import { answerOtherKind } from './sync/migration/answer';
+import { SyncMigration } from './sync/migration/migration';
 import { createRealmSyncEndpoint, REALM_SYNC_ENDPOINT } from './sync/sessions/endpoint';
 import { RealmSyncEngine } from './sync/sessions/engine';
 import { registerAdminRoutes } from './admin/routes';
@@ -726,7 +728,22 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     log,
     ...(clock ? { now: () => clock.now() } : {}),
     observer: metrics.syncObserver(appId, syncMode),
+    answerOtherKind: (ws, protocol, user) => {
+      const plan = migration.otherKindPlan(protocol.flexible);
+      if (plan) answerOtherKind(ws, protocol, plan, log, user.id);
+      return plan !== undefined;
+    },
   });
+  const migration = new SyncMigration({
+    appDir, dataDir, service: sync, reload, log,
+    app: () => state.app,
+    diagnostics: () => state.diagnostics,
+    sessions: () => realmEndpoint.sessions(),
+    endSessions: (match, error) => realmEndpoint.endSessions(match, error),
+    now: () => (clock ? clock.now() : Date.now()),
+  });
+  // A migration step the last run left halfway is finished before clients are served.
+  await migration.resume();
   const removeMetrics = metrics.addApp({
     appId, syncMode,
     syncCounts: () => realmEndpoint.counts(),
@@ -842,6 +859,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       sessions: () => realmEndpoint.sessions(),
       traffic: (connection, session) => realmEndpoint.traffic(connection, session),
       forceClientReset: (fileIdent) => realmSync.history.forgetClientFile(fileIdent),
+      migration,
       recorded: () => realmSync.recorded(),
     },
     upgrades: new Map<string, UpgradeHandler>([

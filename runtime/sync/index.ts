@@ -14,8 +14,10 @@ import type { SyncAdminHost as AdminHost } from './admin';
 import type { SimulationReport as Report } from './simulate';
 import type { SessionInfo } from './sessions/connection';
 import type { TrafficEntry } from './sessions/traffic';
+import type { SyncMigration } from './migration/migration';
 
 export type { SessionInfo } from './sessions/connection';
+export { MigrationError, type SyncMigration } from './migration/migration';
 export type { TrafficChangeset, TrafficEntry } from './sessions/traffic';
 
 /** One app's sync as the runtime exposes it. */
@@ -31,6 +33,8 @@ export interface RuntimeSync {
   traffic(connection: string, session: number): TrafficEntry[] | undefined;
   /** The Admin API's `sync/force_reset`: the client file must reset at its next IDENT; whether it was known. */
   forceClientReset(fileIdent: number): Promise<boolean>;
+  /** The partition-based → flexible sync migration (`PUT`/`GET …/sync/migration`, `asl sync migrate`). */
+  readonly migration: SyncMigration;
   /** Resolves once every store write made so far to a synced collection is in the sync history. */
   recorded(): Promise<void>;
 }

@@ -8,6 +8,7 @@ import type { WebSocket } from 'ws';
 import type { EvaluationUser } from '../../../core/rules';
 import { partitionId, partitionText, type SyncError } from '../../../core/sync';
 import { SYNC_ERRORS } from '../service';
+import { migratedPartitionRefusal } from '../migration/answer';
 import { schemaVersionRefusal } from '../schema-versions';
 import type { Logger } from '../../http/server';
 import { StoreError, StoreErrorCode } from '../../store/types';
@@ -81,6 +82,8 @@ export interface SessionInfo {
   clientFileIdent?: number;
   downloadedVersion: number;
   uploadedClientVersion: number;
+  /** Flexible: the partition value a migrated partition-based client synced before (its BIND's `migratedPartition`). */
+  migratedPartition?: string;
 }
 
 type SessionState = 'binding' | 'bound' | 'identified' | 'ended';
@@ -89,6 +92,7 @@ type RulesChange = 'the user\'s custom data changed' | 'the app\'s rules changed
 
 interface Session {
   ident: number;
+  migratedPartition?: string;
   state: SessionState;
   chain: Promise<void>;
   partition?: unknown;
@@ -145,6 +149,7 @@ export interface ConnectionOptions {
 
 const ACTIONS: Record<SyncError['action'], string> = {
   'client-reset': 'ClientReset', 'retry-later': 'Transient', 'fix-client': 'ApplicationBug', 'refresh-token': 'RefreshUser', none: 'ApplicationBug',
+  'migrate-to-flx': 'MigrateToFLX', 'revert-to-pbs': 'RevertToPBS',
 };
 
 const text = (v: bigint | number | boolean | string) => (typeof v === 'bigint' ? v.toString() : v);
@@ -299,6 +304,7 @@ export class RealmSyncConnection {
       protocolVersion: this.info.protocolVersion, state: s.state,
       ...(s.clientFile ? { clientFileIdent: s.clientFile.ident } : {}),
       downloadedVersion: s.downloadServerVersion, uploadedClientVersion: s.clientFile?.uploadClientVersion ?? 0,
+      ...(s.migratedPartition !== undefined ? { migratedPartition: s.migratedPartition } : {}),
     };
   }
 
@@ -450,8 +456,9 @@ export class RealmSyncConnection {
     // 201, not realm's 224 (too_many_sessions), which a realm-core 14 client does not expect and stops on.
     if (tooMany) return this.sessionError(session, { code: ErrorCode.other_session_error, name: 'ErrorOtherSession', message: `Too many sessions in connection (BIND): at most ${MAX_SESSIONS_PER_CONNECTION}`, action: 'none', tryAgain: false });
     if (this.info.flexible) {
-      const refusal = schemaVersionRefusal(message.bindJson);
+      const refusal = schemaVersionRefusal(message.bindJson) ?? migratedPartitionRefusal(message.bindJson, this.options.engine.service.migratedFrom);
       if (refusal) return this.sessionError(session, refusal);
+      if (typeof message.bindJson?.migratedPartition === 'string') session.migratedPartition = message.bindJson.migratedPartition;
       return this.enqueue(session, () => this.bindFlexible(session, message.needClientFileIdent));
     }
     this.enqueue(session, async () => {
@@ -921,7 +928,10 @@ export class RealmSyncConnection {
    */
   private async pump(session: Session): Promise<void> {
     if (session.state !== 'identified' || this.closed) return;
-    if (session.bootstrapPending || session.routerPaused || session.downloadsPaused) return this.answerMarks(session);
+    // A MARK waits for a pending bootstrap: its answer after the lastInBatch DOWNLOAD is what completes the
+    // query version (a migrating client's fresh realm waits for set 0 to complete before it subscribes).
+    if (session.bootstrapPending) return;
+    if (session.routerPaused || session.downloadsPaused) return this.answerMarks(session);
     const history = session.history!;
     const file = session.clientFile!;
     if (session.downloadServerVersion === 0 && !session.view) {
@@ -1058,6 +1068,7 @@ export class RealmSyncConnection {
       action: error.code === 212 ? 'ProtocolViolation' : error.action === 'client-reset' && recoveryDisabled ? 'ClientResetNoRecovery' : ACTIONS[error.action],
       shouldClientReset: error.action === 'client-reset', isRecoveryModeDisabled: recoveryDisabled, logURL: '',
       ...(error.action === 'retry-later' ? { backoffIntervalSec: 5, backoffMaxDelaySec: 300, backoffMultiplier: 2 } : {}),
+      ...error.body,
       ...details,
     };
     if (this.info.protocolVersion >= 4) this.send({ type: 'json_error', errorCode: error.code, session: session.ident, body });

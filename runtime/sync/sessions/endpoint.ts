@@ -42,6 +42,8 @@ export interface RealmSyncEndpointOptions {
   now?: () => number;
   /** Told of every connection's uploads, downloads and bootstraps (metrics). */
   observer?: SyncActivityObserver;
+  /** Takes a connection of the other sync kind while a migration holds (`../migration`); false: refused with 113/114. */
+  answerOtherKind?(ws: WebSocket, protocol: NegotiatedProtocol, user: EvaluationUser): boolean;
 }
 
 export interface RealmSyncEndpoint {
@@ -74,7 +76,7 @@ function reject(socket: Duplex, status: number, reason: string, body: Record<str
  * JSON_ERROR 113 (switch_to_flx_sync) or 114 (switch_to_pbs) for the connection, then the close: the client
  * reports WrongSyncType, an application bug, and does not retry.
  */
-function refuseOtherKind(ws: WebSocket, protocol: NegotiatedProtocol, appIsFlexible: boolean): void {
+export function refuseOtherKind(ws: WebSocket, protocol: NegotiatedProtocol, appIsFlexible: boolean): void {
   const message = appIsFlexible
     ? 'Client connected using partition-based sync to an app that uses flexible sync: open the realm with a flexible sync configuration'
     : 'Client connected using flexible sync to an app that uses partition-based sync: open the realm with a partition value';
@@ -131,6 +133,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
         }
         wss.handleUpgrade(req, socket, head, (ws) => {
           explainOversizedFrames(ws);
+          if (otherKind && options.answerOtherKind?.(ws, otherKind, user)) return;
           if (otherKind) {
             options.log.warn(`sync: user ${user.id} connected with ${flexible ? 'partition-based' : 'flexible'} sync to an app that uses ${flexible ? 'flexible' : 'partition-based'} sync`);
             refuseOtherKind(ws, otherKind, flexible);

@@ -1,0 +1,262 @@
+// Partition-based → flexible sync migration and its rollback, end to end: realm-core 14.14's own client
+// (`realm-sync-probe`, which handles the migrate/revert error actions itself) against `node dist/cli.js
+// serve` on the todo-tracker example (partition key `_partition`), whose Task rules are made Sync compatible
+// (each user reads and writes the tasks of her own partition: what flexible sync runs on); its Project rules
+// are not (a field-level write expression), which the migration reports. The Admin API's `PUT …/sync/migration`
+// drives the steps and `GET …/sync/migration` reports them, as realm-core's test harness calls them.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { probeAvailable, registerUser, runProbe, type ProbeRun } from '../helpers/realm-probe';
+import { connectRawSync } from '../helpers/realm-raw-client';
+import { adminToken, copyApp, serveDist, type ServedDist } from './fixtures/serve';
+
+const skip = probeAvailable ? false : 'realm-sync-probe (../shared/realm-sync) is not available on this machine';
+
+const TASK = {
+  name: 'Task', primaryKey: '_id',
+  properties: { _id: 'objectId', _partition: 'string?', name: 'string', status: 'string', isComplete: 'bool', priority: 'int?', tags: 'string[]' },
+};
+
+function oid(n: number): { $oid: string } {
+  return { $oid: `65c0000000000000000${String(n).padStart(5, '0')}` };
+}
+
+function task(n: number, partition: string, name: string): Record<string, unknown> {
+  return { _id: oid(n), _partition: partition, name, status: 'open', isComplete: false, tags: [] };
+}
+
+function failure(run: ProbeRun, what: string): string {
+  return `${what}: ${JSON.stringify(run.result)}\n${run.lines.filter((l) => /error|reset|protocol|subscription|ws_recv|ws_send|log/.test(l.event)).map((l) => JSON.stringify(l)).join('\n')}`;
+}
+
+function pretty(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+interface MigrationStatus {
+  statusMessage: string; isMigrated: boolean; isCancelable: boolean; isRevertible: boolean; errorMessage: string;
+  phase?: string; unmigratableRules: { file: string; line: number; code: string; message: string }[];
+}
+
+describe('partition-based → flexible sync migration against dist/cli.js serve', { skip, timeout: 300_000 }, () => {
+  let served: ServedDist;
+  let adaId: string;
+  let eveId: string;
+  let migrationUrl: string;
+  let serviceId: string;
+  let admin: Record<string, string>;
+  const ada = { type: 'emailPassword', email: 'ada@example.com', password: 'ada-Passw0rd' };
+  const eve = { type: 'emailPassword', email: 'eve@example.com', password: 'eve-Passw0rd' };
+  const devices: string[] = [];
+  const device = () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-migration-device-'));
+    devices.push(dir);
+    return dir;
+  };
+  const partitionScript = (extra: Record<string, unknown>) => ({ baseUrl: served.url, appId: served.appId, schema: [TASK], timeoutMs: 15000, clientReset: 'recover', ...extra });
+  const flexibleScript = (extra: Record<string, unknown>) => ({ baseUrl: served.url, appId: served.appId, schema: [TASK], timeoutMs: 15000, flexible: true, ...extra });
+
+  async function status(): Promise<MigrationStatus> {
+    const res = await fetch(migrationUrl, { headers: admin });
+    assert.equal(res.status, 200);
+    return await res.json() as MigrationStatus;
+  }
+  async function put(action: string, id = serviceId): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await fetch(migrationUrl, { method: 'PUT', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ serviceId: id, action }) });
+    return { status: res.status, body: await res.json() as Record<string, unknown> };
+  }
+  async function storedTasks(email: string, password: string): Promise<string[]> {
+    const login = await (await fetch(`${served.app}/auth/providers/local-userpass/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: email, password }),
+    })).json() as { access_token: string };
+    const res = await fetch(`${served.app}/graphql`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${login.access_token}` },
+      body: JSON.stringify({ query: 'query { tasks(sortBy: NAME_ASC) { name } }' }),
+    });
+    const body = await res.json() as { data: { tasks: { name: string }[] } };
+    return body.data.tasks.map((t) => t.name);
+  }
+  async function accessToken(email: string, password: string): Promise<string> {
+    const login = await (await fetch(`${served.app}/auth/providers/local-userpass/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: email, password }),
+    })).json() as { access_token: string };
+    return login.access_token;
+  }
+
+  before(async () => {
+    const appDir = copyApp();
+    fs.writeFileSync(path.join(appDir, 'data_sources/mongodb-atlas/tracker/Task/rules.json'), JSON.stringify({
+      collection: 'Task', database: 'tracker',
+      roles: [{
+        name: 'owner', apply_when: {}, document_filters: { read: { _partition: '%%user.id' }, write: { _partition: '%%user.id' } },
+        read: true, write: true, insert: true, delete: true, search: true,
+      }],
+    }, null, 2));
+    served = await serveDist({ appDir });
+    devices.push(appDir);
+    adaId = await registerUser(served.app, ada.email, ada.password);
+    eveId = await registerUser(served.app, eve.email, eve.password);
+    admin = { authorization: `Bearer ${await adminToken(served)}` };
+    const profile = await (await fetch(`${served.url}/api/admin/v3.0/auth/profile`, { headers: admin })).json() as { roles: { group_id: string }[] };
+    const groupApps = `${served.url}/api/admin/v3.0/groups/${profile.roles[0]!.group_id}/apps`;
+    const apps = await (await fetch(groupApps, { headers: admin })).json() as { _id: string; client_app_id: string }[];
+    const app = apps.find((a) => a.client_app_id === served.appId)!;
+    migrationUrl = `${groupApps}/${app._id}/sync/migration`;
+    const services = await (await fetch(`${groupApps}/${app._id}/services`, { headers: admin })).json() as { _id: string; name: string }[];
+    serviceId = services.find((s) => s.name === 'mongodb-atlas')!._id;
+    // Custom user data, which the Task rules read (a user's projects).
+    for (const [id, name] of [[adaId, 'Ada'], [eveId, 'Eve']] as const) {
+      const res = await fetch(`${served.url}/api/admin/v3.0/local/app/${served.appId}/graphql`, {
+        method: 'POST', headers: { ...admin, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'mutation($u: String!, $n: String!) { insertOneUser(data: {userId: $u, name: $n, projectIds: []}) { _id } }', variables: { u: id, n: name } }),
+      });
+      const body = await res.json() as { errors?: unknown };
+      assert.equal(body.errors, undefined, JSON.stringify(body));
+    }
+  });
+  after(async () => {
+    await served?.close();
+    for (const dir of devices) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  let adaDevice: string;
+
+  test('before: not migrated, and the partition permissions with no flexible equivalent are reported', async () => {
+    const before = await status();
+    assert.equal(before.statusMessage, '');
+    assert.equal(before.isMigrated, false);
+    const inConfig = before.unmigratableRules.filter((r) => r.file === path.join('sync', 'config.json') && r.code === 'rule/migration-blocker' && r.line > 0);
+    assert.ok(inConfig.some((r) => /%function/.test(r.message)), pretty(before));
+    assert.ok(inConfig.some((r) => /%%partition/.test(r.message)), pretty(before));
+    const roles = before.unmigratableRules.filter((r) => r.code === 'sync/role-not-sync-compatible');
+    assert.ok(roles.some((r) => r.file === path.join('data_sources', 'mongodb-atlas', 'tracker', 'Project', 'rules.json') && /Role "admin" is not Sync compatible/.test(r.message)), pretty(before));
+    assert.ok(!roles.some((r) => /Task/.test(r.file)), 'the Task rules are Sync compatible');
+    const rollback = await put('rollback');
+    assert.equal(rollback.status, 400, pretty(rollback));
+    const wrong = await put('start', 'not-a-service');
+    assert.equal(wrong.status, 404, pretty(wrong));
+    const bad = await fetch(migrationUrl, { method: 'PUT', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ serviceId, action: 'sideways' }) });
+    assert.equal(bad.status, 400);
+  });
+
+  test('a partition client with unsynced changes is migrated: a client reset into flexible sync with subscriptions on its partition value, its changes recovered', async () => {
+    adaDevice = device();
+    const online = await runProbe(partitionScript({ credentials: ada, partition: adaId, dataDir: adaDevice, writes: [{ op: 'create', type: 'Task', value: task(1, adaId, 'synced before') }] }));
+    assert.equal(online.result.exitCode, 0, failure(online, 'partition upload'));
+    const offline = await runProbe(partitionScript({ credentials: ada, partition: adaId, dataDir: adaDevice, offline: true, reuseUser: true, writes: [{ op: 'create', type: 'Task', value: task(2, adaId, 'written offline') }] }));
+    assert.equal(offline.result.exitCode, 0, failure(offline, 'offline write'));
+
+    const original = fs.readFileSync(path.join(served.appDir, 'sync', 'config.json'), 'utf8');
+    const started = await put('start');
+    assert.equal(started.status, 200, pretty(started));
+    assert.equal(started.body.statusMessage, '');
+    assert.equal(started.body.isMigrated, true);
+    const after = await status();
+    assert.deepEqual({ isMigrated: after.isMigrated, isRevertible: after.isRevertible, phase: after.phase, statusMessage: after.statusMessage, errorMessage: after.errorMessage }, { isMigrated: true, isRevertible: true, phase: 'migrated', statusMessage: '', errorMessage: '' });
+    assert.ok(after.unmigratableRules.length >= 2, 'what could not migrate stays reported after the permissions left sync/config.json');
+    // The app's files show what runs: flexible sync with the partition key queryable; the partition form is kept in the data folder.
+    const config = JSON.parse(fs.readFileSync(path.join(served.appDir, 'sync', 'config.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(config.type, 'flexible');
+    assert.deepEqual(config.queryable_fields_names, ['_partition']);
+    assert.equal(config.partition, undefined);
+    const record = JSON.parse(fs.readFileSync(path.join(served.dataDir, 'sync', 'migration.json'), 'utf8')) as { phase: string; partitionFile: string };
+    assert.equal(record.phase, 'migrated');
+    assert.equal(record.partitionFile, original);
+    const again = await put('start');
+    assert.equal(again.status, 400, pretty(again));
+
+    const migrated = await runProbe(partitionScript({ credentials: ada, partition: adaId, dataDir: adaDevice, reuseUser: true, steps: [{ waitUpload: true }, { waitDownload: true }, { dump: true }] }));
+    assert.equal(migrated.result.exitCode, 0, failure(migrated, 'migrated client'));
+    const told = migrated.events('protocol_error').find((l) => l.rawErrorCode === 232);
+    assert.ok(told, failure(migrated, 'no 232'));
+    assert.equal(told.action, 'MigrateToFLX');
+    const resets = migrated.events('client_reset');
+    assert.ok(resets.some((r) => r.phase === 'after' && r.didRecover === true), failure(migrated, 'no recovering reset'));
+    assert.deepEqual(migrated.objects('Task').map((t) => t.name).sort(), ['synced before', 'written offline']);
+    // The reset went to flexible sync: the client offered realm-query-sync and sent its derived subscription.
+    const sent = migrated.events('ws_send').map((l) => String(l.head ?? l.message ?? ''));
+    assert.ok(sent.some((h) => /^query /.test(h)), failure(migrated, 'no QUERY sent'));
+    assert.match(served.stderr(), new RegExp(`partitionQuery _partition == "${adaId}"`));
+    assert.match(served.stderr(), /bound \(flexible sync/);
+    assert.deepEqual(await storedTasks(ada.email, ada.password), ['synced before', 'written offline']);
+  });
+
+  test('a new flexible client sees what the migrated client wrote; a table created after the migration syncs', async () => {
+    const fresh = await runProbe(flexibleScript({ credentials: ada, subscriptions: [`Task=_partition == "${adaId}"`], steps: [{ waitDownload: true }, { dump: true }] }));
+    assert.equal(fresh.result.exitCode, 0, failure(fresh, 'native flexible client'));
+    assert.deepEqual(fresh.objects('Task').map((t) => t.name).sort(), ['synced before', 'written offline']);
+  });
+
+  test('hostile: migratedPartition of the wrong type is refused for that session only; a forged partition client reads nothing', async () => {
+    const token = await accessToken(eve.email, eve.password);
+    const url = `${served.url.replace('http', 'ws')}/api/client/v2.0/app/${served.appId}/realm-sync?baas_at=${token}`;
+    const flx = await connectRawSync(url, ['com.mongodb.realm-query-sync#14'], true);
+    try {
+      flx.send({ type: 'bind', session: 1, serverPath: JSON.stringify({ migratedPartition: 42, schemaVersion: 0 }), bindJson: { migratedPartition: 42, schemaVersion: 0 }, signedUserToken: '', needClientFileIdent: true, isSubserver: false });
+      const refused = await flx.next((m) => m.type === 'json_error' || m.type === 'ident');
+      assert.equal(refused.type, 'json_error', pretty(refused));
+      if (refused.type !== 'json_error') throw new Error('unreachable');
+      assert.equal(refused.errorCode, 204);
+      assert.equal(refused.session, 1);
+      // The connection stays: another session on it binds.
+      flx.send({ type: 'bind', session: 2, serverPath: JSON.stringify({ migratedPartition: JSON.stringify(adaId), schemaVersion: 0 }), bindJson: { migratedPartition: JSON.stringify(adaId), schemaVersion: 0 }, signedUserToken: '', needClientFileIdent: true, isSubserver: false });
+      const ident = await flx.next((m) => m.type === 'ident' || m.type === 'json_error');
+      assert.equal(ident.type, 'ident', pretty(ident));
+    } finally {
+      flx.close();
+    }
+    // A partition-based client forging ada's partition is only told to migrate: no IDENT, no download.
+    const pbs = await connectRawSync(url, ['com.mongodb.realm-sync#14'], false);
+    try {
+      pbs.send({ type: 'bind', session: 1, serverPath: JSON.stringify(adaId), signedUserToken: '', needClientFileIdent: true, isSubserver: false });
+      const told = await pbs.next(() => true);
+      assert.equal(told.type, 'json_error', pretty(told));
+      if (told.type !== 'json_error') throw new Error('unreachable');
+      assert.equal(told.errorCode, 232);
+      const body = told.body as Record<string, unknown>;
+      assert.equal(body.action, 'MigrateToFLX');
+      assert.equal(body.partitionQuery, `_partition == "${adaId}"`);
+      pbs.send({ type: 'ident', session: 1, clientFileIdent: 1n, clientFileIdentSalt: 1n, downloadServerVersion: 0n, downloadClientVersion: 0n, latestServerVersion: 0n, latestServerVersionSalt: 0n });
+      pbs.send({ type: 'bind', session: 2, serverPath: '{"bad":', signedUserToken: '', needClientFileIdent: true, isSubserver: false });
+      const second = await pbs.next(() => true);
+      assert.equal(second.type, 'json_error', pretty(second));
+      if (second.type === 'json_error') assert.equal(second.errorCode, 204);
+    } finally {
+      pbs.close();
+    }
+    // Eve, migrated with ada's partition, subscribes to it through the real client: the rules give her none of ada's tasks.
+    const forged = await runProbe(flexibleScript({ credentials: eve, subscriptions: [`Task=_partition == "${adaId}"`], steps: [{ waitDownload: true }, { dump: true }] }));
+    assert.equal(forged.result.exitCode, 0, failure(forged, 'eve'));
+    assert.deepEqual(forged.objects('Task'), []);
+    assert.ok(eveId);
+  });
+
+  test('rollback: the migrated client is told to revert and resets back into its partition, keeping its unsynced change', async () => {
+    const offline = await runProbe(partitionScript({ credentials: ada, partition: adaId, dataDir: adaDevice, offline: true, reuseUser: true, writes: [{ op: 'create', type: 'Task', value: task(3, adaId, 'written while migrated') }] }));
+    assert.equal(offline.result.exitCode, 0, failure(offline, 'offline write while migrated'));
+    const rolled = await put('rollback');
+    assert.equal(rolled.status, 200, pretty(rolled));
+    assert.equal(rolled.body.isMigrated, false);
+    assert.equal(rolled.body.phase, 'rolled-back');
+    assert.equal(rolled.body.statusMessage, '');
+    const record = JSON.parse(fs.readFileSync(path.join(served.dataDir, 'sync', 'migration.json'), 'utf8')) as { partitionFile: string };
+    assert.equal(fs.readFileSync(path.join(served.appDir, 'sync', 'config.json'), 'utf8'), record.partitionFile, 'sync/config.json is the partition-based one again, as written');
+
+    const reverted = await runProbe(partitionScript({ credentials: ada, partition: adaId, dataDir: adaDevice, reuseUser: true, steps: [{ waitUpload: true }, { waitDownload: true }, { dump: true }] }));
+    assert.equal(reverted.result.exitCode, 0, failure(reverted, 'reverted client'));
+    const told = reverted.events('protocol_error').find((l) => l.rawErrorCode === 234);
+    assert.ok(told, failure(reverted, 'no 234'));
+    assert.equal(told.action, 'RevertToPBS');
+    assert.ok(reverted.events('client_reset').some((r) => r.phase === 'after' && r.didRecover === true), failure(reverted, 'no recovering reset'));
+    assert.deepEqual(reverted.objects('Task').map((t) => t.name).sort(), ['synced before', 'written offline', 'written while migrated']);
+    assert.deepEqual(await storedTasks(ada.email, ada.password), ['synced before', 'written offline', 'written while migrated']);
+    // The same realm then syncs as a partition client again, with no more resets.
+    const after = await runProbe(partitionScript({ credentials: ada, partition: adaId, dataDir: adaDevice, reuseUser: true, writes: [{ op: 'create', type: 'Task', value: task(4, adaId, 'partition again') }] }));
+    assert.equal(after.result.exitCode, 0, failure(after, 'partition again'));
+    assert.equal(after.events('client_reset').length, 0);
+    assert.ok((await storedTasks(ada.email, ada.password)).includes('partition again'));
+  });
+});
