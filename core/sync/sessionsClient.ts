@@ -18,6 +18,8 @@ export interface SyncSessionInfo {
   clientFileIdent?: number;
   downloadedVersion: number;
   uploadedClientVersion: number;
+  /** A flexible session of a client migrated from partition-based sync: the partition it synced. */
+  migratedPartition?: string;
 }
 
 export interface SyncTrafficChangeset {
@@ -69,7 +71,7 @@ export function sessionKey(info: Pick<SyncSessionInfo, 'connection' | 'session'>
 
 /** `user 65f… · partition "abc" · protocol 12 · identified` */
 export function describeSession(info: SyncSessionInfo): string {
-  return `user ${info.userId} · partition ${info.partition || '(none yet)'} · protocol ${info.protocolVersion} · ${info.state}`;
+  return `user ${info.userId} · partition ${info.partition || '(none yet)'}${info.migratedPartition !== undefined ? ` · migrated from partition ${info.migratedPartition}` : ''} · protocol ${info.protocolVersion} · ${info.state}`;
 }
 
 /** The versions of a session: client file, last download, last upload. */

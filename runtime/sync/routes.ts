@@ -2,10 +2,13 @@
 // `GET /api/admin/v3.0/local/app/<client app id>/sync/simulate?user=<id|email>&partition=<EJSON text>`
 // answers the simulator's report as canonical EJSON; `…/sync/status` the state machine's state with the live
 // Realm protocol sessions; `…/sync/sessions` those sessions alone; `…/sync/sessions/<connection>/<session>/traffic`
-// a session's recent messages decoded (changesets per object, the BIND verdicts with their traces).
+// a session's recent messages decoded (changesets per object, the BIND verdicts with their traces);
+// `GET …/sync/migration` the partition → flexible migration's status, `POST …/sync/migration` with
+// `{"to": "flexible" | "partition"}` a step of it (`asl sync migrate`).
 import type { AdminRouteTable } from '../admin/table';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
+import { MigrationError } from './migration/migration';
 import { reportToJson } from './simulate';
 import type { RuntimeSync } from './index';
 
@@ -24,7 +27,24 @@ export function registerSyncLocalRoutes(table: AdminRouteTable, syncOf: (clientA
   });
   table.get('/local/app/:appId/sync/status', (req) => {
     const found = sync(req);
-    return { body: { ...found.service.status(), liveSessions: found.sessions() }, encoding: 'json' };
+    return { body: { ...found.service.status(), liveSessions: found.sessions(), migration: found.migration.status() }, encoding: 'json' };
+  });
+  table.get('/local/app/:appId/sync/migration', (req) => ({ body: sync(req).migration.status(), encoding: 'json' }));
+  table.post('/local/app/:appId/sync/migration', async (req) => {
+    const found = sync(req);
+    let to: unknown;
+    try {
+      to = (JSON.parse(await req.text()) as { to?: unknown }).to;
+    } catch {
+      to = undefined;
+    }
+    if (to !== 'flexible' && to !== 'partition') throw badRequest('expected {"to": "flexible" | "partition"}');
+    try {
+      return { body: await (to === 'flexible' ? found.migration.start() : found.migration.rollback()), encoding: 'json' };
+    } catch (e) {
+      if (e instanceof MigrationError) throw new ApiError(e.status, e.errorCode, e.message);
+      throw e;
+    }
   });
   table.get('/local/app/:appId/sync/sessions', (req) => ({ body: { sessions: sync(req).sessions() }, encoding: 'json' }));
   table.get('/local/app/:appId/sync/sessions/:connection/:session/traffic', (req) => {

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { probeAvailable, registerUser, runProbe, type ProbeRun } from '../helpers/realm-probe';
+import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
 import { connectRawSync } from '../helpers/realm-raw-client';
 import { adminToken, copyApp, serveDist, type ServedDist } from './fixtures/serve';
 
@@ -19,6 +19,8 @@ const TASK = {
   name: 'Task', primaryKey: '_id',
   properties: { _id: 'objectId', _partition: 'string?', name: 'string', status: 'string', isComplete: 'bool', priority: 'int?', tags: 'string[]' },
 };
+
+const NOTE = { name: 'Note', primaryKey: '_id', properties: { _id: 'objectId', _partition: 'string?', text: 'string' } };
 
 function oid(n: number): { $oid: string } {
   return { $oid: `65c0000000000000000${String(n).padStart(5, '0')}` };
@@ -149,6 +151,10 @@ describe('partition-based → flexible sync migration against dist/cli.js serve'
     const offline = await runProbe(partitionScript({ credentials: ada, partition: adaId, dataDir: adaDevice, offline: true, reuseUser: true, writes: [{ op: 'create', type: 'Task', value: task(2, adaId, 'written offline') }] }));
     assert.equal(offline.result.exitCode, 0, failure(offline, 'offline write'));
 
+    // Eve is connected and watching her partition when the migration starts: she is told at once.
+    const eveWatching = startProbe(partitionScript({ credentials: eve, partition: eveId, dataDir: device(), steps: [{ waitDownload: true }, { watchMs: 6000 }, { dump: true }] }));
+    await eveWatching.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
+
     const original = fs.readFileSync(path.join(served.appDir, 'sync', 'config.json'), 'utf8');
     const started = await put('start');
     assert.equal(started.status, 200, pretty(started));
@@ -182,12 +188,42 @@ describe('partition-based → flexible sync migration against dist/cli.js serve'
     assert.match(served.stderr(), new RegExp(`partitionQuery _partition == "${adaId}"`));
     assert.match(served.stderr(), /bound \(flexible sync/);
     assert.deepEqual(await storedTasks(ada.email, ada.password), ['synced before', 'written offline']);
+
+    const eveRun = await eveWatching.done;
+    assert.equal(eveRun.result.exitCode, 0, failure(eveRun, 'eve, connected during the migration'));
+    assert.ok(eveRun.events('protocol_error').some((l) => l.rawErrorCode === 232 && l.action === 'MigrateToFLX'), failure(eveRun, 'eve was not told'));
+    assert.ok(eveRun.events('client_reset').some((r) => r.phase === 'after'), failure(eveRun, 'eve did not reset'));
   });
 
-  test('a new flexible client sees what the migrated client wrote; a table created after the migration syncs', async () => {
+  test('a new flexible client sees what the migrated client wrote', async () => {
     const fresh = await runProbe(flexibleScript({ credentials: ada, subscriptions: [`Task=_partition == "${adaId}"`], steps: [{ waitDownload: true }, { dump: true }] }));
     assert.equal(fresh.result.exitCode, 0, failure(fresh, 'native flexible client'));
     assert.deepEqual(fresh.objects('Task').map((t) => t.name).sort(), ['synced before', 'written offline']);
+  });
+
+  test('a table added after the migration syncs, to the migrated client too (its derived subscription covers the new table)', async () => {
+    const dir = path.join(served.appDir, 'data_sources/mongodb-atlas/tracker/Note');
+    const reloads = served.countLog(/ reloaded /);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'rules.json'), JSON.stringify({
+      collection: 'Note', database: 'tracker',
+      roles: [{ name: 'owner', apply_when: {}, document_filters: { read: { _partition: '%%user.id' }, write: { _partition: '%%user.id' } }, read: true, write: true, insert: true, delete: true, search: true }],
+    }));
+    fs.writeFileSync(path.join(dir, 'schema.json'), JSON.stringify({
+      title: 'Note', bsonType: 'object', required: ['_id', 'text'],
+      properties: { _id: { bsonType: 'objectId' }, _partition: { bsonType: 'string' }, text: { bsonType: 'string' } },
+    }));
+    await served.waitForLog(/ reloaded /, { count: reloads + 1 });
+    const withNote = [TASK, NOTE];
+    const writer = await runProbe(flexibleScript({
+      credentials: ada, schema: withNote, subscriptions: [`Note=_partition == "${adaId}"`],
+      steps: [{ write: { op: 'create', type: 'Note', value: { _id: oid(50), _partition: adaId, text: 'a new table' } } }, { waitUpload: true }],
+    }));
+    assert.equal(writer.result.exitCode, 0, failure(writer, 'native flexible writer of the new table'));
+    const migrated = await runProbe(partitionScript({ credentials: ada, partition: adaId, dataDir: adaDevice, reuseUser: true, schema: withNote, steps: [{ waitDownload: true }, { expect: { type: 'Note', count: 1, withinMs: 10000 } }, { dump: true }] }));
+    assert.equal(migrated.result.exitCode, 0, failure(migrated, 'migrated client with the new table'));
+    assert.deepEqual(migrated.objects('Note').map((n) => n.text), ['a new table']);
+    assert.equal(migrated.events('client_reset').length, 0, 'no second reset');
   });
 
   test('hostile: migratedPartition of the wrong type is refused for that session only; a forged partition client reads nothing', async () => {
