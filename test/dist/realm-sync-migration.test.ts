@@ -5,13 +5,14 @@
 // are not (a field-level write expression), which the migration reports. The Admin API's `PUT …/sync/migration`
 // drives the steps and `GET …/sync/migration` reports them, as realm-core's test harness calls them.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { probeAvailable, registerUser, runProbe, startProbe, type ProbeRun } from '../helpers/realm-probe';
 import { connectRawSync } from '../helpers/realm-raw-client';
-import { adminToken, copyApp, serveDist, type ServedDist } from './fixtures/serve';
+import { adminToken, CLI, copyApp, serveDist, type ServedDist } from './fixtures/serve';
 
 const skip = probeAvailable ? false : 'realm-sync-probe (../shared/realm-sync) is not available on this machine';
 
@@ -21,6 +22,35 @@ const TASK = {
 };
 
 const NOTE = { name: 'Note', primaryKey: '_id', properties: { _id: 'objectId', _partition: 'string?', text: 'string' } };
+
+/** A copy of the example whose Task rules are Sync compatible (each user owns the tasks of her partition). */
+function migratableApp(): string {
+  const appDir = copyApp();
+  fs.writeFileSync(path.join(appDir, 'data_sources/mongodb-atlas/tracker/Task/rules.json'), JSON.stringify({
+    collection: 'Task', database: 'tracker',
+    roles: [{
+      name: 'owner', apply_when: {}, document_filters: { read: { _partition: '%%user.id' }, write: { _partition: '%%user.id' } },
+      read: true, write: true, insert: true, delete: true, search: true,
+    }],
+  }, null, 2));
+  return appDir;
+}
+
+/** The app's `…/sync/migration` Admin API URL and its cluster's service id. */
+async function migrationEndpoint(served: ServedDist, admin: Record<string, string>): Promise<{ url: string; serviceId: string }> {
+  const profile = await (await fetch(`${served.url}/api/admin/v3.0/auth/profile`, { headers: admin })).json() as { roles: { group_id: string }[] };
+  const groupApps = `${served.url}/api/admin/v3.0/groups/${profile.roles[0]!.group_id}/apps`;
+  const apps = await (await fetch(groupApps, { headers: admin })).json() as { _id: string; client_app_id: string }[];
+  const app = apps.find((a) => a.client_app_id === served.appId)!;
+  const services = await (await fetch(`${groupApps}/${app._id}/services`, { headers: admin })).json() as { _id: string; name: string }[];
+  return { url: `${groupApps}/${app._id}/sync/migration`, serviceId: services.find((s) => s.name === 'mongodb-atlas')!._id };
+}
+
+function asl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
+  });
+}
 
 function oid(n: number): { $oid: string } {
   return { $oid: `65c0000000000000000${String(n).padStart(5, '0')}` };
@@ -89,26 +119,13 @@ describe('partition-based → flexible sync migration against dist/cli.js serve'
   }
 
   before(async () => {
-    const appDir = copyApp();
-    fs.writeFileSync(path.join(appDir, 'data_sources/mongodb-atlas/tracker/Task/rules.json'), JSON.stringify({
-      collection: 'Task', database: 'tracker',
-      roles: [{
-        name: 'owner', apply_when: {}, document_filters: { read: { _partition: '%%user.id' }, write: { _partition: '%%user.id' } },
-        read: true, write: true, insert: true, delete: true, search: true,
-      }],
-    }, null, 2));
+    const appDir = migratableApp();
     served = await serveDist({ appDir });
     devices.push(appDir);
     adaId = await registerUser(served.app, ada.email, ada.password);
     eveId = await registerUser(served.app, eve.email, eve.password);
     admin = { authorization: `Bearer ${await adminToken(served)}` };
-    const profile = await (await fetch(`${served.url}/api/admin/v3.0/auth/profile`, { headers: admin })).json() as { roles: { group_id: string }[] };
-    const groupApps = `${served.url}/api/admin/v3.0/groups/${profile.roles[0]!.group_id}/apps`;
-    const apps = await (await fetch(groupApps, { headers: admin })).json() as { _id: string; client_app_id: string }[];
-    const app = apps.find((a) => a.client_app_id === served.appId)!;
-    migrationUrl = `${groupApps}/${app._id}/sync/migration`;
-    const services = await (await fetch(`${groupApps}/${app._id}/services`, { headers: admin })).json() as { _id: string; name: string }[];
-    serviceId = services.find((s) => s.name === 'mongodb-atlas')!._id;
+    ({ url: migrationUrl, serviceId } = await migrationEndpoint(served, admin));
     // Custom user data, which the Task rules read (a user's projects).
     for (const [id, name] of [[adaId, 'Ada'], [eveId, 'Eve']] as const) {
       const res = await fetch(`${served.url}/api/admin/v3.0/local/app/${served.appId}/graphql`, {
@@ -294,5 +311,71 @@ describe('partition-based → flexible sync migration against dist/cli.js serve'
     assert.equal(after.result.exitCode, 0, failure(after, 'partition again'));
     assert.equal(after.events('client_reset').length, 0);
     assert.ok((await storedTasks(ada.email, ada.password)).includes('partition again'));
+  });
+});
+
+describe('a migration step the runtime did not finish is finished at its next start; asl sync migrate', { skip, timeout: 240_000 }, () => {
+  test('an interrupted migration and an interrupted rollback each end done after a restart; the CLI drives the running runtime', async () => {
+    const appDir = migratableApp();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-migration-data-'));
+    const device = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-migration-device-'));
+    let served = await serveDist({ appDir, dataDir });
+    try {
+      const admin = { authorization: `Bearer ${await adminToken(served)}` };
+      const endpoint = await migrationEndpoint(served, admin);
+      const serviceId = endpoint.serviceId;
+      // Each start listens on a port of its own: the route's path stays.
+      const route = endpoint.url.slice(served.url.length);
+      const put = (action: string) => fetch(`${served.url}${route}`, { method: 'PUT', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ serviceId, action }) });
+      const status = async () => await (await fetch(`${served.url}${route}`, { headers: admin })).json() as MigrationStatus;
+      const recordFile = path.join(dataDir, 'sync', 'migration.json');
+      const configFile = path.join(appDir, 'sync', 'config.json');
+      assert.equal((await put('start')).status, 200);
+      await served.close();
+      // As if the runtime had stopped after recording the step and changing what runs, before rewriting sync/config.json.
+      const record = JSON.parse(fs.readFileSync(recordFile, 'utf8')) as Record<string, unknown>;
+      fs.writeFileSync(recordFile, JSON.stringify({ ...record, phase: 'migrating', completedAt: undefined }));
+      const flexibleText = fs.readFileSync(configFile, 'utf8');
+      fs.writeFileSync(configFile, record.partitionFile as string);
+      served = await serveDist({ appDir, dataDir });
+      await served.waitForLog(/finishing the migration to flexible sync/);
+      const resumed = await status();
+      assert.deepEqual({ phase: resumed.phase, isMigrated: resumed.isMigrated, statusMessage: resumed.statusMessage }, { phase: 'migrated', isMigrated: true, statusMessage: '' });
+      assert.equal(fs.readFileSync(configFile, 'utf8'), flexibleText);
+      // A partition client opening now is migrated.
+      const userId = await registerUser(served.app, 'ida@example.com', 'ida-Passw0rd');
+      const run = await runProbe({ baseUrl: served.url, appId: served.appId, schema: [TASK], timeoutMs: 15000, clientReset: 'recover', dataDir: device, credentials: { type: 'emailPassword', email: 'ida@example.com', password: 'ida-Passw0rd' }, partition: userId, writes: [{ op: 'create', type: 'Task', value: task(70, userId, 'after the restart') }] });
+      assert.equal(run.result.exitCode, 0, failure(run, 'partition client after the restart'));
+      assert.ok(run.events('protocol_error').some((l) => l.rawErrorCode === 232), failure(run, 'no 232'));
+
+      // asl sync migrate over the running runtime: status, then the rollback.
+      const shown = await asl(['sync', 'migrate', appDir, '--data', dataDir]);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.match(shown.stdout, /^migration: migrated, partition key "_partition"/);
+      assert.match(shown.stdout, /sync\/config\.json:\d+ {2}rule\/migration-blocker {2}.*%function/);
+      const refused = await asl(['sync', 'migrate', appDir, '--data', dataDir, '--to', 'flexible']);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /already migrated/);
+      const back = await asl(['sync', 'migrate', appDir, '--data', dataDir, '--to', 'partition', '--json']);
+      assert.equal(back.code, 0, back.stderr);
+      assert.equal((JSON.parse(back.stdout) as MigrationStatus).phase, 'rolled-back');
+      assert.equal(fs.readFileSync(configFile, 'utf8'), record.partitionFile);
+      await served.close();
+      // The rollback interrupted the same way: the record says rolling back, the files still say flexible.
+      const rolled = JSON.parse(fs.readFileSync(recordFile, 'utf8')) as Record<string, unknown>;
+      fs.writeFileSync(recordFile, JSON.stringify({ ...rolled, phase: 'rolling-back', completedAt: undefined }));
+      fs.writeFileSync(configFile, flexibleText);
+      served = await serveDist({ appDir, dataDir });
+      await served.waitForLog(/finishing the rollback to partition-based sync/);
+      assert.equal((await status()).phase, 'rolled-back');
+      assert.equal(fs.readFileSync(configFile, 'utf8'), record.partitionFile);
+      const reverted = await runProbe({ baseUrl: served.url, appId: served.appId, schema: [TASK], timeoutMs: 15000, clientReset: 'recover', dataDir: device, reuseUser: true, credentials: { type: 'emailPassword', email: 'ida@example.com', password: 'ida-Passw0rd' }, partition: userId, steps: [{ waitDownload: true }, { dump: true }] });
+      assert.equal(reverted.result.exitCode, 0, failure(reverted, 'reverted after the restart'));
+      assert.ok(reverted.events('protocol_error').some((l) => l.rawErrorCode === 234), failure(reverted, 'no 234'));
+      assert.deepEqual(reverted.objects('Task').map((t) => t.name), ['after the restart']);
+    } finally {
+      await served.close();
+      for (const dir of [appDir, dataDir, device]) fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
