@@ -142,6 +142,7 @@ describe('partition-based → flexible sync migration against dist/cli.js serve'
   });
 
   let adaDevice: string;
+  let eveDevice: string;
 
   test('before: not migrated, and the partition permissions with no flexible equivalent are reported', async () => {
     const before = await status();
@@ -169,7 +170,8 @@ describe('partition-based → flexible sync migration against dist/cli.js serve'
     assert.equal(offline.result.exitCode, 0, failure(offline, 'offline write'));
 
     // Eve is connected and watching her partition when the migration starts: she is told at once.
-    const eveWatching = startProbe(partitionScript({ credentials: eve, partition: eveId, dataDir: device(), steps: [{ waitDownload: true }, { watchMs: 6000 }, { dump: true }] }));
+    eveDevice = device();
+    const eveWatching = startProbe(partitionScript({ credentials: eve, partition: eveId, dataDir: eveDevice, steps: [{ waitDownload: true }, { watchMs: 6000 }, { dump: true }] }));
     await eveWatching.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
 
     const original = fs.readFileSync(path.join(served.appDir, 'sync', 'config.json'), 'utf8');
@@ -290,6 +292,9 @@ describe('partition-based → flexible sync migration against dist/cli.js serve'
   test('rollback: the migrated client is told to revert and resets back into its partition, keeping its unsynced change', async () => {
     const offline = await runProbe(partitionScript({ credentials: ada, partition: adaId, dataDir: adaDevice, offline: true, reuseUser: true, writes: [{ op: 'create', type: 'Task', value: task(3, adaId, 'written while migrated') }] }));
     assert.equal(offline.result.exitCode, 0, failure(offline, 'offline write while migrated'));
+    // Eve, migrated in the first test, is connected when the rollback happens: she is told to revert at once.
+    const eveWatching = startProbe(partitionScript({ credentials: eve, partition: eveId, dataDir: eveDevice, reuseUser: true, steps: [{ waitDownload: true }, { watchMs: 6000 }] }));
+    await eveWatching.waitFor((l) => l.event === 'watch' && l.phase === 'begin');
     const rolled = await put('rollback');
     assert.equal(rolled.status, 200, pretty(rolled));
     assert.equal(rolled.body.isMigrated, false);
@@ -311,6 +316,11 @@ describe('partition-based → flexible sync migration against dist/cli.js serve'
     assert.equal(after.result.exitCode, 0, failure(after, 'partition again'));
     assert.equal(after.events('client_reset').length, 0);
     assert.ok((await storedTasks(ada.email, ada.password)).includes('partition again'));
+
+    const eveRun = await eveWatching.done;
+    assert.equal(eveRun.result.exitCode, 0, failure(eveRun, 'eve, connected during the rollback'));
+    assert.ok(eveRun.events('protocol_error').some((l) => l.rawErrorCode === 234 && l.action === 'RevertToPBS'), failure(eveRun, 'eve was not told to revert'));
+    assert.ok(eveRun.events('client_reset').some((r) => r.phase === 'after'), failure(eveRun, 'eve did not reset'));
   });
 });
 

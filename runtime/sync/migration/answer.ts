@@ -3,8 +3,7 @@
 // `MigrateToFLX`) carrying `partitionQuery`, the RQL realm-core subscribes every table of its realm with;
 // it then resets into flexible sync. After a rollback, a flexible client that says it was migrated
 // (`migratedPartition` in its BIND) gets 234 (revert_to_pbs, `RevertToPBS`) and resets back; a native
-// flexible client still gets 114 (switch_to_pbs). In flexible sync, `migratedPartition` is only taken from
-// a client of a migrated app, and must be a value of the partition key's type: else 204 for that session.
+// flexible client still gets 114 (switch_to_pbs).
 import type { WebSocket } from 'ws';
 import { parsePartitionValue, partitionRql, type PartitionSettings, type SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
@@ -37,20 +36,6 @@ export const SWITCH_TO_PARTITION_ERROR: SyncError = {
 };
 
 const ACTIONS: Partial<Record<SyncError['action'], string>> = { 'migrate-to-flx': 'MigrateToFLX', 'revert-to-pbs': 'RevertToPBS', 'fix-client': 'ApplicationBug' };
-
-/**
- * The refusal of a flexible BIND naming `migratedPartition`, or undefined when it may go on: the app must
- * have been migrated (`migratedFrom`), and the value must be one of its partition key's type.
- */
-export function migratedPartitionRefusal(bindJson: Record<string, unknown> | undefined, migratedFrom: PartitionSettings | undefined): SyncError | undefined {
-  const claimed = bindJson?.migratedPartition;
-  if (claimed === undefined) return undefined;
-  const shown = JSON.stringify(claimed).slice(0, 60);
-  if (!migratedFrom) return { code: 204, name: 'ErrorIllegalDatabasePath', message: `Illegal Realm path (BIND): migratedPartition ${shown} was sent, but this app was not migrated from partition-based sync`, action: 'fix-client', tryAgain: false };
-  if (typeof claimed !== 'string') return { code: 204, name: 'ErrorIllegalDatabasePath', message: `Illegal Realm path (BIND): migratedPartition must be a serialized partition value, not ${shown}`, action: 'fix-client', tryAgain: false };
-  const parsed = parsePartitionValue(claimed, migratedFrom);
-  return parsed.ok ? undefined : parsed.error;
-}
 
 /** Serves one connection of the other sync kind: each BIND gets its session's answer; nothing is synced on it. */
 export function answerOtherKind(ws: WebSocket, protocol: NegotiatedProtocol, plan: OtherKindPlan, log: Logger, userId: string): void {

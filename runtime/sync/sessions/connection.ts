@@ -8,7 +8,7 @@ import type { WebSocket } from 'ws';
 import type { EvaluationUser } from '../../../core/rules';
 import { partitionId, partitionText, type SyncError } from '../../../core/sync';
 import { SYNC_ERRORS } from '../service';
-import { migratedPartitionRefusal } from '../migration/answer';
+import { migratedPartitionRefusal } from '../migration/bind';
 import { schemaVersionRefusal } from '../schema-versions';
 import type { Logger } from '../../http/server';
 import { StoreError, StoreErrorCode } from '../../store/types';
