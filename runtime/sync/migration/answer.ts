@@ -35,6 +35,8 @@ export const SWITCH_TO_PARTITION_ERROR: SyncError = {
   action: 'fix-client', tryAgain: false,
 };
 
+const ANSWER_CONNECTION_MS = 60_000;
+
 const ACTIONS: Partial<Record<SyncError['action'], string>> = { 'migrate-to-flx': 'MigrateToFLX', 'revert-to-pbs': 'RevertToPBS', 'fix-client': 'ApplicationBug' };
 
 /** Serves one connection of the other sync kind: each BIND gets its session's answer; nothing is synced on it. */
@@ -43,6 +45,10 @@ export function answerOtherKind(ws: WebSocket, protocol: NegotiatedProtocol, pla
     type: 'json_error', errorCode, session,
     body: { message: error.message, tryAgain: error.tryAgain, action: ACTIONS[error.action] ?? 'ApplicationBug', shouldClientReset: false, isRecoveryModeDisabled: plan.recoveryDisabled, logURL: '', ...error.body },
   }, protocol.version));
+  // Nothing syncs here: once its client has had its answers, the connection is not kept past a minute.
+  const idle = setTimeout(() => ws.close(1000, 'the app changed sync mode: reconnect'), ANSWER_CONNECTION_MS);
+  idle.unref();
+  ws.on('close', () => clearTimeout(idle));
   ws.on('message', (data: Buffer, isBinary: boolean) => {
     let message: ClientMessage;
     try {

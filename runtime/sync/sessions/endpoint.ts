@@ -99,6 +99,8 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
   // log it ("Connected to app services with request id") and prefix the connection's log lines with it.
   wss.on('headers', (headers) => { headers.push(`X-Appservices-Request-Id: ${randomBytes(12).toString('hex')}`); });
   const connections = new Set<RealmSyncConnection>();
+  /** Connections of the other sync kind a migration answers: cut when the runtime stops. */
+  const otherKindSockets = new Set<WebSocket>();
   let draining = false;
   return {
     handleUpgrade(req, socket, head) {
@@ -133,7 +135,11 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
         }
         wss.handleUpgrade(req, socket, head, (ws) => {
           explainOversizedFrames(ws);
-          if (otherKind && options.answerOtherKind?.(ws, otherKind, user)) return;
+          if (otherKind && options.answerOtherKind?.(ws, otherKind, user)) {
+            otherKindSockets.add(ws);
+            ws.on('close', () => otherKindSockets.delete(ws));
+            return;
+          }
           if (otherKind) {
             options.log.warn(`sync: user ${user.id} connected with ${flexible ? 'partition-based' : 'flexible'} sync to an app that uses ${flexible ? 'flexible' : 'partition-based'} sync`);
             refuseOtherKind(ws, otherKind, flexible);
@@ -171,6 +177,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
       draining = true;
       const told = connections.size;
       for (const connection of [...connections]) connection.goAway(error);
+      for (const ws of otherKindSockets) ws.close(1001, 'the server is shutting down');
       return told;
     },
     counts: () => {
@@ -180,6 +187,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
     },
     close() {
       for (const connection of connections) connection.close();
+      for (const ws of otherKindSockets) ws.terminate();
       wss.close();
     },
   };
