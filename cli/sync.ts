@@ -185,13 +185,15 @@ type StatusReport = ReturnType<typeof statusOf> & {
   notice?: string;
   /** Live sync sessions (Realm protocol clients, partition feeds), when a running runtime answered. */
   liveSessions?: { realm: number; feed: number };
+  /** The partition → flexible migration's phase, when a running runtime answered and the app ever migrated. */
+  migration?: string;
 };
 
 /** The running runtime's state, in the shape of the report made from the data folder. */
 async function statusFromRuntime(record: RuntimeRecord, file: StatusReport['file']): Promise<StatusReport> {
   const answer = await askRuntime(record, '/sync/status');
   if (answer.status !== 200) throw new Error(`the running runtime at ${record.url} answered: ${errorOf(answer)}`);
-  const live = JSON.parse(answer.text) as SyncStatusReport & { liveSessions?: unknown[] };
+  const live = JSON.parse(answer.text) as SyncStatusReport & { liveSessions?: unknown[]; migration?: { phase?: string } };
   const running = live.running;
   return {
     status: live.status,
@@ -202,6 +204,7 @@ async function statusFromRuntime(record: RuntimeRecord, file: StatusReport['file
     ...(live.refused ? { refused: live.refused } : {}),
     ...(live.notice ? { notice: live.notice } : {}),
     liveSessions: { realm: live.liveSessions?.length ?? 0, feed: live.sessions },
+    ...(live.migration?.phase ? { migration: live.migration.phase } : {}),
   };
 }
 
@@ -218,6 +221,7 @@ function formatStatus(report: StatusReport): string {
   if (report.pending) lines.push(`the runtime applies on its next load: ${report.pending}`);
   if (report.refused) lines.push(`refused: ${report.refused}`);
   if (report.notice) lines.push(report.notice);
+  if (report.migration) lines.push(`partition → flexible migration: ${report.migration} (asl sync migrate shows it)`);
   if (report.liveSessions) lines.push(`live sync sessions: ${report.liveSessions.realm} Realm client(s), ${report.liveSessions.feed} partition feed(s) (asked the running runtime)`);
   return `${lines.join('\n')}\n`;
 }

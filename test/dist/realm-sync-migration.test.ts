@@ -363,6 +363,9 @@ describe('a migration step the runtime did not finish is finished at its next st
       assert.equal(shown.code, 0, shown.stderr);
       assert.match(shown.stdout, /^migration: migrated, partition key "_partition"/);
       assert.match(shown.stdout, /sync\/config\.json:\d+ {2}rule\/migration-blocker {2}.*%function/);
+      const syncStatus = await asl(['sync', 'status', appDir, '--data', dataDir]);
+      assert.equal(syncStatus.code, 0, syncStatus.stderr);
+      assert.match(syncStatus.stdout, /partition → flexible migration: migrated/);
       const refused = await asl(['sync', 'migrate', appDir, '--data', dataDir, '--to', 'flexible']);
       assert.equal(refused.code, 1);
       assert.match(refused.stderr, /already migrated/);
