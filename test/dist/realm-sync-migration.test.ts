@@ -392,3 +392,38 @@ describe('a migration step the runtime did not finish is finished at its next st
     }
   });
 });
+
+describe('a native flexible app', { timeout: 60_000 }, () => {
+  test('a flexible client sending a migration-era partition value is refused for that session only (204)', async () => {
+    const appDir = copyApp();
+    const config = JSON.parse(fs.readFileSync(path.join(appDir, 'sync', 'config.json'), 'utf8')) as Record<string, unknown>;
+    const { partition: _partition, ...shared } = config;
+    fs.writeFileSync(path.join(appDir, 'sync', 'config.json'), JSON.stringify({ ...shared, type: 'flexible', queryable_fields_names: ['_partition'] }));
+    const served = await serveDist({ appDir });
+    try {
+      const userId = await registerUser(served.app, 'mia@example.com', 'mia-Passw0rd');
+      const login = await (await fetch(`${served.app}/auth/providers/local-userpass/login`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'mia@example.com', password: 'mia-Passw0rd' }),
+      })).json() as { access_token: string };
+      const client = await connectRawSync(`${served.url.replace('http', 'ws')}/api/client/v2.0/app/${served.appId}/realm-sync?baas_at=${login.access_token}`, ['com.mongodb.realm-query-sync#14'], true);
+      try {
+        const bindJson = { migratedPartition: JSON.stringify(userId), schemaVersion: 0 };
+        client.send({ type: 'bind', session: 1, serverPath: JSON.stringify(bindJson), bindJson, signedUserToken: '', needClientFileIdent: true, isSubserver: false });
+        const refused = await client.next((m) => m.type === 'json_error' || m.type === 'ident');
+        assert.equal(refused.type, 'json_error', pretty(refused));
+        if (refused.type !== 'json_error') throw new Error('unreachable');
+        assert.deepEqual([refused.errorCode, refused.session], [204, 1]);
+        assert.match(String((refused.body as Record<string, unknown>).message), /not migrated from partition-based sync/);
+        const plain = { schemaVersion: 0 };
+        client.send({ type: 'bind', session: 2, serverPath: JSON.stringify(plain), bindJson: plain, signedUserToken: '', needClientFileIdent: true, isSubserver: false });
+        const ident = await client.next((m) => m.type === 'ident' || m.type === 'json_error');
+        assert.equal(ident.type, 'ident', pretty(ident));
+      } finally {
+        client.close();
+      }
+    } finally {
+      await served.close();
+      fs.rmSync(appDir, { recursive: true, force: true });
+    }
+  });
+});
