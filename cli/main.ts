@@ -20,7 +20,7 @@ Commands:
   serve [dir] [options]     run the apps locally: client API, auth, functions, GraphQL, Admin API
   admin-keys [--rotate]     print (or replace) the runtime's admin API key pair
   sync <command> [appDir]   partition-based sync: status, enable, pause, resume, terminate, simulate,
-                            sessions [--follow] [--json], schema-versions [--json]
+                            sessions [--follow] [--json], schema-versions [--json], migrate --to flexible|partition
   data <command> DIR        export, import (mongodump's layout), backup, restore an app's data
   functions run NAME [appDir] [--args JSON] [--as USER|--system]
                             run a function once; print its result, or its error with its stack

@@ -1,4 +1,4 @@
-// `asl sync status|enable|pause|resume|terminate|simulate|sessions`: partition-based sync of an app, locally.
+// `asl sync status|enable|pause|resume|terminate|simulate|sessions|migrate`: partition-based sync of an app, locally.
 // Transitions edit `sync/config.json` (as a push of `state` would) after the state machine accepted them,
 // and record the state in the data folder; a runtime serving the app applies the same change on reload.
 import path from 'node:path';
@@ -19,10 +19,11 @@ import {
 import { resolveAppRoots } from './check';
 import { EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, type CliIO } from './io';
 import { askRuntime, errorOf, readRuntimeRecord, RuntimeGone, startRuntimeHere } from './runningRuntime';
+import { migrateSync } from './syncMigrate';
 import { followSessions, listSessions } from './syncSessions';
 import { listSchemaVersions } from './syncSchemaVersions';
 
-export const SYNC_HELP = `Usage: asl sync <status|enable|pause|resume|terminate|simulate|sessions|schema-versions> [appDir] [options]
+export const SYNC_HELP = `Usage: asl sync <status|enable|pause|resume|terminate|simulate|sessions|schema-versions|migrate> [appDir] [options]
 
 Partition-based sync of an app in the local runtime.
 
@@ -39,6 +40,10 @@ Partition-based sync of an app in the local runtime.
               their schema version (and the one they migrate to)
   schema-versions  flexible sync: the running runtime's numbered sync schema versions (a breaking
               change of the synced schema adds one), with the changes that made each
+  migrate     the running runtime's partition-based → flexible sync migration: --to flexible moves
+              the app to flexible sync (sync/config.json rewritten; connected clients reset into flexible
+              sync with subscriptions on their partition value), --to partition rolls it back; without
+              --to, its status and the rules that do not carry over
 
 Options:
   --data DIR           the runtime's data folder (default <appDir>/.asl)
@@ -46,6 +51,7 @@ Options:
   --user ID|EMAIL      simulate: the user (id, or email of an email/password user)
   --partition VALUE    simulate: the partition value as EJSON text: '"abc"', '42', '{"$oid":"…"}', 'null'
   --follow             sessions: keep printing new traffic and sessions until Ctrl-C
+  --to flexible|partition  migrate: the sync mode to move to
   --json               machine-readable output (sessions, schema-versions: one JSON object per line)
   -h, --help           show this help
 
@@ -78,16 +84,18 @@ export async function runSync(argv: string[], io: CliIO, prompt: SyncPrompt = te
     args: argv,
     options: {
       data: { type: 'string' }, yes: { type: 'boolean' }, user: { type: 'string' }, partition: { type: 'string' },
-      json: { type: 'boolean' }, follow: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' }, follow: { type: 'boolean' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
     strict: true,
   });
   if (values.help) { io.out(SYNC_HELP + '\n'); return EXIT_OK; }
   const [verb, folder, ...extra] = positionals;
-  if (!verb) throw new UsageError('name a sync command: status, enable, pause, resume, terminate, simulate, sessions or schema-versions');
+  if (!verb) throw new UsageError('name a sync command: status, enable, pause, resume, terminate, simulate, sessions, schema-versions or migrate');
   if (extra.length > 0) throw new UsageError('asl sync takes at most one folder');
-  if (verb !== 'status' && verb !== 'simulate' && verb !== 'sessions' && verb !== 'schema-versions' && !ACTIONS.includes(verb)) throw new UsageError(`unknown sync command "${verb}"`);
+  if (verb !== 'status' && verb !== 'simulate' && verb !== 'sessions' && verb !== 'schema-versions' && verb !== 'migrate' && !ACTIONS.includes(verb)) throw new UsageError(`unknown sync command "${verb}"`);
+  if (values.to !== undefined && verb !== 'migrate') throw new UsageError('--to goes with "asl sync migrate"');
+  if (values.to !== undefined && values.to !== 'flexible' && values.to !== 'partition') throw new UsageError('--to is "flexible" or "partition"');
   const roots = await resolveAppRoots(io, folder);
   if (roots.length !== 1) {
     io.err(roots.length ? `asl sync: ${roots.length} apps found; name one of them:\n${roots.join('\n')}\n` : `asl sync: no app found${folder ? ` in ${folder}` : ''}\n`);
@@ -98,6 +106,7 @@ export async function runSync(argv: string[], io: CliIO, prompt: SyncPrompt = te
   if (values.follow && verb !== 'sessions') throw new UsageError('--follow goes with "asl sync sessions"');
   if (verb === 'sessions') return values.follow ? followSessions(io, dataDir, values.json ?? false) : listSessions(io, dataDir, values.json ?? false);
   if (verb === 'schema-versions') return listSchemaVersions(io, dataDir, values.json ?? false);
+  if (verb === 'migrate') return migrateSync(io, dataDir, values.to, values.json ?? false);
   if (verb === 'simulate') return simulate(io, appDir, dataDir, values.user, values.partition, values.json ?? false);
 
   let fileValue: unknown;
@@ -183,6 +192,8 @@ type StatusReport = ReturnType<typeof statusOf> & {
   notice?: string;
   /** Live sync sessions (Realm protocol clients, partition feeds), when a running runtime answered. */
   liveSessions?: { realm: number; feed: number };
+  /** The partition → flexible migration's phase, when a running runtime answered and the app ever migrated. */
+  migration?: string;
 };
 
 /** The running runtime's state, in the shape of the report made from the data folder. */
@@ -200,6 +211,7 @@ async function statusFromRuntime(record: RuntimeRecord, file: StatusReport['file
     ...(live.refused ? { refused: live.refused } : {}),
     ...(live.notice ? { notice: live.notice } : {}),
     liveSessions: { realm: live.liveSessions?.length ?? 0, feed: live.sessions },
+    ...(live.migration?.phase ? { migration: live.migration.phase } : {}),
   };
 }
 
@@ -216,6 +228,7 @@ function formatStatus(report: StatusReport): string {
   if (report.pending) lines.push(`the runtime applies on its next load: ${report.pending}`);
   if (report.refused) lines.push(`refused: ${report.refused}`);
   if (report.notice) lines.push(report.notice);
+  if (report.migration) lines.push(`partition → flexible migration: ${report.migration} (asl sync migrate shows it)`);
   if (report.liveSessions) lines.push(`live sync sessions: ${report.liveSessions.realm} Realm client(s), ${report.liveSessions.feed} partition feed(s) (asked the running runtime)`);
   return `${lines.join('\n')}\n`;
 }

@@ -49,6 +49,7 @@ export const LOCAL_APP_ROUTES = {
   syncSessions: '/sync/sessions',
   syncTraffic: '/sync/sessions/:connection/:session/traffic',
   syncSchemaVersions: '/sync/schema-versions',
+  syncMigration: '/sync/migration',
 } as const;
 
 /** One collection's document count, as `…/collections` lists them. */

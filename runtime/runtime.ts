@@ -47,8 +47,8 @@ import { AdminAuth, type AdminSessionTokens } from './admin/auth';
 import type { AdminKeyPair } from './admin/keys';
 import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
 import {
-  createPartitionFeed, createRealmSyncEndpoint, developmentModeWrites, FEED_ENDPOINT, RealmSyncEngine, REALM_SYNC_ENDPOINT, registerSyncLocalRoutes,
-  simulatePartition, SYNC_ERRORS, SyncSchemaVersions, SyncService, type RuntimeSync, type SimulatedUser,
+  answerOtherKind, createPartitionFeed, createRealmSyncEndpoint, developmentModeWrites, FEED_ENDPOINT, RealmSyncEngine, REALM_SYNC_ENDPOINT, registerSyncLocalRoutes,
+  simulatePartition, SYNC_ERRORS, SyncMigration, SyncSchemaVersions, SyncService, type RuntimeSync, type SimulatedUser,
 } from './sync';
 import { registerAdminRoutes } from './admin/routes';
 import { registerLocalRoutes, type LocalAppAccess } from './admin/local';
@@ -706,8 +706,23 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
     ...(clock ? { now: () => clock.now() } : {}),
     observer: metrics.syncObserver(appId, syncMode),
     schemaVersions,
+    answerOtherKind: (ws, protocol, user) => {
+      const plan = migration.otherKindPlan(protocol.flexible);
+      if (plan) answerOtherKind(ws, protocol, plan, log, user.id);
+      return plan !== undefined;
+    },
+  });
+  const migration = new SyncMigration({
+    appDir, dataDir, service: sync, reload, log,
+    app: () => state.app,
+    diagnostics: () => state.diagnostics,
+    sessions: () => realmEndpoint.sessions(),
+    endSessions: (match, error) => realmEndpoint.endSessions(match, error),
+    now: () => (clock ? clock.now() : Date.now()),
   });
   await schemaVersions.observe();
+  // A migration step the last run left halfway is finished before clients are served.
+  await migration.resume();
   const removeMetrics = metrics.addApp({
     appId, syncMode,
     syncCounts: () => realmEndpoint.counts(),
@@ -823,6 +838,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
       sessions: () => realmEndpoint.sessions(),
       traffic: (connection, session) => realmEndpoint.traffic(connection, session),
       forceClientReset: (fileIdent) => realmSync.history.forgetClientFile(fileIdent),
+      migration,
       recorded: () => realmSync.recorded(),
       schemaVersions,
     },

@@ -2,4 +2,5 @@
 export * from './config';
 export * from './partition';
 export * from './state';
+export * from './migration';
 export { partitionFields, type PartitionField } from './fields';

@@ -3,6 +3,7 @@
 // the simulator's report (`…/sync/simulate`), the sync status, and the JSON feed's messages.
 import type { EvaluationTrace } from '../rules/evaluate';
 import type { SyncError } from './partition';
+import type { MigrationStatus } from './migration';
 import type { SyncRuntimeState } from './state';
 
 export type SyncSessionState = 'binding' | 'bound' | 'identified' | 'ended';
@@ -20,6 +21,8 @@ export interface SyncSessionInfo {
   uploadedClientVersion: number;
   /** Flexible sync: the schema version the client opened with, and the one it syncs at (older while it migrates). */
   schemaVersion?: { bound: number; serving: number };
+  /** A flexible session of a client migrated from partition-based sync: the partition it synced. */
+  migratedPartition?: string;
 }
 
 /** One numbered version of a flexible app's sync schema, as `…/sync/schema-versions` lists it. */
@@ -87,7 +90,7 @@ export interface SyncStatusReport {
 }
 
 /** The body of `GET …/sync/status`: the state machine's report with the live Realm protocol sessions. */
-export type SyncStatusReply = SyncStatusReport & { liveSessions: SyncSessionInfo[] };
+export type SyncStatusReply = SyncStatusReport & { liveSessions: SyncSessionInfo[]; migration?: MigrationStatus };
 
 /**
  * "Open partition P as user U" without a client (`…/sync/simulate`, `asl sync simulate`): the verdicts, the

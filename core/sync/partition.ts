@@ -10,9 +10,11 @@ export interface SyncError {
   code: number;
   name: string;
   message: string;
-  /** What a client does about it. */
-  action: 'client-reset' | 'retry-later' | 'fix-client' | 'refresh-token' | 'none';
+  /** What a client does about it (`migrate-to-flx`, `revert-to-pbs`: a reset into the app's other sync mode). */
+  action: 'client-reset' | 'retry-later' | 'fix-client' | 'refresh-token' | 'none' | 'migrate-to-flx' | 'revert-to-pbs';
   tryAgain: boolean;
+  /** More fields of the protocol's JSON error body (`partitionQuery` of a migration). */
+  body?: Record<string, unknown>;
 }
 
 export const ILLEGAL_DATABASE_PATH = ErrorCode.illegal_realm_path;

@@ -60,7 +60,7 @@ export function schemaVersionText(info: Pick<SyncSessionInfo, 'schemaVersion'>):
 
 /** `user 65f… · partition "abc" · protocol 12 · identified` */
 export function describeSession(info: SyncSessionInfo): string {
-  return `user ${info.userId} · partition ${info.partition || '(none yet)'} · protocol ${info.protocolVersion}${schemaVersionText(info)} · ${info.state}`;
+  return `user ${info.userId} · partition ${info.partition || '(none yet)'}${info.migratedPartition !== undefined ? ` · migrated from partition ${info.migratedPartition}` : ''} · protocol ${info.protocolVersion}${schemaVersionText(info)} · ${info.state}`;
 }
 
 /** The versions of a session: client file, last download, last upload. */

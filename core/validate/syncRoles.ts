@@ -13,16 +13,21 @@ import { syncIncompatibilities } from '../rules/sync-compatibility';
 
 const DOCUMENT_EXPANSIONS = ['%%root', '%%prevRoot', '%%this', '%%prev'];
 
-export function validateSyncRoles(app: AppModel, sink: DiagnosticSink): void {
+/**
+ * `migration`: checks the roles as a partition-based app would run them once migrated to flexible sync, with
+ * that flexible `sync/config.json` (file form) and only the collections holding the partition key.
+ */
+export function validateSyncRoles(app: AppModel, sink: DiagnosticSink, migration?: { settings: Record<string, unknown>; partitionKey: string }): void {
   const sync = app.sync;
-  if (!sync || sync.type !== 'flexible' || !isObject(sync.file.value)) return;
-  const settings = sync.file.value;
+  if (!sync || (!migration && (sync.type !== 'flexible' || !isObject(sync.file.value)))) return;
+  const settings = migration?.settings ?? sync.file.value as Record<string, unknown>;
   const ds = app.dataSources.find((d) => d.name === sync.serviceName) ?? (sync.serviceName ? undefined : app.dataSources[0]);
   if (!ds) return;
   const reported = new Set<string>();
   for (const collection of ds.collections) {
     const schema = collection.schema?.value;
     if (!isObject(schema)) continue;
+    if (migration && !(isObject(schema.properties) && Object.hasOwn(schema.properties, migration.partitionKey))) continue;
     if (sync.developmentModeEnabled && sync.databaseName && collection.database !== sync.databaseName) continue;
     const rules = collection.rules ?? ds.defaultRule;
     if (!rules || !isObject(rules.value) || !Array.isArray(rules.value.roles)) continue;

@@ -1,7 +1,7 @@
 // Admin API routes of an app's sync and settings as the SDKs' test harnesses read and drive them
 // (`baas_admin_api.cpp`): development mode (`sync/config`), whether the initial sync is complete
 // (`sync/progress`), the state (`sync/state`), the sync schema versions (`sync/schemas/versions`), a client
-// reset of one client file (`sync/force_reset`),
+// reset of one client file (`sync/force_reset`), the partition → flexible migration (`sync/migration`),
 // the app's recent errors (`logs`), access token checks (`users/verify_token`), and the private API
 // family's settings and feature flags (kept in the app's data folder: they are the platform's, not the app's).
 import fs from 'node:fs';
@@ -11,9 +11,11 @@ import { isObject } from '../../core/json';
 import { formatJson } from '../../core/transfer/appJson';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
+import { MigrationError } from '../sync';
 import type { OpenedApp } from './apps';
 import { editAppFiles, workOf } from './appRoutes';
 import { parseBody } from './bodies';
+import { idOf } from './ids';
 import type { AdminContext } from './routes';
 import { json, type AdminRouteTable } from './table';
 
@@ -66,6 +68,25 @@ export function registerSyncAdminRoutes(table: AdminRouteTable, ctx: AdminContex
     const body = await parseBody(req);
     if (!isObject(body) || !Number.isSafeInteger(body.file_ident) || (body.file_ident as number) <= 0) throw badRequest('expected {"file_ident": <a client file identifier>}');
     if (!await app.sync.forceClientReset(body.file_ident as number)) throw new ApiError(404, 'ClientFileNotFound', `no client file ${String(body.file_ident)} syncs with this app`);
+  });
+
+  // ---- partition-based → flexible sync migration (`migrate_to_flx`, `get_migration_status` of the harness) ----
+  table.get(`${base}/sync/migration`, (req) => json(appOf(req).sync.migration.status()));
+  table.put(`${base}/sync/migration`, async (req) => {
+    const app = appOf(req);
+    const body = await parseBody(req);
+    if (!isObject(body) || typeof body.serviceId !== 'string' || (body.action !== 'start' && body.action !== 'rollback')) throw badRequest('expected {"serviceId": "<the synced cluster\'s service id>", "action": "start" | "rollback"}');
+    const synced = app.sync.service.runtimeState.running?.settings.serviceName;
+    const service = app.current().app.dataSources.find((d) => idOf(app, 'service', d.name) === body.serviceId);
+    if (!service) throw new ApiError(404, 'ServiceNotFound', `service not found: '${body.serviceId}'`);
+    if (synced !== undefined && service.name !== synced) throw badRequest(`service "${service.name}" is not the synced cluster ("${synced}")`);
+    try {
+      // Serialised with the app's other edits: the migration rewrites sync/config.json.
+      return json(await workOf(app).serial(() => (body.action === 'start' ? app.sync.migration.start() : app.sync.migration.rollback())));
+    } catch (e) {
+      if (e instanceof MigrationError) throw new ApiError(e.status, e.errorCode, e.message);
+      throw e;
+    }
   });
 
   // ---- the app's recent errors ----

@@ -19,6 +19,10 @@ import type { SyncAdminHost as AdminHost } from './admin';
 import type { SimulationReport as Report } from './simulate';
 import type { SyncSessionInfo, SyncTrafficEntry } from '../../core/sync/messages';
 import type { SyncSchemaVersions as SchemaVersions } from './schema-versions/versions';
+import type { SyncMigration } from './migration/migration';
+
+export { MigrationError, SyncMigration } from './migration/migration';
+export { answerOtherKind } from './migration/answer';
 
 /** One app's sync as the runtime exposes it. */
 export interface RuntimeSync {
@@ -33,6 +37,8 @@ export interface RuntimeSync {
   traffic(connection: string, session: number): SyncTrafficEntry[] | undefined;
   /** The Admin API's `sync/force_reset`: the client file must reset at its next IDENT; whether it was known. */
   forceClientReset(fileIdent: number): Promise<boolean>;
+  /** The partition-based → flexible sync migration (`PUT`/`GET …/sync/migration`, `asl sync migrate`). */
+  readonly migration: SyncMigration;
   /** Resolves once every store write made so far to a synced collection is in the sync history. */
   recorded(): Promise<void>;
   /** Flexible sync: the numbered versions of the sync schema (`schema-versions/`). */

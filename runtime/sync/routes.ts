@@ -3,12 +3,15 @@
 // answers the simulator's report as canonical EJSON; `…/sync/status` the state machine's state with the live
 // Realm protocol sessions; `…/sync/sessions` those sessions alone; `…/sync/sessions/<connection>/<session>/traffic`
 // a session's recent messages decoded (changesets per object, the BIND verdicts with their traces);
-// `…/sync/schema-versions` the flexible sync schema's numbered versions with the breaking changes that made them.
+// `…/sync/schema-versions` the flexible sync schema's numbered versions with the breaking changes that made them;
+// `GET …/sync/migration` the partition → flexible migration's status, `POST …/sync/migration` with
+// `{"to": "flexible" | "partition"}` a step of it (`asl sync migrate`).
 import { LOCAL_APP_ROUTES, localAppPattern } from '../../core/apiRoutes';
 import type { SyncSchemaVersionsReply, SyncSessionsReply, SyncStatusReply, SyncTrafficReply } from '../../core/sync/messages';
 import type { AdminRouteTable } from '../admin/table';
 import { ApiError, badRequest } from '../http/errors';
 import type { HttpRequest } from '../http/server';
+import { MigrationError } from './migration/migration';
 import { reportToJson } from './simulate';
 import type { RuntimeSync } from './index';
 
@@ -27,8 +30,25 @@ export function registerSyncLocalRoutes(table: AdminRouteTable, syncOf: (clientA
   });
   table.get(localAppPattern(LOCAL_APP_ROUTES.syncStatus), (req) => {
     const found = sync(req);
-    const reply: SyncStatusReply = { ...found.service.status(), liveSessions: found.sessions() };
+    const reply: SyncStatusReply = { ...found.service.status(), liveSessions: found.sessions(), migration: found.migration.status() };
     return { body: reply, encoding: 'json' };
+  });
+  table.get(localAppPattern(LOCAL_APP_ROUTES.syncMigration), (req) => ({ body: sync(req).migration.status(), encoding: 'json' }));
+  table.post(localAppPattern(LOCAL_APP_ROUTES.syncMigration), async (req) => {
+    const found = sync(req);
+    let to: unknown;
+    try {
+      to = (JSON.parse(await req.text()) as { to?: unknown }).to;
+    } catch {
+      to = undefined;
+    }
+    if (to !== 'flexible' && to !== 'partition') throw badRequest('expected {"to": "flexible" | "partition"}');
+    try {
+      return { body: await (to === 'flexible' ? found.migration.start() : found.migration.rollback()), encoding: 'json' };
+    } catch (e) {
+      if (e instanceof MigrationError) throw new ApiError(e.status, e.errorCode, e.message);
+      throw e;
+    }
   });
   table.get(localAppPattern(LOCAL_APP_ROUTES.syncSchemaVersions), (req) => {
     const versions = sync(req).schemaVersions;

@@ -6,7 +6,7 @@ import { isObject } from '../../core/json';
 import { isClusterSource, type AppModel, type Collection } from '../../core/model';
 import { compileExpression, evaluateExpressionTraced, redactText, redactTrace, type CompiledExpression, type EvaluationEnv, type EvaluationUser } from '../../core/rules';
 import {
-  membershipOf, parsePartitionValue, partitionId, partitionQuery, partitionText, reconcileSync, syncSettingsFromFile,
+  frozenPart, membershipOf, parsePartitionValue, partitionId, partitionQuery, partitionText, reconcileSync, syncSettingsFromFile,
   transitionEffect, type PartitionSettings, type Reconciled, type SyncError, type SyncRuntimeState, type SyncSettings, type SyncTransition,
 } from '../../core/sync';
 import { compileSchema, type SchemaValidator } from '../data/schema';
@@ -136,6 +136,36 @@ export class SyncService {
     return this.state;
   }
 
+  private migrated?: PartitionSettings;
+
+  /**
+   * The partition settings a migrated app ran before it moved to flexible sync (`../migration`): what a
+   * flexible client's `migratedPartition` is checked against, and the key every synced collection keeps
+   * holding (migrated clients subscribe every table on it). Undefined when the app was not migrated.
+   */
+  get migratedFrom(): PartitionSettings | undefined {
+    return this.migrated;
+  }
+
+  set migratedFrom(partition: PartitionSettings | undefined) {
+    this.migrated = partition;
+    this.rebuild();
+  }
+
+  /**
+   * A step of a partition ↔ flexible migration (`../migration`): what runs changes mode without a
+   * terminate. The epoch grows, so the new mode starts from fresh histories (the store keeps every
+   * document) and a client file of the old mode is not resumed; the partition feed's sessions end.
+   */
+  adoptMode(settings: SyncSettings, error: SyncError): void {
+    if (this.state.status !== 'enabled' && this.state.status !== 'paused') throw new Error(NOT_RUNNING);
+    this.state = { ...this.state, epoch: this.state.epoch + 1, running: { settings, frozen: frozenPart(settings)! } };
+    writeSyncState(this.options.dataDir, this.state);
+    for (const set of [...this.sessions.values()]) for (const session of [...set]) session.end(error);
+    this.rebuild();
+    this.notify({ reason: `sync moved to ${settings.type} sync` });
+  }
+
   /** Told after every reload or transition (the editor's simulator re-evaluates on it). */
   onUpdate(listener: (event: { transition?: SyncTransition; reason: string }) => void): () => void {
     this.listeners.add(listener);
@@ -204,7 +234,7 @@ export class SyncService {
   /** The synced object types and compiled rules of the running configuration. */
   private rebuild(): void {
     const running = this.state.running;
-    this.synced = running && this.context ? syncedCollections(this.context.app, running.settings) : [];
+    this.synced = running && this.context ? syncedCollections(this.context.app, running.settings, this.migrated?.key) : [];
     this.byNamespace = new Map(this.synced.map((c) => [`${c.database}\u0000${c.collection}`, c]));
     this.byType = new Map(this.synced.map((c) => [c.type, c]));
     const partitioned = running && running.settings.type === 'partition';
@@ -429,16 +459,18 @@ export class SyncService {
  * The synced types of the running configuration: partition-based, the collections of its cluster whose
  * schema has the key; flexible, those whose schema has a title.
  */
-export function syncedCollections(app: AppModel, settings: SyncSettings): SyncedCollection[] {
+/** `migratedKey`: a flexible app migrated from partition-based sync syncs the collections that hold that key. */
+export function syncedCollections(app: AppModel, settings: SyncSettings, migratedKey?: string): SyncedCollection[] {
   const flexible = settings.type === 'flexible';
-  const key = settings.partition?.key;
+  const key = flexible ? migratedKey : settings.partition?.key;
   const ds = app.dataSources.find((d) => d.name === settings.serviceName && isClusterSource(d));
   if (!ds || (!key && !flexible)) return [];
   const out: SyncedCollection[] = [];
   for (const c of ds.collections) {
     const schema = c.schema?.value;
     if (!isObject(schema) || !isObject(schema.properties)) continue;
-    if (flexible ? typeof schema.title !== 'string' || !schema.title : !Object.hasOwn(schema.properties, key!)) continue;
+    if (flexible && (typeof schema.title !== 'string' || !schema.title)) continue;
+    if (key !== undefined && !Object.hasOwn(schema.properties, key)) continue;
     // `database_name` is where development mode keeps the client's types; without it every database of the
     // cluster syncs (the sync.todo backend names a database_name its collection is not in).
     if (settings.developmentModeEnabled && settings.databaseName && c.database !== settings.databaseName) continue;

@@ -12,6 +12,7 @@ import { SYNC_ERRORS } from '../service';
 import { SessionVersioning, type SessionSchemaVersion } from '../schema-versions/sessions';
 import { projectQueryBody, projectUpload, restrictMatchers } from '../schema-versions/projection';
 import type { SyncSchemaVersions } from '../schema-versions/versions';
+import { migratedPartitionRefusal } from '../migration/bind';
 import type { Logger } from '../../http/server';
 import { StoreError, StoreErrorCode } from '../../store/types';
 import type { ClientFileRecord, HistoryEntry, PartitionHistory, PendingCompensation } from '../history/history';
@@ -77,6 +78,7 @@ type RulesChange = 'the user\'s custom data changed' | 'the app\'s rules changed
 
 interface Session {
   ident: number;
+  migratedPartition?: string;
   state: SyncSessionState;
   chain: Promise<void>;
   partition?: unknown;
@@ -137,6 +139,7 @@ export interface ConnectionOptions {
 
 const ACTIONS: Record<SyncError['action'], string> = {
   'client-reset': 'ClientReset', 'retry-later': 'Transient', 'fix-client': 'ApplicationBug', 'refresh-token': 'RefreshUser', none: 'ApplicationBug',
+  'migrate-to-flx': 'MigrateToFLX', 'revert-to-pbs': 'RevertToPBS',
 };
 
 const text = (v: bigint | number | boolean | string) => (typeof v === 'bigint' ? v.toString() : v);
@@ -294,6 +297,7 @@ export class RealmSyncConnection {
       ...(s.clientFile ? { clientFileIdent: s.clientFile.ident } : {}),
       downloadedVersion: s.downloadServerVersion, uploadedClientVersion: s.clientFile?.uploadClientVersion ?? 0,
       ...(s.schemaVersion ? { schemaVersion: { bound: s.schemaVersion.bound, serving: s.schemaVersion.serving } } : {}),
+      ...(s.migratedPartition !== undefined ? { migratedPartition: s.migratedPartition } : {}),
     };
   }
 
@@ -445,9 +449,12 @@ export class RealmSyncConnection {
     // 201, not realm's 224 (too_many_sessions), which a realm-core 14 client does not expect and stops on.
     if (tooMany) return this.sessionError(session, { code: ErrorCode.other_session_error, name: 'ErrorOtherSession', message: `Too many sessions in connection (BIND): at most ${MAX_SESSIONS_PER_CONNECTION}`, action: 'none', tryAgain: false });
     if (this.info.flexible) {
+      const refusal = migratedPartitionRefusal(message.bindJson, this.options.engine.service.migratedFrom);
+      if (refusal) return this.sessionError(session, refusal);
       const version = this.versioning.bind(message.bindJson);
       if (!version.ok) return this.sessionError(session, version.error);
       session.schemaVersion = version.version;
+      if (typeof message.bindJson?.migratedPartition === 'string') session.migratedPartition = message.bindJson.migratedPartition;
       return this.enqueue(session, () => this.bindFlexible(session, message.needClientFileIdent));
     }
     this.enqueue(session, async () => {
@@ -940,7 +947,10 @@ export class RealmSyncConnection {
    */
   private async pump(session: Session): Promise<void> {
     if (session.state !== 'identified' || this.closed) return;
-    if (session.bootstrapPending || session.routerPaused || session.downloadsPaused) return this.answerMarks(session);
+    // A MARK waits for a pending bootstrap: its answer after the lastInBatch DOWNLOAD is what completes the
+    // query version (a migrating client's fresh realm waits for set 0 to complete before it subscribes).
+    if (session.bootstrapPending) return;
+    if (session.routerPaused || session.downloadsPaused) return this.answerMarks(session);
     const history = session.history!;
     const file = session.clientFile!;
     if (session.downloadServerVersion === 0 && !session.view) {
@@ -1077,6 +1087,7 @@ export class RealmSyncConnection {
       action: error.code === 212 ? 'ProtocolViolation' : error.action === 'client-reset' && recoveryDisabled ? 'ClientResetNoRecovery' : ACTIONS[error.action],
       shouldClientReset: error.action === 'client-reset', isRecoveryModeDisabled: recoveryDisabled, logURL: '',
       ...(error.action === 'retry-later' ? { backoffIntervalSec: 5, backoffMaxDelaySec: 300, backoffMultiplier: 2 } : {}),
+      ...error.body,
       ...details,
     };
     if (this.info.protocolVersion >= 4) this.send({ type: 'json_error', errorCode: error.code, session: session.ident, body });

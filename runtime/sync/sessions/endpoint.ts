@@ -45,6 +45,8 @@ export interface RealmSyncEndpointOptions {
   observer?: SyncActivityObserver;
   /** Flexible sync: the app's sync schema versions. */
   schemaVersions?: SyncSchemaVersions;
+  /** Takes a connection of the other sync kind while a migration holds (`../migration`); false: refused with 113/114. */
+  answerOtherKind?(ws: WebSocket, protocol: NegotiatedProtocol, user: EvaluationUser): boolean;
 }
 
 export interface RealmSyncEndpoint {
@@ -77,7 +79,7 @@ function reject(socket: Duplex, status: number, reason: string, body: Record<str
  * JSON_ERROR 113 (switch_to_flx_sync) or 114 (switch_to_pbs) for the connection, then the close: the client
  * reports WrongSyncType, an application bug, and does not retry.
  */
-function refuseOtherKind(ws: WebSocket, protocol: NegotiatedProtocol, appIsFlexible: boolean): void {
+export function refuseOtherKind(ws: WebSocket, protocol: NegotiatedProtocol, appIsFlexible: boolean): void {
   const message = appIsFlexible
     ? 'Client connected using partition-based sync to an app that uses flexible sync: open the realm with a flexible sync configuration'
     : 'Client connected using flexible sync to an app that uses partition-based sync: open the realm with a partition value';
@@ -100,6 +102,8 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
   // log it ("Connected to app services with request id") and prefix the connection's log lines with it.
   wss.on('headers', (headers) => { headers.push(`X-Appservices-Request-Id: ${randomBytes(12).toString('hex')}`); });
   const connections = new Set<RealmSyncConnection>();
+  /** Connections of the other sync kind a migration answers: cut when the runtime stops. */
+  const otherKindSockets = new Set<WebSocket>();
   let draining = false;
   return {
     handleUpgrade(req, socket, head) {
@@ -134,6 +138,11 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
         }
         wss.handleUpgrade(req, socket, head, (ws) => {
           explainOversizedFrames(ws);
+          if (otherKind && options.answerOtherKind?.(ws, otherKind, user)) {
+            otherKindSockets.add(ws);
+            ws.on('close', () => otherKindSockets.delete(ws));
+            return;
+          }
           if (otherKind) {
             options.log.warn(`sync: user ${user.id} connected with ${flexible ? 'partition-based' : 'flexible'} sync to an app that uses ${flexible ? 'flexible' : 'partition-based'} sync`);
             refuseOtherKind(ws, otherKind, flexible);
@@ -171,6 +180,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
       draining = true;
       const told = connections.size;
       for (const connection of [...connections]) connection.goAway(error);
+      for (const ws of otherKindSockets) ws.close(1001, 'the server is shutting down');
       return told;
     },
     counts: () => {
@@ -180,6 +190,7 @@ export function createRealmSyncEndpoint(options: RealmSyncEndpointOptions): Real
     },
     close() {
       for (const connection of connections) connection.close();
+      for (const ws of otherKindSockets) ws.terminate();
       wss.close();
     },
   };
