@@ -12,8 +12,9 @@
 //            that does not: the answers (errors, reasons, bootstraps, reverts) that differ, and what came out
 //   reload:  rules.json edited to drop bob's role while his session stays open: the items he held erased,
 //            and ada's next item never reaching him
-//   like:    mallory's subscription of RQL LIKE patterns full of `?` (as long as a query may be) over her own
-//            90,000-character note, then uploads of it, while an innocent HTTP request runs every 20 ms
+//   like:    mallory's subscriptions of RQL LIKE patterns full of `?` (as long as a query may be), then of the
+//            longest the bound allows with long literal LIKE and CONTAINS needles, over her own 90,000-character
+//            note, then uploads of it, while an innocent HTTP request runs every 20 ms
 //   roles:   a role whose apply_when reads the document (owner_id == %%user.id) and a read-only role: bob
 //            sets owner_id to himself, then erases ada's ledger entry; a role whose field rules leave _id out
 // Prints one JSON line (run.mjs reports it against the goals). Run: node --import tsx test/reliability/sync-flexible-attacks.ts [--short]
@@ -97,7 +98,7 @@ function normalized(messages: ServerMessage[]): string {
 async function main(): Promise<void> {
   const appDir = writeApp();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-flexible-attacks-'));
-  let served: ServedDist = await serveDist({ appDir, dataDir, args: ['--log-level', 'warn'] });
+  let served: ServedDist = await serveDist({ appDir, dataDir, args: ['--log-level', 'warn'], ...(process.env.ATTACK_NODE ? { node: process.env.ATTACK_NODE } : {}) });
   const open: FlexClient[] = [];
   const result: Record<string, unknown> = {};
   try {
@@ -167,7 +168,7 @@ async function main(): Promise<void> {
     await gql('ada', 'mutation($id: ObjectId!) { updateOneItem(query: {_id: $id}, set: {name: "name-r9", secret: "SECRET-r9"}) { _id } }', { id: item.toHexString() });
     await ada.close();
     await served.close();
-    served = await serveDist({ appDir, dataDir, args: ['--log-level', 'warn'] });
+    served = await serveDist({ appDir, dataDir, args: ['--log-level', 'warn'], ...(process.env.ATTACK_NODE ? { node: process.env.ATTACK_NODE } : {}) });
     bob = await connect('bob');
     await bob.resume(bobState);
     await waitForName(bob, 'name-r9');
@@ -241,8 +242,11 @@ async function main(): Promise<void> {
     const bomb = new ObjectId();
     const longText = 'a'.repeat(90_000);
     await mallory.upload([[create('Note', bomb), set('Note', bomb, 'owner_id', str(users.mallory.user_id)), set('Note', bomb, 'text', str(longText))]]);
-    const part = `*${'a?'.repeat(14_990)}b*`;
-    const patterns = Array.from({ length: 8 }, () => `text LIKE "${part}"`).join(' OR ');
+    // Patterns of `?` as long as a query may be; then, as that is refused, the most the bound lets through:
+    // `?` parts at the bound, long literal parts (`*a…ba…*`) and CONTAINS of the same needle.
+    const singles = Array.from({ length: 8 }, () => `text LIKE "*${'a?'.repeat(14_990)}b*"`).join(' OR ');
+    const needle = `${'a'.repeat(14_000)}b${'a'.repeat(14_000)}`;
+    const patterns = [`text LIKE "*${'a?'.repeat(127)}b*"`, ...Array.from({ length: 4 }, () => `text LIKE "*${needle}*"`), ...Array.from({ length: 4 }, () => `text CONTAINS "${needle}"`)].join(' OR ');
     let innocentRunning = true;
     const innocentMs: number[] = [];
     const innocent = (async () => {
@@ -255,13 +259,15 @@ async function main(): Promise<void> {
       }
     })();
     const bombStart = performance.now();
-    const likeError = await mallory.subscribe({ Note: `owner_id == "${users.mallory.user_id}" AND (${patterns})` });
-    for (let i = 0; i < 3; i++) await mallory.upload([[set('Note', bomb, 'text', str(`${longText}${i}`))]]);
+    const likeError = await mallory.subscribe({ Note: `owner_id == "${users.mallory.user_id}" AND (${singles})` });
+    const boundedError = await mallory.subscribe({ Note: `owner_id == "${users.mallory.user_id}" AND (${patterns})` });
+    for (let i = 0; i < 10; i++) await mallory.upload([[set('Note', bomb, 'text', str(`${longText}${i}`))]]);
     const bombMs = performance.now() - bombStart;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 - bombMs)));
     innocentRunning = false;
     await innocent;
     innocentMs.sort((a, b) => a - b);
-    result.like = { queryChars: patterns.length, textChars: longText.length, uploads: 3, queryError: likeError ?? null, bombMs, innocentRequests: innocentMs.length, innocentMaxMs: innocentMs.at(-1) ?? 0, innocentP50Ms: innocentMs[Math.floor(innocentMs.length / 2)] ?? 0 };
+    result.like = { queryChars: singles.length, boundedChars: patterns.length, textChars: longText.length, uploads: 10, queryError: likeError ?? null, boundedError: boundedError ?? null, bombMs, innocentRequests: innocentMs.length, innocentMaxMs: innocentMs.at(-1) ?? 0, innocentP50Ms: innocentMs[Math.floor(innocentMs.length / 2)] ?? 0 };
     await mallory.close();
 
     // ---- roles sync cannot enforce
@@ -304,6 +310,9 @@ async function main(): Promise<void> {
     const afterEdit = bob.downloadedText(editAt);
     result.reload = { heldBefore, erasedMs: erased ?? null, laterReceived: afterEdit.includes(later.toHexString()) || afterEdit.includes('after the edit') };
     console.log(JSON.stringify(result));
+  } catch (error) {
+    console.error(`runtime log: ${served.stderr().slice(-3000)}`);
+    throw error;
   } finally {
     await Promise.all(open.map((c) => c.close()));
     await served.close();
