@@ -98,7 +98,7 @@ function normalized(messages: ServerMessage[]): string {
 async function main(): Promise<void> {
   const appDir = writeApp();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-flexible-attacks-'));
-  let served: ServedDist = await serveDist({ appDir, dataDir, args: ['--log-level', 'warn'], ...(process.env.ATTACK_NODE ? { node: process.env.ATTACK_NODE } : {}) });
+  let served: ServedDist = await serveDist({ appDir, dataDir, args: ['--log-level', 'warn'] });
   const open: FlexClient[] = [];
   const result: Record<string, unknown> = {};
   try {
@@ -168,7 +168,7 @@ async function main(): Promise<void> {
     await gql('ada', 'mutation($id: ObjectId!) { updateOneItem(query: {_id: $id}, set: {name: "name-r9", secret: "SECRET-r9"}) { _id } }', { id: item.toHexString() });
     await ada.close();
     await served.close();
-    served = await serveDist({ appDir, dataDir, args: ['--log-level', 'warn'], ...(process.env.ATTACK_NODE ? { node: process.env.ATTACK_NODE } : {}) });
+    served = await serveDist({ appDir, dataDir, args: ['--log-level', 'warn'] });
     bob = await connect('bob');
     await bob.resume(bobState);
     await waitForName(bob, 'name-r9');
