@@ -26,7 +26,7 @@ import { ObjectId } from 'bson';
 import type { Instruction, Payload, PrimaryKey } from '../../runtime/sync/wire/instructions';
 import type { ServerMessage } from '../../runtime/sync/wire/messages';
 import { copyApp, graphql, registerAndLogIn, serveDist, type ServedDist } from '../dist/fixtures/serve';
-import { FlexClient, messageText, type FileState } from './sync-flexible-client';
+import { FlexClient, messageText, type FileState } from '../helpers/realm-flexible-client';
 
 const SHORT = process.argv.includes('--short');
 /** Past the runtime's window of 1,000 history entries with their documents. */

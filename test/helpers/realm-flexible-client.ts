@@ -1,4 +1,4 @@
-// A flexible sync client for the security part's attacks (sync-flexible-attacks.ts): our codec on a raw
+// A flexible sync client for attacks and tests (reliability/sync-flexible-attacks.ts): our codec on a raw
 // WebSocket, so it sends what realm-core's client never would and sees every byte the server sends, decoded
 // (a hidden value that reached the wire shows here even where realm-core's client would drop it). It keeps
 // every message in order and the versions a resuming client needs (its client file, the server version and
