@@ -229,13 +229,17 @@ async function main(): Promise<void> {
     for (let i = 0; i < 8; i++) {
       listAnswers.add(normalized(await bob.upload([[{ type: 'ArrayErase', table: 'Item', object: oidKey(item), field: 'tags', path: [i * 4], priorSize: i * 4 + 1 }]])));
       listAnswers.add(normalized(await bob.upload([[{ type: 'Update', table: 'Item', object: oidKey(item), field: 'tags', path: [i * 4], value: str('x'), isDefault: false, priorSize: i * 4 + 1 }]])));
+      listAnswers.add(normalized(await bob.upload([[{ type: 'ArrayInsert', table: 'Item', object: oidKey(item), field: 'tags', path: [i * 4], value: str('x'), priorSize: i * 4 }]])));
     }
     // Whether an _id exists: ada's note (unreadable to mallory) and an id no document has.
     await mallory.subscribe({ Note: `owner_id == "${users.mallory.user_id}"` });
     const existence = new Set<string>();
     for (const id of [note, new ObjectId()]) existence.add(normalized(await mallory.upload([[set('Note', id, 'text', str('probe'))]])));
     existence.add(normalized(await mallory.upload([[{ type: 'EraseObject', table: 'Note', object: oidKey(note) }]])).replace('EraseObject', 'X'));
-    result.oracle = { secretLength: SECRET.length, readable, unreadable, listDistinct: listAnswers.size, listProbes: 16, existenceDistinct: new Set([...existence].map((a) => a.replace('X', 'EraseObject'))).size, ms: performance.now() - oracleStart };
+    // What the reverts of all those refused writes brought back.
+    const revertText = bob.downloadedText() + mallory.downloadedText();
+    const revertLeaks = [...leaks(revertText), ...(revertText.includes(`"${SECRET}"`) ? [SECRET] : [])];
+    result.oracle = { secretLength: SECRET.length, readable, unreadable, listDistinct: listAnswers.size, listProbes: 24, revertLeaks, existenceDistinct: new Set([...existence].map((a) => a.replace('X', 'EraseObject'))).size, ms: performance.now() - oracleStart };
     await bob.close();
 
     // ---- the LIKE bomb: patterns full of `?` over a 90,000-character value, an innocent request beside it
@@ -292,14 +296,24 @@ async function main(): Promise<void> {
     };
     await bob.close();
 
-    // ---- a live session when rules.json drops its role
+    // ---- a live session when rules.json drops its role (a teammate who may also rename items, then none)
+    const WRITER = { ...TEAMMATE, name: 'writer', document_filters: { read: true, write: true }, fields: { ...TEAMMATE.fields, name: { read: true, write: true } } };
+    fs.writeFileSync(path.join(appDir, ITEM_RULES), JSON.stringify(itemRules([WRITER, OWNER]), null, 2));
     bob = await connect('bob');
     await bob.bindNew({ Item: 'TRUEPREDICATE' });
+    const rename = async (name: string) => !(await bob.upload([[set('Item', item, 'name', str(name))]])).some((m) => m.type === 'json_error' || m.type === 'error');
+    let renamedBefore = false;
+    for (const deadline = Date.now() + 15_000; !renamedBefore && Date.now() < deadline;) {
+      renamedBefore = await rename('renamed by bob');
+      if (!renamedBefore) await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    await bob.mark();
     const heldBefore = bob.downloadedText().includes(item.toHexString());
     const editAt = bob.received.length;
     const edited = performance.now();
     fs.writeFileSync(path.join(appDir, ITEM_RULES), JSON.stringify(itemRules([OWNER]), null, 2));
     const erased = await bob.waitFor((m) => m.type === 'download' && m.changesets.some((c) => c.instructions.some((i) => i.type === 'EraseObject' && i.table === 'Item')), editAt, 20_000).then(() => performance.now() - edited, () => undefined);
+    const renamedAfter = await rename('bob after the edit');
     const later = new ObjectId();
     ada = await connect('ada');
     await ada.bindNew(adaQueries);
@@ -308,7 +322,11 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await bob.mark();
     const afterEdit = bob.downloadedText(editAt);
-    result.reload = { heldBefore, erasedMs: erased ?? null, laterReceived: afterEdit.includes(later.toHexString()) || afterEdit.includes('after the edit') };
+    const itemNow = (await gql('ada', 'query($id: ObjectId!) { item(query: {_id: $id}) { name } }', { id: item.toHexString() })).item as { name: string } | null;
+    result.reload = {
+      renamedBefore, heldBefore, erasedMs: erased ?? null, renamedAfter, nameAfter: itemNow?.name ?? null,
+      laterReceived: afterEdit.includes(later.toHexString()) || afterEdit.includes('after the edit'),
+    };
     console.log(JSON.stringify(result));
   } catch (error) {
     console.error(`runtime log: ${served.stderr().slice(-3000)}`);
