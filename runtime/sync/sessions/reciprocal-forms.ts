@@ -10,6 +10,7 @@
 // instead of a wrong merge.
 import { Binary, Long } from 'bson';
 import { SYNC_METADATA_DATABASE, type Document, type DocumentStore } from '../../store/types';
+import { toBigInt } from '../history/history';
 import type { TimedChangeset } from '../merge/transform';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 
@@ -101,10 +102,4 @@ export class ReciprocalForms {
     await collection.replaceOne({ _id: this.key(ident) }, bytes > MAX_STORED_BYTES ? { forms: [], missingThrough } : { forms, missingThrough }, { upsert: true });
     file.stored = true;
   }
-}
-
-function toBigInt(value: unknown): bigint {
-  if (typeof value === 'bigint') return value;
-  if (value && typeof (value as Long).toBigInt === 'function') return (value as Long).toBigInt();
-  return BigInt(Number(value ?? 0));
 }
