@@ -39,6 +39,24 @@ test('forms are stored per client file and read back after a restart; trimmed on
   assert.equal(other.forUpload(5, 0).size, 0);
 });
 
+test('past 16 client files in memory the oldest are read back from the store at their next upload', async () => {
+  const store = await openEmbeddedStore();
+  const forms = new ReciprocalForms(store, () => 1);
+  for (let ident = 100; ident < 120; ident++) {
+    await forms.load(ident);
+    forms.forUpload(ident, 1);
+    forms.keep(ident, 2, form(`file ${ident}`));
+    await forms.save(ident);
+  }
+  assert.equal(await store.collection('__realm_sync', 'reciprocal').countDocuments({}), 20);
+  // With their stored copies gone, the newest still has its forms in memory; the oldest reads nothing back.
+  await store.collection('__realm_sync', 'reciprocal').deleteMany({ v: 2, f: { $in: ['1|100', '1|119'] } });
+  await forms.load(119);
+  assert.deepEqual(forms.forUpload(119, 1).get(2), form('file 119'));
+  await forms.load(100);
+  assert.equal(forms.forUpload(100, 1).size, 0);
+});
+
 test('past the stored bound only the version below which forms are missing is kept; an upload based before it needs a reset', async () => {
   const store = await openEmbeddedStore();
   const first = new ReciprocalForms(store, () => 1);

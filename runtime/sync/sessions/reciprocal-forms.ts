@@ -3,18 +3,23 @@
 // client's last integrated server version on each upload). A later upload from the same client based on
 // an old version must be merged with these forms, not the history entries: with the entries, a list insert
 // after the client's own earlier insert was a bad changeset (212, prior size mismatch) once a restart had
-// lost them. So they are kept in memory for the files in use and in `__realm_sync.reciprocal`, one document
-// per form, written (or deleted) as each upload changes them: the writes follow the merge work, not the
-// number of forms held. Bounded: past MAX_STORED_BYTES of a file's forms, the newer ones stay in memory
-// only and the store records the version below which forms are missing; after a restart an upload of that
-// file that would need them is a client reset (222) instead of a wrong merge.
+// lost them. So they are kept in `__realm_sync.reciprocal`, one document per form, written (or deleted) as
+// each upload changes them: the writes follow the merge work, not the number of forms held. The newest 16
+// files keep theirs in memory too; an upload of another reads them back. Bounded: past MAX_STORED_BYTES of
+// a file's forms, the newer ones stay in memory only and the store records the version below which forms
+// are missing; after a restart an upload of that file that would need them is a client reset (222)
+// instead of a wrong merge.
 import { Binary, Long } from 'bson';
-import { SYNC_METADATA_DATABASE, type DocumentStore, type StoreCollection } from '../../store/types';
+import { SYNC_METADATA_DATABASE, type CommitWrite, type Document, type DocumentStore, type StoreCollection } from '../../store/types';
 import { toBigInt } from '../history/history';
 import type { TimedChangeset } from '../merge/transform';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 
 const MAX_STORED_BYTES = 8 * 1024 * 1024;
+/** Client files whose forms stay in memory after their upload (the newest; see `evict`). */
+const MAX_FILES_IN_MEMORY = 16;
+/** A commit is one journal record, one BSON document (at most 16 MiB). */
+const COMMIT_BYTES = 4 * 1024 * 1024;
 
 interface FileForms {
   forms: Map<number, TimedChangeset>;
@@ -98,8 +103,9 @@ export class ReciprocalForms {
     if (!file || file.changed.size === 0) return;
     const changed = [...file.changed].sort((a, b) => a - b);
     file.changed.clear();
-    const collection = this.collection();
     const key = this.key(ident);
+    const writes: CommitWrite[] = [];
+    const write = (w: { insert: Document } | { replace: Document } | { delete: unknown }) => writes.push({ database: SYNC_METADATA_DATABASE, collection: 'reciprocal', ...w });
     // -1: the client's uploads are based past the stored marker, so the forms it speaks of are never needed.
     let missingThrough = changed[0] === -1 ? 0 : file.storedMissingThrough;
     for (const version of changed) {
@@ -108,7 +114,7 @@ export class ReciprocalForms {
       const size = file.stored.get(version);
       if (!form) {
         if (size === undefined) continue;
-        await collection.deleteOne({ _id: `${key}|${version}` });
+        write({ delete: `${key}|${version}` });
         file.stored.delete(version);
         file.storedBytes -= size;
         continue;
@@ -118,14 +124,54 @@ export class ReciprocalForms {
         missingThrough = Math.max(missingThrough, version);
         continue;
       }
-      await collection.replaceOne({ _id: `${key}|${version}` }, { f: key, v: version, cs: new Binary(encoded), ts: Long.fromBigInt(form.originTimestamp), o: Long.fromBigInt(form.originFileIdent) }, { upsert: true });
+      const doc = { _id: `${key}|${version}`, f: key, v: version, cs: new Binary(encoded), ts: Long.fromBigInt(form.originTimestamp), o: Long.fromBigInt(form.originFileIdent) };
+      write(size === undefined ? { insert: doc } : { replace: doc });
       file.stored.set(version, encoded.length);
       file.storedBytes += encoded.length - (size ?? 0);
     }
     if (missingThrough !== file.storedMissingThrough) {
-      if (missingThrough === 0) await collection.deleteOne({ _id: `${key}|missing` });
-      else await collection.replaceOne({ _id: `${key}|missing` }, { f: key, missingThrough }, { upsert: true });
+      const marker = { _id: `${key}|missing`, f: key, missingThrough };
+      write(missingThrough === 0 ? { delete: marker._id } : file.storedMissingThrough === 0 ? { insert: marker } : { replace: marker });
       file.storedMissingThrough = missingThrough;
     }
+    await this.commit(writes);
+    this.evict(ident, file);
+  }
+
+  /**
+   * The file becomes the newest in memory; past MAX_FILES_IN_MEMORY the oldest whose forms are all stored
+   * leave memory (read again at their next upload): a client file that never comes back costs the store, not the heap too.
+   */
+  private evict(ident: number, file: FileForms): void {
+    this.files.delete(ident);
+    this.files.set(ident, file);
+    for (const [other, held] of this.files) {
+      if (this.files.size <= MAX_FILES_IN_MEMORY) break;
+      if (other !== ident && held.changed.size === 0 && held.stored.size === held.forms.size) this.files.delete(other);
+    }
+  }
+
+  /** The writes as commits of at most COMMIT_BYTES where the store offers them (one journal record each), else issued together. */
+  private async commit(writes: CommitWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    if (this.store.commit) {
+      let batch: CommitWrite[] = [];
+      let bytes = 0;
+      for (const w of writes) {
+        const size = 'delete' in w ? 64 : ((('insert' in w ? w.insert : w.replace).cs as Binary | undefined)?.length() ?? 0) + 128;
+        if (batch.length > 0 && bytes + size > COMMIT_BYTES) {
+          await this.store.commit(batch);
+          batch = [];
+          bytes = 0;
+        }
+        batch.push(w);
+        bytes += size;
+      }
+      return this.store.commit(batch);
+    }
+    const collection = this.collection();
+    await Promise.all(writes.map((w) => ('insert' in w ? collection.insertOne(w.insert)
+      : 'replace' in w ? collection.replaceOne({ _id: w.replace._id as never }, w.replace, { upsert: true })
+        : collection.deleteOne({ _id: w.delete as never }))));
   }
 }
