@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Decimal128, Int32, Long, ObjectId, UUID, Binary } from 'bson';
 import {
-  MAX_QUERY_DEPTH, RqlArgumentError, compileSubscription, likeMatches, RqlSyntaxError, applyDescriptors, checkSubscriptionQuery, matches, parseRql,
+  MAX_QUERY_DEPTH, RqlArgumentError, compileSubscription, indexOfLinear, likeMatches, RqlSyntaxError, applyDescriptors, checkSubscriptionQuery, matches, parseRql,
   queriedFields, toMongoFilter, tryParseRql, unsupportedInSubscriptions, type RqlQuery,
 } from '../../core/rql';
 import { embeddedRqlProblems, findEmbeddedRql } from '../../core/rql/embedded';
@@ -540,6 +540,32 @@ describe('RQL subscriptions for the sync server', () => {
     assert.equal(refusal('summary == "x" AND owner_id == "a"'), 'unsupported query for table "Task": key "summary" is not a queryable field');
     assert.equal(refusal('owner_id == "a" LIMIT(2)'), 'flexible sync does not support LIMIT in subscriptions');
     assert.match(refusal('owner_id == $0'), /cannot read arguments/);
+  });
+
+  test('LIKE within the evaluation bound (issue 33): patterns are strings, their ? parts at most 256 characters', () => {
+    const like = { queryable_fields_names: ['owner_id', 'text', 'other'] };
+    const result = (text: string) => compileSubscription('Note', text, like);
+    assert.equal(result(`owner_id == "a" AND text LIKE "*${'a?'.repeat(127)}b*ab?c"`).ok, false, '255 + 4 characters of ? parts');
+    assert.equal(result(`owner_id == "a" AND text LIKE "*${'a?'.repeat(127)}b*abc"`).ok, true, 'a literal part does not count');
+    assert.equal(result(`owner_id == "a" AND (text LIKE "${'?'.repeat(200)}" OR text LIKE "${'?'.repeat(57)}")`).ok, false, 'the parts of every LIKE add up');
+    const property = result('owner_id == "a" AND text LIKE other');
+    assert.equal(property.ok ? '' : property.message, 'a LIKE pattern in a subscription must be a string, not a property');
+    // Long literal needles are matched in memory (linear), not by a regular expression engine.
+    const long = result(`owner_id == "a" AND text CONTAINS "${'a'.repeat(300)}"`);
+    assert.ok(long.ok && long.subscription.filter === undefined);
+    const short = result('owner_id == "a" AND text CONTAINS "abc"');
+    assert.ok(short.ok && short.subscription.filter !== undefined);
+  });
+
+  test('indexOfLinear finds what indexOf finds, in linear time for long needles', () => {
+    fc.assert(fc.property(fc.stringMatching(/^[ab]{0,120}$/), fc.stringMatching(/^[ab]{33,60}$/), fc.nat(130), (text, needle, from) => {
+      assert.equal(indexOfLinear(text, needle, from), text.indexOf(needle, from));
+    }), { numRuns: 500 });
+    assert.equal(indexOfLinear(`${'a'.repeat(50)}x${'ab'.repeat(40)}`, 'ab'.repeat(40), 3), 51);
+    // 0.5 s with indexOf: its search is text × needle at worst.
+    const needle = `${'a'.repeat(15_000)}b${'a'.repeat(15_000)}`;
+    assert.equal(matches(parseRql(`s CONTAINS "${needle}"`), { s: 'a'.repeat(90_000) }), false);
+    assert.equal(likeMatches('a'.repeat(90_000), `*${needle}*`), false);
   });
 });
 

@@ -2,7 +2,8 @@
 // copy of examples/todo-tracker with the hostile functions of hostile-functions.json and the escape attempts of
 // escape-functions.json), over loopback only.
 // Prints one line per figure and exits 1 when a goal is not met. Kills only the servers it started.
-// The security part (security.mjs) attacks a fresh server over HTTP and WebSocket (issue 21).
+// The security part (security.mjs) attacks a fresh server over HTTP and WebSocket (issue 21); with it, the flexible
+// sync attack scripts (sync-merge-attacks.ts, sync-flexible-attacks.ts: issue 33).
 // The sync fault parts (sync-faults-suite.mjs): sync through a faulty network, kill -9 under 100 uploading clients, stalled readers.
 // Run: node test/reliability/run.mjs [--short] [--long] [--security] [--sync-faults]   (--short: fewer crash rounds
 // and a shorter soak, for CI; --long: a 10-minute soak, outside CI; --security: the security part alone;
@@ -610,11 +611,11 @@ async function soak(server) {
     errors === 0 && lost === 0 && growth < SOAK_GROWTH_GOAL);
 }
 
-// ---------------------------------------------------------------- flexible sync merge attacks (issue 33, items 6 and 7)
+// ---------------------------------------------------------------- flexible sync attacks (issue 33, items 2 to 8)
 
-/** sync-merge-attacks.ts in a child (it speaks the Realm protocol with the runtime's own codec, through tsx). */
-async function syncMergeAttacks() {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'sync-merge-attacks.ts'), ...(SHORT ? ['--short'] : [])], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+/** An attack script in a child (it speaks the Realm protocol with the runtime's own codec, through tsx); resolves with its JSON line, or undefined after a failing figure. */
+async function attackScript(file, what) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, file), ...(SHORT ? ['--short'] : [])], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => { out += d; });
@@ -623,13 +624,34 @@ async function syncMergeAttacks() {
   const line = out.trim().split('\n').pop();
   let r;
   try { r = JSON.parse(line); } catch { r = undefined; }
-  if (code !== 0 || !r) {
-    figure(`flexible sync merge attacks: the attack script failed (exit ${code}): ${err.slice(-1500)}`, false);
-    return;
-  }
+  if (code !== 0 || !r) figure(`${what}: the attack script failed (exit ${code}): ${err.slice(-1500)}`, false);
+  return code === 0 ? r : undefined;
+}
+
+async function syncMergeAttacks() {
+  const r = await attackScript('sync-merge-attacks.ts', 'flexible sync merge attacks');
+  if (!r) return;
   figure(`flexible sync merge attacks: ${r.memoryFiles} client files each uploading a base-0 changeset over a ${r.history}-entry history (all ${r.notes} of a victim's notes, winning every conflict) leave ${r.retainedMiB.toFixed(1)} MiB of heap behind; ${r.refused} refused, ${r.overwritten} of the victim's notes changed (goal ≤ 64 MiB / ${r.memoryFiles} / 0)`,
     r.retainedMiB <= 64 && r.refused === r.memoryFiles && r.overwritten === 0);
   figure(`flexible sync merge attacks: ${r.stallUploads} such uploads in flight; another user's new client file, bootstrap and acknowledged upload took ${Math.round(r.innocentMs)} ms (the attacks ${Math.round(r.attacksMs)} ms) (goal ≤ 2500 ms)`, r.innocentMs <= 2500);
+}
+
+/** Issue 33, items 2, 3, 4, 5 and 8: flexible sync's read rules under attack (sync-flexible-attacks.ts). */
+async function syncFlexibleAttacks() {
+  const r = await attackScript('sync-flexible-attacks.ts', 'flexible sync rule attacks');
+  if (!r) return;
+  const { hidden: h, oracle: o, like: l, roles: q, reload: d } = r;
+  const list = (values) => (values.length ? values.slice(0, 5).join(', ') : 'none');
+  figure(`flexible sync hidden fields: a read-only teammate's raw client, every DOWNLOAD decoded, while the owner changes a hidden top-level field, an embedded object's hidden field and a hidden list (${h.steadyChanges} uploads and HTTP writes), after resuming past ${h.windowEntries} history entries${h.windowReceivedLast ? '' : ' (the last NOT received)'} and after a restart of the runtime: hidden values received ${list(h.steadyLeaks)} / ${list(h.windowLeaks)} / ${list(h.restartLeaks)} (goal none / none / none)`,
+    h.steadyLeaks.length === 0 && h.windowLeaks.length === 0 && h.restartLeaks.length === 0 && h.windowReceivedLast);
+  figure(`flexible sync reason oracle: subscribing on a hidden ${o.secretLength}-character secret (secret >= "<prefix>") and uploading a no-op CreateObject of its _id, bisecting each character: a teammate's document ${o.readable.probes} probes, ${o.readable.distinctAnswers} distinct answers, ${o.readable.recovered} characters recovered; a document she may not read ${o.unreadable.probes} probes, ${o.unreadable.distinctAnswers} distinct, ${o.unreadable.recovered} recovered; erasing, setting and inserting items of a hidden list within and past its length: ${o.listDistinct} distinct answers of ${o.listProbes}; an existing unreadable _id and a missing one: ${o.existenceDistinct} distinct answers; hidden values in the reverts of all those refused writes: ${list(o.revertLeaks)} (goal 1 / 0 / 1 / 0 / 1 / 1 / none)`,
+    o.readable.distinctAnswers === 1 && o.readable.recovered === 0 && o.unreadable.distinctAnswers === 1 && o.unreadable.recovered === 0 && o.listDistinct === 1 && o.existenceDistinct === 1 && o.revertLeaks.length === 0);
+  figure(`flexible sync rules reload: a live session whose role let it read and rename the owner's item (rename ${d.renamedBefore ? 'accepted' : 'NOT accepted'}) has that role removed from rules.json: the item erased after ${d.erasedMs === null ? 'NEVER' : `${Math.round(d.erasedMs)} ms`}, a rename through the same session ${d.renamedAfter ? 'ACCEPTED' : 'refused'} (the name now "${d.nameAfter}"), the owner's next item and change ${d.laterReceived ? 'RECEIVED' : 'not received'} (goal erased ≤ 10000 ms / refused / not received)`,
+    d.renamedBefore && d.heldBefore && d.erasedMs !== null && d.erasedMs <= 10_000 && !d.renamedAfter && d.nameAfter !== 'bob after the edit' && !d.laterReceived);
+  figure(`flexible sync LIKE bomb: a ${l.queryChars}-character subscription of LIKE patterns full of ? (${l.queryError ? `refused: ${l.queryError.slice(-120)}` : 'accepted'}), then one of ${l.boundedChars} characters within the bound (? parts, long literal LIKE and CONTAINS needles; ${l.boundedError ? `REFUSED: ${l.boundedError.slice(0, 120)}` : 'accepted'}) over the attacker's ${l.textChars}-character note and ${l.uploads} uploads of it (${Math.round(l.bombMs)} ms): an innocent HTTP request every 20 ms, ${l.innocentRequests} of them, p50 ${Math.round(l.innocentP50Ms)} ms, max ${Math.round(l.innocentMaxMs)} ms (goal max ≤ 250 ms)`,
+    l.innocentRequests >= 5 && l.innocentMaxMs <= 250 && !l.boundedError);
+  figure(`flexible sync roles sync cannot enforce: a reader sets owner_id to herself under a role whose apply_when reads the document, then erases the owner's entry: ${q.refusals} of 2 refused, the entry ${q.ledgerOwner === 'ada' && q.ledgerAmount === 100 ? 'intact' : q.ledgerOwner.toUpperCase()}; field rules leaving _id out: ${q.badgeObjects} of ${q.badges} objects received, ${q.badgeDistinct} distinct keys, ${q.badgeNullKeys} null keys, hidden values ${list(q.badgeLeaks)} (goal 2 / intact / ${q.badges} / ${q.badges} / 0 / none)`,
+    q.refusals === 2 && q.ledgerOwner === 'ada' && q.ledgerAmount === 100 && q.badgeObjects === q.badges && q.badgeDistinct === q.badges && q.badgeNullKeys === 0 && q.badgeLeaks.length === 0);
 }
 
 // ---------------------------------------------------------------- main
@@ -647,6 +669,7 @@ async function main() {
     if (SECURITY_ONLY) {
       await securitySuite({ prepareApp, startServer, stopServer, send, login, figure, APP_ID, CLI });
       await syncMergeAttacks();
+      await syncFlexibleAttacks();
       return finish();
     }
     let server = await startServer(app);
@@ -660,6 +683,7 @@ async function main() {
     await stopServer(server);
     await securitySuite({ prepareApp, startServer, stopServer, send, login, figure, APP_ID, CLI });
     await syncMergeAttacks();
+    await syncFlexibleAttacks();
     await syncFaultsSuite({ figure, repo: REPO, here: HERE, short: SHORT });
     await stalledClientsSuite({ figure, repo: REPO, here: HERE, short: SHORT });
   } finally {

@@ -251,7 +251,8 @@ export class SyncHistory {
   }
 }
 
-function toBigInt(value: unknown): bigint {
+/** A stored integer (Long, number, bigint) as a bigint. */
+export function toBigInt(value: unknown): bigint {
   if (typeof value === 'bigint') return value;
   if (typeof value === 'number') return BigInt(value);
   if (value && typeof (value as Long).toBigInt === 'function') return (value as Long).toBigInt();

@@ -24,6 +24,7 @@ import { isSchemaInstruction, type Instruction, type PrimaryKey } from '../wire/
 import type { RuleCheckedCollection } from '../../data/access';
 import { DataAccessError } from '../../data/errors';
 import type { QueriedFields } from '../devmode';
+import { ReciprocalForms } from './reciprocal-forms';
 import { SentBootstraps, type ConcurrentBootstrap } from './sent-bootstraps';
 import { FairQueue } from './fair-queue';
 import { ObjectChangeGroups, PendingStoreChanges, type ObjectChange } from './store-changes';
@@ -149,7 +150,7 @@ export class RealmSyncEngine {
   private readonly customDataListeners = new Map<string, Set<() => void>>();
   private readonly rulesListeners = new Set<() => void>();
   /** Per client file: the forms of concurrent server changesets transformed through that client's later uploads. */
-  private readonly reciprocal = new Map<number, Map<number, TimedChangeset>>();
+  private readonly reciprocal: ReciprocalForms;
   /** Flexible sync: per client file, the bootstraps it was sent that its uploads may not have seen. */
   readonly sentBootstraps = new SentBootstraps();
   private schema?: RealmSchema;
@@ -176,6 +177,7 @@ export class RealmSyncEngine {
 
   constructor(private readonly options: RealmSyncEngineOptions) {
     this.now = options.now ?? Date.now;
+    this.reciprocal = new ReciprocalForms(options.store, () => options.service.runtimeState.epoch);
     this.history = new SyncHistory({
       store: options.store, epoch: () => options.service.runtimeState.epoch, now: this.now,
       maxAgeMs: () => {
@@ -480,6 +482,7 @@ export class RealmSyncEngine {
     return this.run(FLEXIBLE_HISTORY, async () => {
       const history = await this.history.partition(FLEXIBLE_HISTORY);
       const file = uploader.clientFile;
+      await this.reciprocal.load(file.ident);
       const rejected: RejectedObject[] = [];
       let integrated = 0;
       const finish = async () => {
@@ -509,6 +512,7 @@ export class RealmSyncEngine {
           changeset: applied.kept.length > 0 ? encodeChangeset(applied.kept) : new Uint8Array(0), originalSize: changeset.size,
         });
         this.keepDocuments(entry, applied.documents);
+        await this.reciprocal.save(file.ident);
         file.uploadClientVersion = changeset.clientVersion;
         file.uploadServerVersion = changeset.baseVersion;
         integrated++;
@@ -655,6 +659,7 @@ export class RealmSyncEngine {
     return this.run(id, async () => {
       const history = await this.history.partition(id);
       const file = uploader.clientFile;
+      await this.reciprocal.load(file.ident);
       let integrated = 0;
       const stop = async (error: EngineError) => {
         // What was integrated before the failing changeset stays integrated: remember it for the next session.
@@ -678,6 +683,7 @@ export class RealmSyncEngine {
           originFileIdent: file.ident, clientVersion: changeset.clientVersion, baseVersion: changeset.baseVersion, timestamp: changeset.timestamp,
           changeset: transformed.instructions.length > 0 ? encodeChangeset(transformed.instructions) : new Uint8Array(0), originalSize: changeset.size,
         });
+        await this.reciprocal.save(file.ident);
         file.uploadClientVersion = changeset.clientVersion;
         file.uploadServerVersion = changeset.baseVersion;
         integrated++;
@@ -693,9 +699,7 @@ export class RealmSyncEngine {
   /** The upload rebased onto the server changesets its client had not integrated. */
   private transform(history: PartitionHistory, file: ClientFileRecord, changeset: UploadedChangeset, instructions: Instruction[]):
     { ok: true; instructions: Instruction[] } | { ok: false; error: EngineError } {
-    let forms = this.reciprocal.get(file.ident);
-    if (!forms) this.reciprocal.set(file.ident, (forms = new Map()));
-    for (const version of forms.keys()) if (version <= changeset.baseVersion) forms.delete(version);
+    const forms = this.reciprocal.forUpload(file.ident, changeset.baseVersion);
     // realm's merge rules set an instruction against those of the same object, and schema instructions against
     // schema instructions: an entry that changes the schema or an object the upload touches may change it or
     // be changed by it; the others are passed by (so a changeset based on version 0 costs a look at each
@@ -708,6 +712,9 @@ export class RealmSyncEngine {
       return false;
     };
     const concurrentEntries = history.since(Math.max(changeset.baseVersion, 0)).filter((e) => e.originFileIdent !== file.ident && meets(e));
+    if (concurrentEntries.length > 0 && this.reciprocal.missing(file.ident, changeset.baseVersion)) {
+      return { ok: false, error: { code: ErrorCode.client_file_expired, name: 'ErrorClientFileExpired', message: `Client file expired (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, older than the server still has this client's merge state for; the client must reset`, action: 'client-reset', tryAgain: false } };
+    }
     // Flexible sync: the bootstraps the client integrated before this changeset reached the server, each
     // where the client met it (after the history entries of its version).
     const bootstraps = history.partition === FLEXIBLE_HISTORY ? this.sentBootstraps.concurrentWith(file.ident, { ...changeset, instructions }) : [];
@@ -718,10 +725,9 @@ export class RealmSyncEngine {
       order.splice(at === -1 ? order.length : at, 0, { bootstrap });
     }
     const concurrent: ConcurrentChangeset[] = order.map((o) => ('entry' in o
-      ? { changeset: forms!.get(o.entry.version) ?? timed(o.entry), keep: (form) => forms!.set(o.entry.version, form) }
+      ? { changeset: forms.get(o.entry.version) ?? timed(o.entry), keep: (form) => this.reciprocal.keep(file.ident, o.entry.version, form) }
       : { changeset: o.bootstrap.form, keep: (form) => o.bootstrap.keep(form) }));
     const merged = integrateUpload(concurrent, upload);
-    if (forms.size === 0) this.reciprocal.delete(file.ident);
     if (!merged.ok) {
       const error = merged.error;
       return { ok: false, error: error.kind === 'schemaMismatch'
