@@ -12,7 +12,7 @@ import type { ChangeEvent } from '../../store/changes';
 import { byId, StoreError, SYNC_METADATA_DATABASE, StoreErrorCode, type CommitWrite, type Document, type DocumentStore } from '../../store/types';
 import type { EvaluationUser } from '../../../core/rules';
 import { SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
-import { integrateUpload, type ConcurrentChangeset } from '../merge/integrate';
+import { ReciprocalHistory, type RebaseEntry } from '../merge/rebase';
 import type { TimedChangeset } from '../merge/transform';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService } from '../service';
 import { applyToDocument, changeInstructions, documentInstructions, InstructionError, StoredStateError } from '../translate/documents';
@@ -25,7 +25,7 @@ import { isSchemaInstruction, type Instruction, type PrimaryKey } from '../wire/
 import type { RuleCheckedCollection } from '../../data/access';
 import { DataAccessError } from '../../data/errors';
 import type { QueriedFields } from '../devmode';
-import { SentBootstraps, type ConcurrentBootstrap } from './sent-bootstraps';
+import { SentBootstraps } from './sent-bootstraps';
 import { FairQueue } from './fair-queue';
 import { groupObjectChanges, PendingStoreChanges, type ObjectChange } from './store-changes';
 import { changesByObject, encodeHeld, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type StoredCollections, type UserCollections } from './flexible';
@@ -150,7 +150,7 @@ export class RealmSyncEngine {
   private readonly customDataListeners = new Map<string, Set<() => void>>();
   private readonly rulesListeners = new Set<() => void>();
   /** Per client file: the forms of concurrent server changesets transformed through that client's later uploads. */
-  private readonly reciprocal = new Map<number, Map<number, TimedChangeset>>();
+  private readonly reciprocal = new ReciprocalHistory();
   /** Flexible sync: per client file, the bootstraps it was sent that its uploads may not have seen. */
   readonly sentBootstraps = new SentBootstraps();
   private schema?: RealmSchema;
@@ -690,35 +690,15 @@ export class RealmSyncEngine {
   /** The upload rebased onto the server changesets its client had not integrated. */
   private transform(history: PartitionHistory, file: ClientFileRecord, changeset: UploadedChangeset, instructions: Instruction[]):
     { ok: true; instructions: Instruction[] } | { ok: false; error: EngineError } {
-    let forms = this.reciprocal.get(file.ident);
-    if (!forms) this.reciprocal.set(file.ident, (forms = new Map()));
-    for (const version of forms.keys()) if (version <= changeset.baseVersion) forms.delete(version);
-    // realm's merge rules set an instruction against those of the same object, and schema instructions against
-    // schema instructions: an entry that changes the schema or an object the upload touches may change it or
-    // be changed by it; the others are passed by (so a changeset based on version 0 costs a look at each
-    // entry, not a merge with the whole history).
-    const touched = changesByObject(instructions).objects;
-    const meets = (entry: HistoryEntry) => {
-      const changes = this.entryChanges(entry);
-      if (changes.schemaChanges) return true;
-      for (const key of touched.keys()) if (changes.objects.has(key)) return true;
-      return false;
-    };
-    const concurrentEntries = history.since(Math.max(changeset.baseVersion, 0)).filter((e) => e.originFileIdent !== file.ident && meets(e));
-    // Flexible sync: the bootstraps the client integrated before this changeset reached the server, each
-    // where the client met it (after the history entries of its version).
     const bootstraps = history.partition === FLEXIBLE_HISTORY ? this.sentBootstraps.concurrentWith(file.ident, { ...changeset, instructions }) : [];
     const upload: TimedChangeset = { instructions, originTimestamp: changeset.timestamp, originFileIdent: BigInt(file.ident) };
-    const order: ({ entry: HistoryEntry } | { bootstrap: ConcurrentBootstrap })[] = concurrentEntries.map((entry) => ({ entry }));
-    for (const bootstrap of bootstraps) {
-      const at = order.findIndex((o) => ('entry' in o ? o.entry.version : o.bootstrap.version) > bootstrap.version);
-      order.splice(at === -1 ? order.length : at, 0, { bootstrap });
-    }
-    const concurrent: ConcurrentChangeset[] = order.map((o) => ('entry' in o
-      ? { changeset: forms!.get(o.entry.version) ?? timed(o.entry), keep: (form) => forms!.set(o.entry.version, form) }
-      : { changeset: o.bootstrap.form, keep: (form) => o.bootstrap.keep(form) }));
-    const merged = integrateUpload(concurrent, upload);
-    if (forms.size === 0) this.reciprocal.delete(file.ident);
+    const unseen: RebaseEntry[] = history.since(Math.max(changeset.baseVersion, 0)).map((entry) => ({
+      version: entry.version, originFileIdent: entry.originFileIdent, changeset: () => timed(entry), index: () => this.entryChanges(entry),
+    }));
+    // Flexible sync: the bootstraps the client integrated before this changeset reached the server, each
+    // where the client met it (after the history entries of its version).
+    const interleaved = bootstraps.map((bootstrap) => ({ version: bootstrap.version, changeset: bootstrap.form, keep: (form: TimedChangeset) => bootstrap.keep(form) }));
+    const merged = this.reciprocal.rebase(file.ident, changeset.baseVersion, upload, changesByObject(instructions), unseen, interleaved);
     if (!merged.ok) {
       const error = merged.error;
       return { ok: false, error: error.kind === 'schemaMismatch'
