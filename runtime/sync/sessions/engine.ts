@@ -5,26 +5,26 @@
 // a store write from anywhere else (GraphQL, functions, the Data API, the JSON feed) becomes a server
 // changeset in the history of each partition it touches. Sessions listening on a partition are told.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Binary, BSON, EJSON, Long } from 'bson';
+import { BSON, EJSON, Long } from 'bson';
 import { membershipOf, partitionId, partitionText, type PartitionSettings, type SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
 import type { ChangeEvent } from '../../store/changes';
-import { byId, StoreError, SYNC_METADATA_DATABASE, StoreErrorCode, type CommitWrite, type Document, type DocumentStore } from '../../store/types';
+import { byId, StoreError, StoreErrorCode, type CommitWrite, type Document, type DocumentStore } from '../../store/types';
 import type { EvaluationUser } from '../../../core/rules';
 import { SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
 import { ReciprocalHistory, type RebaseEntry } from '../merge/rebase';
 import type { TimedChangeset } from '../merge/transform';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService } from '../service';
 import { applyToDocument, changeInstructions, documentInstructions, InstructionError, StoredStateError } from '../translate/documents';
-import { objectTypeOf } from '../translate/object-types';
-import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstructions, tablesFromJsonSchema, type RealmSchema, type RealmTable } from '../translate/schema';
+import { reachableTables, schemaInstructions, type RealmSchema, type RealmTable } from '../translate/schema';
 import { primaryKeyForClients, primaryKeyOf, primaryKeyText, primaryKeyValue, requiredDefaults, syncTimestamp } from '../translate/values';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import { ErrorCode } from '../wire/errors';
-import { isSchemaInstruction, type Instruction, type PrimaryKey } from '../wire/instructions';
+import { type Instruction, type PrimaryKey } from '../wire/instructions';
 import type { RuleCheckedCollection } from '../../data/access';
 import { DataAccessError } from '../../data/errors';
 import type { QueriedFields } from '../devmode';
+import { SchemaNegotiation } from './schema-negotiation';
 import { SentBootstraps } from './sent-bootstraps';
 import { FairQueue } from './fair-queue';
 import { groupObjectChanges, PendingStoreChanges, type ObjectChange } from './store-changes';
@@ -73,8 +73,6 @@ const STORE_WRITES = '\u0000store writes';
 
 /** Flexible sync keeps one history for the whole app under this partition id. */
 export const FLEXIBLE_HISTORY = '__flexible';
-/** The queue of development mode's edits of the app's files. */
-const DEVELOPMENT_MODE_QUEUE = '__development_mode';
 
 /** An object of a flexible upload that was not applied (a compensating write). */
 export interface RejectedObject { table: string; object: PrimaryKey; reason: string; clientVersion: number }
@@ -153,7 +151,8 @@ export class RealmSyncEngine {
   private readonly reciprocal = new ReciprocalHistory();
   /** Flexible sync: per client file, the bootstraps it was sent that its uploads may not have seen. */
   readonly sentBootstraps = new SentBootstraps();
-  private schema?: RealmSchema;
+  /** The Realm schema the server syncs, what clients may change of it, and development mode. */
+  readonly schemas: SchemaNegotiation;
   private readonly bootstraps = new Map<string, { version: number; changeset: Uint8Array; instructionCount: number }>();
   private readonly flexibleBootstraps = new Map<string, SharedFlexibleBootstrap>();
   private readonly flexibleQueue = new FairQueue(STORE_WRITES);
@@ -166,7 +165,6 @@ export class RealmSyncEngine {
     })
       .catch((e) => this.options.log.error(`sync: recording store writes in ${partition === FLEXIBLE_HISTORY ? 'the flexible sync history' : `partition ${partition}`} failed: ${(e as Error).message}`));
   });
-  private declared?: Promise<Map<string, Instruction[]>>;
   private readonly now: () => number;
   /**
    * The documents each recent flexible history entry left behind, so that every session filters it without
@@ -177,6 +175,18 @@ export class RealmSyncEngine {
 
   constructor(private readonly options: RealmSyncEngineOptions) {
     this.now = options.now ?? Date.now;
+    this.schemas = new SchemaNegotiation({
+      service: options.service, store: options.store, log: options.log,
+      ...(options.applySchema ? { applySchema: options.applySchema } : {}),
+      ...(options.addQueryableFields ? { addQueryableFields: options.addQueryableFields } : {}),
+      ...(options.addAsymmetricTables ? { addAsymmetricTables: options.addAsymmetricTables } : {}),
+      run: (queue, task) => this.run(queue, task),
+      changed: () => {
+        // Bootstraps show the schema.
+        this.bootstraps.clear();
+        this.flexibleBootstraps.clear();
+      },
+    });
     this.history = new SyncHistory({
       store: options.store, epoch: () => options.service.runtimeState.epoch, now: this.now,
       maxAgeMs: () => {
@@ -211,23 +221,6 @@ export class RealmSyncEngine {
   /** Flexible sync: the synced collections unchecked (what a view reads to tell what of a document the user may not read). */
   storedCollections(): StoredCollections {
     return (collection) => this.options.store.collection(collection.database, collection.collection);
-  }
-
-  /**
-   * Development mode, flexible sync: the fields a subscription queried that are not queryable become
-   * queryable fields of their collections, as the platform does. Returns the fields added (none outside
-   * development mode, or when no field qualifies).
-   */
-  async developQueryableFields(notQueryable: readonly NotQueryableFields[]): Promise<{ collection: string; field: string }[]> {
-    const running = this.options.service.runtimeState.running;
-    const addQueryableFields = this.options.addQueryableFields;
-    if (!running?.settings.developmentModeEnabled || running.settings.type !== 'flexible' || !addQueryableFields) return [];
-    // One edit of sync/config.json (and reload) at a time.
-    return this.run(DEVELOPMENT_MODE_QUEUE, async () => {
-      const { added } = await addQueryableFields(notQueryable.map((n) => ({ collection: n.collection.collection, schema: n.collection.schema, fields: n.fields })));
-      for (const { collection, field } of added) this.options.log.info(`sync: development mode: "${field}" is now a queryable field of collection ${collection}`);
-      return added;
-    });
   }
 
   /** A history entry's instructions by object, worked out once for every flexible session. */
@@ -323,9 +316,17 @@ export class RealmSyncEngine {
 
   /** The app changed (reload): the Realm schema is derived again. */
   invalidateSchema(): void {
-    this.schema = undefined;
-    this.bootstraps.clear();
-    this.flexibleBootstraps.clear();
+    this.schemas.invalidate();
+  }
+
+  /** The Realm tables of the synced collections, with what clients declared on top. */
+  realmSchema(): Promise<RealmSchema> {
+    return this.schemas.realmSchema();
+  }
+
+  /** Development mode, flexible sync: the fields a subscription queried that are not queryable become queryable (`SchemaNegotiation.addQueryableFields`). */
+  developQueryableFields(notQueryable: readonly NotQueryableFields[]): Promise<{ collection: string; field: string }[]> {
+    return this.schemas.addQueryableFields(notQueryable);
   }
 
   /** A flexible bootstrap kept for new client files with the same queries and rule outcome, while the history after it stays short. */
@@ -351,51 +352,6 @@ export class RealmSyncEngine {
   keepFlexibleBootstrap(key: string, bootstrap: SharedFlexibleBootstrap): void {
     if (this.flexibleBootstraps.size >= MAX_SHARED_FLEXIBLE_BOOTSTRAPS) this.flexibleBootstraps.delete(this.flexibleBootstraps.keys().next().value!);
     this.flexibleBootstraps.set(key, bootstrap);
-  }
-
-  /** The Realm tables of the synced collections, with what clients declared on top. */
-  async realmSchema(): Promise<RealmSchema> {
-    if (this.schema) return this.schema;
-    const schema: RealmSchema = new Map();
-    const service = this.options.service;
-    for (const c of service.collections) {
-      const relationships = c.relationships.flatMap((r) => {
-        const target = service.collectionOfNamespace(r.database, r.collection);
-        const property = (c.schema.properties as Record<string, { bsonType?: unknown }> | undefined)?.[r.field];
-        return target ? [{ field: r.field, targetType: target.type, many: property?.bsonType === 'array' }] : [];
-      });
-      tablesFromJsonSchema(c.type, c.schema, relationships, schema);
-    }
-    for (const instructions of (await this.declaredTables()).values()) for (const i of instructions) applySchemaInstruction(schema, i);
-    // Which types are asymmetric is the app's setting, whatever was declared before it.
-    const asymmetric = new Set(service.flexible ? service.runtimeState.running?.settings.asymmetricTables ?? [] : []);
-    for (const table of schema.values()) table.asymmetric = !table.embedded && table.primaryKey !== undefined && asymmetric.has(table.name);
-    this.schema = schema;
-    return schema;
-  }
-
-  private declaredTables(): Promise<Map<string, Instruction[]>> {
-    this.declared ??= (async () => {
-      const docs = await this.options.store.collection(SYNC_METADATA_DATABASE, 'schema').find({});
-      const out = new Map<string, Instruction[]>();
-      for (const doc of docs) {
-        try {
-          out.set(String(doc._id), parseChangeset((doc.cs as { buffer: Uint8Array }).buffer));
-        } catch (e) {
-          this.options.log.warn(`sync: ignoring the stored declaration of table ${String(doc._id)}: ${(e as Error).message}`);
-        }
-      }
-      return out;
-    })();
-    return this.declared;
-  }
-
-  /** Records what a client declared for a table (its AddTable/AddColumn), kept for later bootstraps. */
-  private async declareTable(table: RealmTable): Promise<void> {
-    const declared = await this.declaredTables();
-    const instructions = tableInstructions(table);
-    declared.set(table.name, instructions);
-    await this.options.store.collection(SYNC_METADATA_DATABASE, 'schema').replaceOne({ _id: table.name }, { cs: new Binary(encodeChangeset(instructions)) }, { upsert: true });
   }
 
   // ---------------------------------------------------------------- store changes
@@ -530,7 +486,7 @@ export class RealmSyncEngine {
 
   private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], changeset: UploadedChangeset): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[]; documents: ChangedDocuments } | { ok: false; error: EngineError }> {
     // Each object is checked against the user's rules below; a schema change needs development mode.
-    const declared = await this.schemaAfter(instructions, true);
+    const declared = await this.schemas.after(instructions, true);
     if (!declared.ok) return declared;
     const { schema } = declared;
     const touchedOrError = await this.touchObjects(schema, instructions, 'perObject');
@@ -741,7 +697,7 @@ export class RealmSyncEngine {
     if (objects.length > 0 && !uploader.canWrite) {
       return { ok: false, error: SYNC_ERRORS.permissionDenied('UPLOAD', `user ${uploader.userId} may not write partition ${partitionText(uploader.partition)}: the write expression is false`) };
     }
-    const declared = await this.schemaAfter(instructions, uploader.canWrite);
+    const declared = await this.schemas.after(instructions, uploader.canWrite);
     if (!declared.ok) return declared;
     const { schema } = declared;
     const touchedOrError = await this.touchObjects(schema, objects);
@@ -774,16 +730,6 @@ export class RealmSyncEngine {
       } else writes.push(entry.before ? { ...where, replace: entry.after } : { ...where, insert: entry.after });
     }
     return { ok: true, writes };
-  }
-
-  /** The Realm schema once an upload's schema instructions are declared (or the error refusing them). */
-  private async schemaAfter(instructions: readonly Instruction[], mayWrite: boolean): Promise<{ ok: true; schema: RealmSchema } | { ok: false; error: EngineError }> {
-    const declared = instructions.filter(isSchemaInstruction);
-    if (declared.length > 0) {
-      const problem = await this.declareSchema(await this.realmSchema(), declared, mayWrite);
-      if (problem) return { ok: false, error: problem };
-    }
-    return { ok: true, schema: await this.realmSchema() };
   }
 
   /**
@@ -860,119 +806,6 @@ export class RealmSyncEngine {
     return undefined;
   }
 
-  /**
-   * Takes a client's schema instructions. What the server's schema already holds changes nothing (every new
-   * client declares its whole schema, read-only ones too; a column's nullability is not compared). Anything else is refused (225) outside development
-   * mode; in development mode a session that may write adds tables and columns, but never changes what a
-   * synced table is (its kind, primary key or a column): other clients sync that table as it is.
-   */
-  private async declareSchema(schema: RealmSchema, instructions: Instruction[], mayWrite: boolean): Promise<EngineError | undefined> {
-    const service = this.options.service;
-    const devMode = service.runtimeState.running?.settings.developmentModeEnabled === true && this.options.applySchema !== undefined;
-    const declared = await this.declaredTables();
-    const next: RealmSchema = new Map([...schema].map(([name, table]) => [name, { ...table, columns: new Map(table.columns) }]));
-    const changed = new Set<string>();
-    for (const instruction of instructions) {
-      if (instruction.type === 'EraseTable' || instruction.type === 'EraseColumn') {
-        return invalidSchemaChange(`${instruction.type} ${instruction.table}: destructive schema changes are not allowed on a synced realm`);
-      }
-      if (instruction.type === 'AddTable' && instruction.spec.kind === 'topLevel' && instruction.spec.asymmetric && !service.flexible) {
-        return invalidSchemaChange(`table "${instruction.table}" declared asymmetric: data ingest needs flexible sync`);
-      }
-      const change = schemaChange(next, instruction);
-      if (!change) continue;
-      // In development mode the first client to declare a synced table asymmetric makes it so (and the
-      // app's asymmetric_tables records it); outside it, only the setting does.
-      const firstIngestDeclaration = 'breaking' in change && change.ingest === true && service.flexible && !declared.has(instruction.table) && !changed.has(instruction.table);
-      if ('breaking' in change && !(firstIngestDeclaration && devMode)) {
-        const asymmetricInvolved = instruction.type === 'AddTable' && instruction.spec.kind === 'topLevel' && (instruction.spec.asymmetric || next.get(instruction.table)?.asymmetric === true);
-        const hint = asymmetricInvolved ? ' (the data ingest types are those listed in "asymmetric_tables" of sync/config.json)' : '';
-        return invalidSchemaChange(`breaking schema change: ${change.breaking}${hint}`);
-      }
-      if ('additive' in change && !devMode) return invalidSchemaChange(`non-breaking schema change: ${change.additive}, schema changes from clients are restricted when developer mode is disabled`);
-      applySchemaInstruction(next, instruction);
-      changed.add(instruction.table);
-    }
-    if (changed.size === 0) return undefined;
-    if (!mayWrite) return SYNC_ERRORS.permissionDenied('UPLOAD', 'a session that may not write cannot change the schema');
-    const newlyAsymmetric = [...changed].filter((name) => next.get(name)?.asymmetric === true && schema.get(name)?.asymmetric !== true);
-    if (newlyAsymmetric.length > 0) {
-      if (!this.options.addAsymmetricTables) return invalidSchemaChange('asymmetric tables need development mode');
-      try {
-        await this.options.addAsymmetricTables(newlyAsymmetric);
-      } catch (e) {
-        return invalidSchemaChange(`development mode could not record the asymmetric tables: ${(e as Error).message}`);
-      }
-      this.invalidateSchema();
-    }
-    const unknown = [...changed].filter((name) => {
-      const table = next.get(name);
-      return table && !table.embedded && !service.collectionOfType(name);
-    });
-    if (unknown.length > 0) {
-      try {
-        await this.options.applySchema!(unknown.map((name) => objectTypeOf(next, next.get(name)!)));
-      } catch (e) {
-        return invalidSchemaChange(`development mode could not write the schemas: ${(e as Error).message}`);
-      }
-      this.invalidateSchema();
-    }
-    for (const name of changed) await this.declareTable(next.get(name)!);
-    this.invalidateSchema();
-    return undefined;
-  }
-}
-
-function invalidSchemaChange(why: string): EngineError {
-  return { code: ErrorCode.invalid_schema_change, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${why}`, action: 'none', tryAgain: false };
-}
-
-/**
- * How a client's AddTable or AddColumn differs from the schema: not at all (undefined), by adding a table or a
- * column, or by changing an existing table's kind, primary key or column (breaking).
- */
-function schemaChange(schema: RealmSchema, instruction: Instruction): { additive: string } | { breaking: string; ingest?: boolean } | undefined {
-  if (instruction.type === 'AddTable') {
-    const table = schema.get(instruction.table);
-    if (!table) return { additive: `adding schema for Realm table "${instruction.table}"` };
-    const spec = instruction.spec;
-    const declared = spec.kind === 'embedded' ? 'an embedded table'
-      : tableText(spec.asymmetric, spec.pkField, spec.pkType, spec.pkNullable);
-    const server = table.embedded || !table.primaryKey ? 'an embedded table'
-      : tableText(table.asymmetric, table.primaryKey.field, table.primaryKey.type, table.primaryKey.nullable);
-    if (declared === server) return undefined;
-    // The same table, only made asymmetric (data ingest).
-    const ingest = spec.kind === 'topLevel' && spec.asymmetric && !table.asymmetric && !table.embedded && table.primaryKey !== undefined
-      && declared === tableText(true, table.primaryKey.field, table.primaryKey.type, table.primaryKey.nullable);
-    return { breaking: `table "${instruction.table}" declared as ${declared}, the server's is ${server}`, ...(ingest ? { ingest } : {}) };
-  }
-  if (instruction.type === 'AddColumn') {
-    const table = schema.get(instruction.table);
-    if (!table) return { breaking: `column "${instruction.field}" added to table "${instruction.table}", which is not declared` };
-    if (table.primaryKey?.field === instruction.field) return { breaking: `column "${instruction.field}" of table "${instruction.table}" is its primary key` };
-    const column = table.columns.get(instruction.field);
-    const declared = columnText(instruction.valueType, instruction.collectionType, instruction.linkTargetTable);
-    if (!column) return { additive: `adding "${PLATFORM_TYPE_NAMES[instruction.valueType] ?? instruction.valueType}" column at field "${instruction.field}" in schema "${instruction.table}"` };
-    // Nullability aside, as realm-core's own applier compares an existing column: clients whose models
-    // differ from the collection schema only there sync as they are, and the server keeps its own.
-    const server = columnText(column.type, column.collection, column.linkTarget);
-    return declared === server ? undefined : { breaking: `column "${instruction.field}" of table "${instruction.table}" declared as ${declared}, the server's is ${server}` };
-  }
-  return undefined;
-}
-
-/** Value types as the platform's schema messages name them. */
-const PLATFORM_TYPE_NAMES: Partial<Record<string, string>> = {
-  int: 'Int', bool: 'Bool', string: 'String', binary: 'Binary', timestamp: 'Timestamp', float: 'Float', double: 'Double',
-  decimal: 'Decimal128', objectId: 'ObjectID', uuid: 'UUID', link: 'Link', null: 'Mixed', mixed: 'Mixed',
-};
-
-function tableText(asymmetric: boolean, pkField: string, pkType: string, pkNullable: boolean): string {
-  return `${asymmetric ? 'an asymmetric' : 'a top-level'} table with primary key "${pkField}" ${pkType}${pkNullable ? ' (nullable)' : ''}`;
-}
-
-function columnText(type: string, collection: string, linkTarget: string | undefined): string {
-  return `${collection === 'single' ? '' : `${collection} of `}${type === 'null' ? 'mixed' : type}${linkTarget ? ` -> ${linkTarget}` : ''}`;
 }
 
 /** Parsed history entries, kept while the entry lives (transforms meet the same entries again). */
