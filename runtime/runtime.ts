@@ -694,6 +694,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   };
   const feed = createPartitionFeed({
     service: sync,
+    engine: realmSync,
     appId,
     authenticate: async (headers) => {
       const { caller, login } = await authenticateLogin(headers);

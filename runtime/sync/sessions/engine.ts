@@ -690,9 +690,7 @@ export class RealmSyncEngine {
 
   /** The document writes of an upload's instructions: all are checked here, none is made. */
   private async documentWrites(uploader: Uploader, partition: string, instructions: Instruction[]): Promise<{ ok: true; writes: CommitWrite[] } | { ok: false; error: EngineError }> {
-    const service = this.options.service;
-    const settings = service.partitionSettings;
-    if (!settings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
+    if (!this.options.service.partitionSettings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
     const objects = instructions.filter((i) => 'object' in i);
     if (objects.length > 0 && !uploader.canWrite) {
       return { ok: false, error: SYNC_ERRORS.permissionDenied('UPLOAD', `user ${uploader.userId} may not write partition ${partitionText(uploader.partition)}: the write expression is false`) };
@@ -702,19 +700,29 @@ export class RealmSyncEngine {
     const { schema } = declared;
     const touchedOrError = await this.touchObjects(schema, objects);
     if (!touchedOrError.ok) return touchedOrError;
-    const touched = touchedOrError.touched;
+    return this.partitionWrites(uploader, partition, touchedOrError.touched);
+  }
+
+  /**
+   * What a user may write in a partition, for every writer (a Realm client's upload, a JSON feed write): each
+   * object must be of the partition before and after (its key filled in when absent), match its collection's
+   * schema and link only to objects of the partition. Returns the document writes; none is made here.
+   */
+  private async partitionWrites(writer: Pick<Uploader, 'partition'>, partition: string, touched: ReadonlyMap<string, TouchedObject>): Promise<{ ok: true; writes: CommitWrite[] } | { ok: false; error: EngineError }> {
+    const settings = this.options.service.partitionSettings;
+    if (!settings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
     const inPartition = (doc: Document) => {
       const m = membershipOf(doc, settings);
       return 'partition' in m && partitionId(m.partition) === partition;
     };
     for (const entry of touched.values()) {
       if (entry.before && !inPartition(entry.before)) {
-        return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${entry.collection.type} ${EJSON.stringify(entry.id as never)} belongs to another partition than ${partitionText(uploader.partition)}`) };
+        return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${entry.collection.type} ${EJSON.stringify(entry.id as never)} belongs to another partition than ${partitionText(writer.partition)}`) };
       }
       if (!entry.after) continue;
-      if (!Object.hasOwn(entry.after, settings.key) || entry.after[settings.key] === null) entry.after[settings.key] = partitionValueFor(uploader.partition, entry.collection, settings);
+      if (!Object.hasOwn(entry.after, settings.key) || entry.after[settings.key] === null) entry.after[settings.key] = partitionValueFor(writer.partition, entry.collection, settings);
       if (!inPartition(entry.after)) {
-        return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: SET instruction had incorrect partition value for key "${settings.key}" { expectedPartition: ${partitionText(uploader.partition)}, foundPartition: ${EJSON.stringify((entry.after[settings.key] ?? null) as never, { relaxed: false })} }`) };
+        return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: SET instruction had incorrect partition value for key "${settings.key}" { expectedPartition: ${partitionText(writer.partition)}, foundPartition: ${EJSON.stringify((entry.after[settings.key] ?? null) as never, { relaxed: false })} }`) };
       }
       // A Realm optional property set to null is an absent value to the collection schema.
       const violation = entry.collection.validate?.(withoutNulls(entry.after));
@@ -730,6 +738,40 @@ export class RealmSyncEngine {
       } else writes.push(entry.before ? { ...where, replace: entry.after } : { ...where, insert: entry.after });
     }
     return { ok: true, writes };
+  }
+
+  /**
+   * The writes of a JSON feed client (`../feed.ts`), each a document's new state (null: deleted): checked as
+   * an upload's objects are (`partitionWrites`) in the partition's queue, and committed with their history
+   * entry, a server changeset that Realm clients download. Nothing is written when one is refused.
+   */
+  async writeDocuments(writer: Omit<Uploader, 'clientFile'>, changes: readonly { collection: SyncedCollection; id: unknown; after: Document | null }[]): Promise<{ ok: true } | { ok: false; error: EngineError }> {
+    const id = partitionId(writer.partition);
+    return this.run(id, async () => {
+      if (!writer.canWrite) {
+        return { ok: false as const, error: SYNC_ERRORS.permissionDenied('UPLOAD', `user ${writer.userId} may not write partition ${partitionText(writer.partition)}: the write expression is false`) };
+      }
+      const schema = await this.realmSchema();
+      const touched = new Map<string, TouchedObject>();
+      for (const change of changes) {
+        const table = schema.get(change.collection.type);
+        const object = primaryKeyOf(change.id);
+        if (!table || table.embedded || !object) {
+          return { ok: false as const, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${change.collection.type} ${EJSON.stringify(change.id as never)} is not an object a Realm client can hold`) };
+        }
+        const before = await this.options.store.collection(change.collection.database, change.collection.collection).findOne({ _id: change.id as never });
+        touched.set(heldKey(table.name, object), { collection: change.collection, table, object, id: change.id, before, after: change.after ? cloneDocument(change.after) : null, instructions: [] });
+      }
+      const checked = await this.partitionWrites(writer, id, touched);
+      if (!checked.ok) return checked;
+      const instructions = [...touched.values()].flatMap((entry) => changeInstructions(schema, entry.table, entry.before ?? undefined, entry.after ?? undefined));
+      const history = await this.history.partition(id);
+      await this.record(id, history, checked.writes, {
+        originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()), changeset: encodeChangeset(instructions), originalSize: 0,
+      });
+      this.notify(id);
+      return { ok: true as const };
+    });
   }
 
   /**
