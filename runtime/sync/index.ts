@@ -1,5 +1,5 @@
 // Partition-based sync in the runtime (rules-and-sync §2–§10): see README.md in this folder.
-export { SyncService, SYNC_ERRORS, syncedCollections, type PermissionVerdict, type SyncAppContext, type SyncStatusReport, type SyncedCollection } from './service';
+export { SyncService, SYNC_ERRORS, syncedCollections, transitionError, type PermissionVerdict, type SyncAppContext, type SyncStatusReport, type SyncedCollection } from './service';
 export { createPartitionFeed, FEED_ENDPOINT, type PartitionFeed } from './feed';
 export { applyClientWrite } from './writes';
 export { addAsymmetricTables, addQueryableFields, mirrorObjectTypes } from './devmode';

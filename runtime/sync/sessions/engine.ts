@@ -294,18 +294,9 @@ export class RealmSyncEngine {
     for (const listener of [...this.rulesListeners]) listener();
   }
 
-  private isCustomUserData(database: string, collection: string): boolean {
-    const config = this.options.service.appContext?.app.customUserData;
-    return Boolean(config?.enabled && config.databaseName === database && config.collectionName === collection);
-  }
-
   /** A write to custom user data: the sessions of the users whose document it was (before or after) are told. */
   private customDataChanged(change: ChangeEvent): void {
-    const field = this.options.service.appContext?.app.customUserData?.userIdField;
-    if (!field) return;
-    const owners = new Set([change.fullDocument?.[field], change.fullDocumentBeforeChange?.[field]]);
-    for (const owner of owners) {
-      if (typeof owner !== 'string') continue;
+    for (const owner of this.options.service.customDataOwners(change)) {
       for (const listener of this.customDataListeners.get(owner) ?? []) listener();
     }
   }
@@ -356,16 +347,25 @@ export class RealmSyncEngine {
 
   // ---------------------------------------------------------------- store changes
 
-  /** Whether a store write must be seen: every write to a synced collection while sync is enabled, and to custom user data a session watches. */
+  /**
+   * Whether a store write must be seen: every write to a synced collection while sync is enabled, and to
+   * custom user data a session watches (a Realm session, or a JSON feed session: `SyncService.wants`).
+   */
   wants(database: string, collection: string): boolean {
-    if (this.customDataListeners.size > 0 && this.isCustomUserData(database, collection)) return true;
-    return this.options.service.runtimeState.status === 'enabled' && this.options.service.collectionOfNamespace(database, collection) !== undefined;
+    const service = this.options.service;
+    if (service.wants(database, collection)) return true;
+    if (this.customDataListeners.size > 0 && service.isCustomUserData(database, collection)) return true;
+    return service.runtimeState.status === 'enabled' && service.collectionOfNamespace(database, collection) !== undefined;
   }
 
-  /** A committed store write becomes part of a server changeset in the histories of the partitions it touches. */
+  /**
+   * The one fan-out of store writes to sync: the JSON feed's sessions get the change (`SyncService.onChange`),
+   * and a committed write becomes part of a server changeset in the histories of the partitions it touches.
+   */
   onChange(change: ChangeEvent): void {
-    if (this.customDataListeners.size > 0 && this.isCustomUserData(change.ns.db, change.ns.coll)) this.customDataChanged(change);
     const service = this.options.service;
+    service.onChange(change);
+    if (this.customDataListeners.size > 0 && service.isCustomUserData(change.ns.db, change.ns.coll)) this.customDataChanged(change);
     const settings = service.partitionSettings;
     const synced = service.collectionOfNamespace(change.ns.db, change.ns.coll);
     if (!synced || service.runtimeState.status !== 'enabled') return;
