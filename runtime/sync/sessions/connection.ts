@@ -12,7 +12,6 @@ import { schemaVersionRefusal } from '../schema-versions';
 import type { Logger } from '../../http/server';
 import { StoreError, StoreErrorCode } from '../../store/types';
 import type { ClientFileRecord, HistoryEntry, PartitionHistory, PendingCompensation } from '../history/history';
-import type { ViewChange } from '../history/views';
 import { ErrorCode, WireError } from '../wire/errors';
 import type { ChangesetEntry, Instruction } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
@@ -530,9 +529,8 @@ export class RealmSyncConnection {
       const view = session.view!;
       const changes = await view.regrant(collections, await engine.realmSchema());
       if (!this.isLive(session) || changes.length === 0) return;
-      // Recorded before it leaves, as every DOWNLOAD that changes what the client holds.
-      const journal = view.takeJournal();
-      if (journal) await engine.history.views.saveChanges(session.clientFile!.ident, view.recordSequence++, view.queryVersion, [{ version: session.downloadServerVersion, ...journal }]);
+      view.noteChanges(session.downloadServerVersion);
+      await view.record(engine.history.views, session.clientFile!.ident);
       if (!this.isLive(session)) return;
       this.log.info(`${this.describe(session)}: ${why}; rules evaluated again (${changes.filter((i) => i.type === 'EraseObject').length} objects erased, ${changes.filter((i) => i.type === 'CreateObject').length} brought or updated)`);
       this.sendDownload(session, [{
@@ -647,9 +645,8 @@ export class RealmSyncConnection {
     const version = atVersion > session.downloadServerVersion ? atVersion : await engine.newServerVersion(session.history!);
     session.downloadServerVersion = version;
     session.downloadClientVersion = Math.max(session.downloadClientVersion, session.clientFile!.uploadClientVersion);
-    // Recorded before it leaves: once the client applies it, its IDENT names this query version.
-    view.takeJournal();
-    await engine.history.views.saveSnapshot(session.clientFile!.ident, view.recordSequence++, view.queryVersion, version, view.heldBytes());
+    // Once the client applies it, its IDENT names this query version.
+    await view.record(engine.history.views, session.clientFile!.ident, version);
     if (!this.isLive(session)) return;
     const timestamp = syncTimestamp(Date.now());
     engine.sentBootstraps.sent(session.clientFile!.ident, {
@@ -866,11 +863,9 @@ export class RealmSyncConnection {
       rejectedUpdates: objects.map((o, i) => ({ table: o.table, pk: encodeBase64PrimaryKey(o.object), reason: compensation.reasons[i] ?? '' })),
       rejectedClientVersion: compensation.clientVersion,
     };
-    const journal = view.takeJournal();
-    if (journal) {
-      await engine.history.views.saveChanges(session.clientFile!.ident, view.recordSequence++, view.queryVersion, [{ version, ...journal }]);
-      if (!this.isLive(session)) return;
-    }
+    view.noteChanges(version);
+    await view.record(engine.history.views, session.clientFile!.ident);
+    if (!this.isLive(session)) return;
     session.downloadServerVersion = version;
     const revertDownload: ChangesetEntry = {
       version: BigInt(version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
@@ -945,7 +940,6 @@ export class RealmSyncConnection {
       }
       const started = performance.now();
       const batch: ChangesetEntry[] = [];
-      const viewChanges: ViewChange[] = [];
       let bytes = 0;
       let compensation: PendingCompensation | undefined;
       // A changeset of `entry`'s version for the batch; true when the batch is full.
@@ -968,8 +962,7 @@ export class RealmSyncConnection {
             const engine = this.options.engine;
             const erased = await session.view.uploaded(engine.entryChanges(entry), await engine.realmSchema(), engine.entryDocuments(entry));
             if (!this.isLive(session)) return;
-            const journal = session.view.takeJournal();
-            if (journal) viewChanges.push({ version: entry.version, ...journal });
+            session.view.noteChanges(entry.version);
             if (erased.length > 0 && add(entry, encodeChangeset(erased), SERVER_FILE_IDENT)) break;
           }
           continue;
@@ -979,17 +972,15 @@ export class RealmSyncConnection {
           const engine = this.options.engine;
           const filtered = await session.view.filter(engine.entryChanges(entry), await engine.realmSchema(), engine.entryDocuments(entry));
           if (!this.isLive(session)) return;
-          const journal = session.view.takeJournal();
-          if (journal) viewChanges.push({ version: entry.version, ...journal });
+          session.view.noteChanges(entry.version);
           if (filtered.instructions.length === 0) continue;
           if (add(entry, filtered.unchanged ? entry.changeset : encodeChangeset(filtered.instructions))) break;
           continue;
         }
         if (add(entry, entry.changeset, entry.originFileIdent, entry.originalSize || entry.changeset.length)) break;
       }
-      if (viewChanges.length > 0) {
-        // Recorded before the DOWNLOAD leaves, so the record is never behind what the client may have.
-        await this.options.engine.history.views.saveChanges(file.ident, session.view!.recordSequence++, session.view!.queryVersion, viewChanges);
+      if (session.view?.changesNoted) {
+        await session.view.record(this.options.engine.history.views, file.ident);
         if (!this.isLive(session)) return;
       }
       if (batch.length > 0 || !compensation) this.sendDownload(session, batch, 'steadyState', 1, started);
