@@ -4,7 +4,7 @@
 // carrying the last client version the server had integrated). Used to check that everyone converges.
 import { applyChangeset, cloneState, dumpState, emptyState, type RealmState } from '../../runtime/sync/merge/apply';
 import { ReciprocalHistory } from '../../runtime/sync/merge/rebase';
-import { changesByObject } from '../../runtime/sync/sessions/flexible';
+import { changesByObject } from '../../runtime/sync/flexible/view';
 import { mergeChangesets, type TimedChangeset } from '../../runtime/sync/merge/transform';
 import type { Instruction } from '../../runtime/sync/wire/instructions';
 

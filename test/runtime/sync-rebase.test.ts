@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import { applyChangeset, dumpState, emptyState } from '../../runtime/sync/merge/apply';
 import { ReciprocalHistory, type RebaseEntry } from '../../runtime/sync/merge/rebase';
 import type { TimedChangeset } from '../../runtime/sync/merge/transform';
-import { changesByObject } from '../../runtime/sync/sessions/flexible';
+import { changesByObject } from '../../runtime/sync/flexible/view';
 import type { Instruction } from '../../runtime/sync/wire/instructions';
 import { create, insert, SCHEMA, set, str } from '../helpers/sync-merge-build';
 

@@ -16,7 +16,7 @@ import { ErrorCode, WireError } from '../wire/errors';
 import type { ChangesetEntry, Instruction } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
 import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine, type UploadedChangeset } from './engine';
-import { compileQueryBody, decodeHeld, FlexibleView, type CompiledQueries, type UserCollections } from './flexible';
+import { compileQueryBody, decodeHeld, FlexibleView, type CompiledQueries, type UserCollections } from '../flexible/view';
 import { encodeBase64PrimaryKey, encodeChangeset, encodeChangesetBatches } from '../wire/changeset';
 import { syncTimestamp } from '../translate/values';
 import { SERVER_FILE_IDENT } from '../history/history';

@@ -25,10 +25,10 @@ import type { RuleCheckedCollection } from '../../data/access';
 import { DataAccessError } from '../../data/errors';
 import type { QueriedFields } from '../devmode';
 import { SchemaNegotiation } from './schema-negotiation';
-import { SentBootstraps } from './sent-bootstraps';
+import { SentBootstraps } from '../flexible/sent-bootstraps';
 import { FairQueue } from './fair-queue';
 import { groupObjectChanges, PendingStoreChanges, type ObjectChange } from './store-changes';
-import { changesByObject, encodeHeld, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type StoredCollections, type UserCollections } from './flexible';
+import { changesByObject, encodeHeld, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type StoredCollections, type UserCollections } from '../flexible/view';
 
 /** An uploaded changeset as the session hands it over. */
 export interface UploadedChangeset {

@@ -14,7 +14,7 @@ import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import { ErrorCode } from '../wire/errors';
 import { isSchemaInstruction, type Instruction } from '../wire/instructions';
 import type { EngineError } from './engine';
-import type { NotQueryableFields } from './flexible';
+import type { NotQueryableFields } from '../flexible/view';
 
 /** The queue of development mode's edits of the app's files. */
 const DEVELOPMENT_MODE_QUEUE = '__development_mode';
