@@ -10,14 +10,14 @@ import type { Logger } from '../../http/server';
 import type { PendingCompensation } from '../history/history';
 import { SERVER_FILE_IDENT } from '../history/history';
 import { SYNC_ERRORS } from '../service';
-import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine } from '../sessions/engine';
+import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine, type UploadedChangeset } from '../sessions/engine';
 import type { SyncActivityObserver } from '../sessions/connection';
-import { uploadedChangesets, type Session } from '../sessions/session';
+import type { Session } from '../sessions/session';
 import { syncTimestamp } from '../translate/values';
 import { encodeBase64PrimaryKey, encodeChangesetBatches } from '../wire/changeset';
 import { ErrorCode } from '../wire/errors';
 import type { ChangesetEntry, Instruction } from '../wire/instructions';
-import type { ClientMessage, ServerMessage } from '../wire/messages';
+import type { ServerMessage } from '../wire/messages';
 import { compileQueryBody, decodeHeld, FlexibleView, type CompiledQueries, type UserCollections } from './view';
 
 /** For each user's rule-checked collections, what their rules' outcome depends on (`RealmSyncEngine.ruleOutcomeKey`). */
@@ -286,24 +286,16 @@ export class FlexibleFlow {
 
   /**
    * A flexible upload: what the rules and the session's queries allow is applied; each rejected object is a
-   * compensating write (JSON_ERROR 231 naming it), then a DOWNLOAD that puts the server's state back on the client.
+   * compensating write (JSON_ERROR 231 naming it, sent by the pump next to its revert's server version).
    */
-  async upload(session: Session, message: Extract<ClientMessage, { type: 'upload' }>): Promise<void> {
-    const engine = this.host.engine;
+  async integrate(session: Session, changesets: UploadedChangeset[]): Promise<{ ok: true } | { ok: false; error: EngineError }> {
     const view = session.view!;
-    const started = performance.now();
-    const result = await engine.integrateFlexible(
+    const result = await this.host.engine.integrateFlexible(
       { clientFile: session.clientFile!, userId: this.host.user.id, collections: view.collections, selects: (table, doc) => view.selects(table, doc), reverted: session.reverted },
-      uploadedChangesets(message),
+      changesets,
     );
-    this.host.observer?.upload((performance.now() - started) / 1000, result.ok ? 'ok' : 'refused');
-    if (!this.host.isLive(session)) return;
-    if (!result.ok) {
-      this.host.log.warn(`${this.host.describe(session)}: upload refused: ${result.error.message}`);
-      return this.host.sessionError(session, result.error);
-    }
-    if (result.rejected.length > 0) this.host.log.warn(`${this.host.describe(session)}: compensating write: ${result.rejected.map((r) => r.reason).join('; ')}`);
-    await this.host.pump(session);
+    if (result.ok && result.rejected.length > 0) this.host.log.warn(`${this.host.describe(session)}: compensating write: ${result.rejected.map((r) => r.reason).join('; ')}`);
+    return result;
   }
 
   /**

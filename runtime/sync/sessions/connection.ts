@@ -533,12 +533,11 @@ export class RealmSyncConnection {
 
   private async upload(session: Session, message: Extract<ClientMessage, { type: 'upload' }>): Promise<void> {
     if (session.state !== 'identified') return this.fail(ErrorCode.bad_message_order, 'Bad input message order: UPLOAD before IDENT');
-    if (session.view) return this.flexibleRoom.upload(session, message);
     const started = performance.now();
-    const result = await this.options.engine.integrate(
-      { clientFile: session.clientFile!, partition: session.partition, userId: this.info.user.id, canWrite: session.canWrite },
-      uploadedChangesets(message),
-    );
+    const changesets = uploadedChangesets(message);
+    const result = session.view
+      ? await this.flexibleRoom.integrate(session, changesets)
+      : await this.options.engine.integrate({ clientFile: session.clientFile!, partition: session.partition, userId: this.info.user.id, canWrite: session.canWrite }, changesets);
     this.options.observer?.upload((performance.now() - started) / 1000, result.ok ? 'ok' : 'refused');
     if (!this.isLive(session)) return;
     if (!result.ok) {
