@@ -12,7 +12,7 @@ import { SERVER_FILE_IDENT } from '../history/history';
 import { SYNC_ERRORS } from '../service';
 import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine, type UploadedChangeset } from '../sessions/engine';
 import type { SyncActivityObserver } from '../sessions/connection';
-import type { Session } from '../sessions/session';
+import { isFlexible, markBound, type FlexibleSession, type IdentifiedSession, type Session } from '../sessions/session';
 import { syncTimestamp } from '../translate/values';
 import { encodeBase64PrimaryKey, encodeChangesetBatches } from '../wire/changeset';
 import { ErrorCode } from '../wire/errors';
@@ -37,9 +37,9 @@ export interface FlexibleHost {
   readonly protocolVersion: number;
   describe(session: Session): string;
   /** After an await: the session may have ended meanwhile. */
-  isLive(session: Session): boolean;
+  isLive(session: Session): session is IdentifiedSession;
   send(message: ServerMessage): void;
-  sendDownload(session: Session, changesets: ChangesetEntry[], batchState?: 'moreToCome' | 'lastInBatch' | 'steadyState', progressEstimate?: number, started?: number): void;
+  sendDownload(session: IdentifiedSession, changesets: ChangesetEntry[], batchState?: 'moreToCome' | 'lastInBatch' | 'steadyState', progressEstimate?: number, started?: number): void;
   sessionError(session: Session, error: SyncError | EngineError, details?: Record<string, unknown>): void;
   /** Sends what the session has not had of the history (DOWNLOADs), then answers its MARKs. */
   pump(session: Session): Promise<void>;
@@ -58,12 +58,10 @@ export class FlexibleFlow {
     const service = engine.service;
     if (service.runtimeState.status === 'paused') return this.host.sessionError(session, SYNC_ERRORS.disabledSession('sync is paused (disabled session); try again after it resumes'));
     if (service.runtimeState.status !== 'enabled' || !service.flexible) return this.host.sessionError(session, SYNC_ERRORS.disabledSession('flexible sync is not enabled for this app'));
-    session.view = new FlexibleView(await this.userCollections(), engine.storedCollections());
-    session.partitionId = FLEXIBLE_HISTORY;
-    session.canWrite = true;
-    session.history = await engine.history.partition(FLEXIBLE_HISTORY);
+    const view = new FlexibleView(await this.userCollections(), engine.storedCollections());
+    const history = await engine.history.partition(FLEXIBLE_HISTORY);
     if (session.state === 'ended') return;
-    session.state = 'bound';
+    markBound(session, { view, partitionId: FLEXIBLE_HISTORY, canWrite: true, history });
     this.host.log.info(`${this.host.describe(session)}: bound (flexible sync, protocol ${this.host.protocolVersion})`);
     if (needClientFileIdent) {
       session.clientFile = await engine.history.allocateClientFile(FLEXIBLE_HISTORY, this.host.user.id);
@@ -87,7 +85,7 @@ export class FlexibleFlow {
    * history as the old rules show it, then one changeset at that version erasing what it may no longer read
    * and bringing what it now may; later uploads are checked with the new rules.
    */
-  async reevaluateRules(session: Session): Promise<void> {
+  async reevaluateRules(session: FlexibleSession): Promise<void> {
     session.rulesQueued = false;
     const why = [...session.rulesChanges].join('; ');
     session.rulesChanges.clear();
@@ -97,11 +95,11 @@ export class FlexibleFlow {
     await engine.run(FLEXIBLE_HISTORY, async () => {
       await this.host.pump(session);
       if (!this.host.isLive(session)) return;
-      const view = session.view!;
+      const view = session.view;
       const changes = await view.regrant(collections, await engine.realmSchema());
       if (!this.host.isLive(session) || changes.length === 0) return;
       view.noteChanges(session.downloadServerVersion);
-      await view.record(engine.history.views, session.clientFile!.ident);
+      await view.record(engine.history.views, session.clientFile.ident);
       if (!this.host.isLive(session)) return;
       this.host.log.info(`${this.host.describe(session)}: ${why}; rules evaluated again (${changes.filter((i) => i.type === 'EraseObject').length} objects erased, ${changes.filter((i) => i.type === 'CreateObject').length} brought or updated)`);
       this.host.sendDownload(session, [{
@@ -137,7 +135,9 @@ export class FlexibleFlow {
   /** QUERY: a new subscription set; what the client has is brought up to date, then the new view is bootstrapped. */
   async query(session: Session, version: number, body: string): Promise<void> {
     if (session.state !== 'identified') return this.host.fail(ErrorCode.bad_message_order, 'Bad input message order: QUERY before IDENT');
-    const view = session.view!;
+    // Only a flexible connection's sessions are sent QUERY by a client; the others are told so as any internal error.
+    if (!isFlexible(session)) throw new Error('QUERY on a session that is not flexible sync');
+    const view = session.view;
     if (version <= view.queryVersion) return this.host.sessionError(session, { code: ErrorCode.bad_query, name: 'ErrorBadQuery', message: `Bad query (QUERY): query version ${version} is not after the active version ${view.queryVersion}`, action: 'fix-client', tryAgain: false });
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'query', fields: { queryVersion: version }, detail: body.slice(0, 2000) });
     const compiled = await this.compileQueries(session, version, body);
@@ -150,9 +150,9 @@ export class FlexibleFlow {
    * within BOOTSTRAP_CHANGESET_LIMITS, one per DOWNLOAD, `moreToCome` until the `lastInBatch`
    * one (the client applies them together).
    */
-  async bootstrapView(session: Session, next?: { version: number; tables: Parameters<FlexibleView['setQueries']>[1]; body: string }): Promise<void> {
+  async bootstrapView(session: FlexibleSession, next?: { version: number; tables: Parameters<FlexibleView['setQueries']>[1]; body: string }): Promise<void> {
     const engine = this.host.engine;
-    const view = session.view!;
+    const view = session.view;
     if (session.downloadsPaused) await session.downloadsPaused.resumed;
     if (!this.host.isLive(session)) return;
     // A subscription change's bootstrap brings the session's router back (TEST_COMMAND PAUSE_ROUTER_SESSION).
@@ -168,7 +168,7 @@ export class FlexibleFlow {
       const body = next ? next.body : session.initialQueryBody;
       const sharedKey = fromNothing && body !== undefined && rulesOutcomeKeys.has(view.collections)
         ? `${rulesOutcomeKeys.get(view.collections)}\u0000${queryVersion}\u0000${body}` : undefined;
-      const history = session.history!;
+      const history = session.history;
       const cached = sharedKey === undefined ? undefined : engine.sharedFlexibleBootstrap(sharedKey, history);
       // A client never goes back to an older server version: a bootstrap older than the client's version
       // serves when the history between them changed no object (a new client's schema upload, empty ones).
@@ -193,7 +193,7 @@ export class FlexibleFlow {
       if (!this.host.isLive(session)) return;
       const changesets = encodeChangesetBatches(instructions, BOOTSTRAP_CHANGESET_LIMITS);
       // The documents the bootstrap read hold everything up to the latest version, this client's uploads included.
-      const version = session.history!.latest;
+      const version = session.history.latest;
       // Encoded once, sent to this client and to the next ones with the same queries and rule outcome.
       if (sharedKey !== undefined) engine.keepFlexibleBootstrap(sharedKey, { version, held: view.heldBytes(), changesets });
       sent = true;
@@ -207,20 +207,20 @@ export class FlexibleFlow {
    * on) at `version` (its own, or the client's when no object changed since), then the history after it
    * through the view, as any client catches up.
    */
-  async sendBootstrap(session: Session, changesets: readonly Uint8Array[], atVersion: number, held?: Uint8Array): Promise<void> {
+  async sendBootstrap(session: FlexibleSession, changesets: readonly Uint8Array[], atVersion: number, held?: Uint8Array): Promise<void> {
     const engine = this.host.engine;
-    const view = session.view!;
+    const view = session.view;
     if (held) view.holdAlso(held);
     // Later than any version the client has: its uploads made before it integrated the bootstrap are based
     // on an earlier one, so the engine knows to transform them against the bootstrap as the client did.
-    const version = atVersion > session.downloadServerVersion ? atVersion : await engine.newServerVersion(session.history!);
+    const version = atVersion > session.downloadServerVersion ? atVersion : await engine.newServerVersion(session.history);
     session.downloadServerVersion = version;
-    session.downloadClientVersion = Math.max(session.downloadClientVersion, session.clientFile!.uploadClientVersion);
+    session.downloadClientVersion = Math.max(session.downloadClientVersion, session.clientFile.uploadClientVersion);
     // Once the client applies it, its IDENT names this query version.
-    await view.record(engine.history.views, session.clientFile!.ident, version);
+    await view.record(engine.history.views, session.clientFile.ident, version);
     if (!this.host.isLive(session)) return;
     const timestamp = syncTimestamp(Date.now());
-    engine.sentBootstraps.sent(session.clientFile!.ident, {
+    engine.sentBootstraps.sent(session.clientFile.ident, {
       version, clientVersion: session.downloadClientVersion, originTimestamp: timestamp, originFileIdent: BigInt(SERVER_FILE_IDENT), changesets,
     });
     changesets.forEach((bytes, i) => {
@@ -233,12 +233,12 @@ export class FlexibleFlow {
   }
 
   /** Flexible IDENT: the active subscription set; a new client file gets its bootstrap, a known one resumes with its view. */
-  async ident(session: Session, query: { version: bigint; body: string } | undefined): Promise<void> {
-    const view = session.view!;
+  async ident(session: FlexibleSession, query: { version: bigint; body: string } | undefined): Promise<void> {
+    const view = session.view;
     const version = Number(query?.version ?? 0n);
     // A client file may have records whatever its IDENT says (a bootstrap interrupted before it completed,
     // a resume at query version 0): the next ones follow them.
-    view.recordSequence = await this.host.engine.history.views.nextSequence(session.clientFile!.ident);
+    view.recordSequence = await this.host.engine.history.views.nextSequence(session.clientFile.ident);
     if (!this.host.isLive(session)) return;
     if (version > 0) {
       const compiled = await this.compileQueries(session, version, query!.body);
@@ -269,10 +269,10 @@ export class FlexibleFlow {
    * into one snapshot at that point. Without a record (a file from before records were kept), the client is
    * taken to hold what its queries select now.
    */
-  async resumeView(session: Session): Promise<void> {
+  async resumeView(session: FlexibleSession): Promise<void> {
     const views = this.host.engine.history.views;
-    const view = session.view!;
-    const ident = session.clientFile!.ident;
+    const view = session.view;
+    const ident = session.clientFile.ident;
     const recorded = await views.recorded(ident, view.queryVersion, session.downloadServerVersion);
     if (!recorded) {
       this.host.log.warn(`${this.host.describe(session)}: no record of what client file ${ident} holds at query version ${view.queryVersion}; taking it to hold what its queries select now`);
@@ -288,10 +288,10 @@ export class FlexibleFlow {
    * A flexible upload: what the rules and the session's queries allow is applied; each rejected object is a
    * compensating write (JSON_ERROR 231 naming it, sent by the pump next to its revert's server version).
    */
-  async integrate(session: Session, changesets: UploadedChangeset[]): Promise<{ ok: true } | { ok: false; error: EngineError }> {
-    const view = session.view!;
+  async integrate(session: FlexibleSession, changesets: UploadedChangeset[]): Promise<{ ok: true } | { ok: false; error: EngineError }> {
+    const view = session.view;
     const result = await this.host.engine.integrateFlexible(
-      { clientFile: session.clientFile!, userId: this.host.user.id, collections: view.collections, selects: (table, doc) => view.selects(table, doc), reverted: session.reverted },
+      { clientFile: session.clientFile, userId: this.host.user.id, collections: view.collections, selects: (table, doc) => view.selects(table, doc), reverted: session.reverted },
       changesets,
     );
     if (result.ok && result.rejected.length > 0) this.host.log.warn(`${this.host.describe(session)}: compensating write: ${result.rejected.map((r) => r.reason).join('; ')}`);
@@ -303,9 +303,9 @@ export class FlexibleFlow {
    * objects, then a DOWNLOAD at that version that erases each on the client and brings back the server's
    * readable state when it is in view (the client reports the error once it integrated that version).
    */
-  async sendCompensation(session: Session, compensation: PendingCompensation): Promise<void> {
+  async sendCompensation(session: FlexibleSession, compensation: PendingCompensation): Promise<void> {
     const engine = this.host.engine;
-    const view = session.view!;
+    const view = session.view;
     const schema = await engine.realmSchema();
     const objects = decodeHeld(compensation.objects);
     const revert: Instruction[] = [];
@@ -318,7 +318,7 @@ export class FlexibleFlow {
       rejectedClientVersion: compensation.clientVersion,
     };
     view.noteChanges(version);
-    await view.record(engine.history.views, session.clientFile!.ident);
+    await view.record(engine.history.views, session.clientFile.ident);
     if (!this.host.isLive(session)) return;
     session.downloadServerVersion = version;
     const revertDownload: ChangesetEntry = {

@@ -17,7 +17,7 @@ import type { ChangesetEntry } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
 import { FlexibleFlow } from '../flexible/flow';
 import type { EngineError, RealmSyncEngine } from './engine';
-import { uploadedChangesets, type RulesChange, type Session, type SessionState } from './session';
+import { isFlexible, markBound, markEnded, markIdentified, newSession, stateOf, uploadedChangesets, type IdentifiedSession, type RulesChange, type Session, type SessionState } from './session';
 import { encodeChangeset } from '../wire/changeset';
 import { SERVER_FILE_IDENT } from '../history/history';
 import { TrafficLog, type TrafficEntry } from './traffic';
@@ -397,11 +397,7 @@ export class RealmSyncConnection {
     const existing = this.sessions.get(message.session);
     if (existing && existing.state !== 'ended') return this.fail(ErrorCode.reuse_of_session_ident, `Overlapping reuse of session identifier (BIND): session ${message.session} is still bound`);
     const tooMany = this.liveSessions() >= MAX_SESSIONS_PER_CONNECTION;
-    const session: Session = {
-      ident: message.session, state: 'binding', chain: Promise.resolve(), canWrite: false,
-      downloadServerVersion: 0, downloadClientVersion: 0, reportedUploadVersion: -1, sentFirstDownload: false, pumpQueued: false, pendingMarks: [],
-      traffic: existing?.traffic ?? new TrafficLog(), reverted: new Map(), rulesChanges: new Set(),
-    };
+    const session = newSession(message.session, existing?.traffic ?? new TrafficLog());
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'bind', fields: { session: message.session, path: message.serverPath, needClientFileIdent: message.needClientFileIdent } });
     this.sessions.set(message.session, session);
     // 201, not realm's 224 (too_many_sessions), which a realm-core 14 client does not expect and stops on.
@@ -426,21 +422,18 @@ export class RealmSyncConnection {
         this.log.warn(`${this.describe(session)}: BIND ${message.serverPath} refused: ${opened.error.message}`);
         return this.sessionError(session, opened.error);
       }
-      session.partition = opened.partition;
-      session.partitionId = partitionId(opened.partition);
-      session.canWrite = opened.verdict.write;
-      session.history = await engine.history.partition(session.partitionId);
-      session.state = 'bound';
-      this.log.info(`${this.describe(session)}: bound (protocol ${this.info.protocolVersion}, ${session.canWrite ? 'read and write' : 'read only'})`);
+      const id = partitionId(opened.partition);
+      const bound = markBound(session, { partition: opened.partition, partitionId: id, canWrite: opened.verdict.write, history: await engine.history.partition(id) });
+      this.log.info(`${this.describe(bound)}: bound (protocol ${this.info.protocolVersion}, ${bound.canWrite ? 'read and write' : 'read only'})`);
       if (message.needClientFileIdent) {
-        session.clientFile = await engine.history.allocateClientFile(session.partitionId, this.info.user.id);
-        this.send({ type: 'ident', session: session.ident, clientFileIdent: BigInt(session.clientFile.ident), clientFileIdentSalt: session.clientFile.salt });
+        bound.clientFile = await engine.history.allocateClientFile(id, this.info.user.id);
+        this.send({ type: 'ident', session: bound.ident, clientFileIdent: BigInt(bound.clientFile.ident), clientFileIdentSalt: bound.clientFile.salt });
       }
     });
   }
 
   /** After an await: the session may have ended meanwhile. */
-  private isLive(session: Session): boolean {
+  private isLive(session: Session): session is IdentifiedSession {
     return session.state === 'identified' && !this.closed;
   }
 
@@ -468,13 +461,13 @@ export class RealmSyncConnection {
   private async ident(session: Session, message: Extract<ClientMessage, { type: 'ident' }>): Promise<void> {
     if (session.state !== 'bound') return this.fail(ErrorCode.bad_message_order, `Bad input message order: IDENT ${session.state === 'identified' ? 'sent twice' : 'before the session was bound'}`);
     const engine = this.options.engine;
-    const history = session.history!;
+    const history = session.history;
     const ident = Number(message.clientFileIdent);
     const reset = (code: number, name: string, why: string) => this.sessionError(session, { code, name, message: why, action: 'client-reset', tryAgain: false });
     if (session.clientFile && session.clientFile.ident !== ident) return reset(ErrorCode.bad_client_file_ident, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): the server gave this session client file ${session.clientFile.ident}, not ${ident}`);
     // Read in the history's queue, after this user's earlier tasks: an upload of this client file still being
     // integrated (from a session that just ended) has saved its record by then.
-    const file = session.clientFile ?? await engine.run(session.partitionId!, () => engine.history.clientFile(ident), this.info.user.id);
+    const file = session.clientFile ?? await engine.run(session.partitionId, () => engine.history.clientFile(ident), this.info.user.id);
     if (!file || file.salt !== message.clientFileIdentSalt) {
       return reset(ErrorCode.bad_client_file_ident, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): client file ${ident} is unknown to this server (its sync history was reset or terminated); the client must reset`);
     }
@@ -501,25 +494,24 @@ export class RealmSyncConnection {
         file.uploadServerVersion = entry.baseVersion;
       }
     }
-    session.clientFile = file;
     // Compensating writes whose revert the client has (saved so with the client file's next upload).
     if (file.compensations) file.compensations = file.compensations.filter((c) => c.serverVersion > downloadVersion);
-    session.downloadServerVersion = downloadVersion;
-    session.downloadClientVersion = Number(message.downloadClientVersion);
-    session.state = 'identified';
-    session.unlisten = engine.listen(session.partitionId!, () => this.schedulePump(session));
-    if (session.view) {
-      const unlisten = session.unlisten;
+    const identified = markIdentified(session, file);
+    identified.downloadServerVersion = downloadVersion;
+    identified.downloadClientVersion = Number(message.downloadClientVersion);
+    identified.unlisten = engine.listen(identified.partitionId, () => this.schedulePump(identified));
+    if (isFlexible(identified)) {
+      const unlisten = identified.unlisten;
       const rulesMayHaveChanged = (why: RulesChange) => () => {
-        session.rulesChanges.add(why);
-        if (session.rulesQueued || session.state !== 'identified') return;
-        session.rulesQueued = true;
-        this.enqueue(session, () => this.flexibleRoom.reevaluateRules(session));
+        identified.rulesChanges.add(why);
+        if (identified.rulesQueued || stateOf(identified) !== 'identified') return;
+        identified.rulesQueued = true;
+        this.enqueue(identified, () => this.flexibleRoom.reevaluateRules(identified));
       };
       const unwatchData = engine.watchCustomData(this.info.user.id, rulesMayHaveChanged('the user\'s custom data changed'));
       const unwatchRules = engine.watchRules(rulesMayHaveChanged('the app\'s rules changed'));
-      session.unlisten = () => { unlisten(); unwatchData(); unwatchRules(); };
-      return this.flexibleRoom.ident(session, message.query);
+      identified.unlisten = () => { unlisten(); unwatchData(); unwatchRules(); };
+      return this.flexibleRoom.ident(identified, message.query);
     }
     // A new client sends its first UPLOAD (its schema, its offline writes) right after IDENT: integrated
     // first, the bootstrap says so and the client need not transform those changes against the whole
@@ -535,9 +527,9 @@ export class RealmSyncConnection {
     if (session.state !== 'identified') return this.fail(ErrorCode.bad_message_order, 'Bad input message order: UPLOAD before IDENT');
     const started = performance.now();
     const changesets = uploadedChangesets(message);
-    const result = session.view
+    const result = isFlexible(session)
       ? await this.flexibleRoom.integrate(session, changesets)
-      : await this.options.engine.integrate({ clientFile: session.clientFile!, partition: session.partition, userId: this.info.user.id, canWrite: session.canWrite }, changesets);
+      : await this.options.engine.integrate({ clientFile: session.clientFile, partition: session.partition, userId: this.info.user.id, canWrite: session.canWrite }, changesets);
     this.options.observer?.upload((performance.now() - started) / 1000, result.ok ? 'ok' : 'refused');
     if (!this.isLive(session)) return;
     if (!result.ok) {
@@ -557,7 +549,7 @@ export class RealmSyncConnection {
   }
 
   /** The MARKs received so far, answered once their DOWNLOADs are sent. */
-  private answerMarks(session: Session): void {
+  private answerMarks(session: IdentifiedSession): void {
     for (const requestIdent of session.pendingMarks.splice(0)) {
       this.send({ type: 'mark', session: session.ident, requestIdent });
       // A resumed flexible client with nothing to download: the answer completes its download (realm-core
@@ -574,8 +566,8 @@ export class RealmSyncConnection {
   private async pump(session: Session): Promise<void> {
     if (session.state !== 'identified' || this.closed) return;
     if (session.bootstrapPending || session.routerPaused || session.downloadsPaused) return this.answerMarks(session);
-    const history = session.history!;
-    const file = session.clientFile!;
+    const history = session.history;
+    const file = session.clientFile;
     if (session.downloadServerVersion === 0 && !session.view) {
       const started = performance.now();
       const bootstrap = await this.options.engine.bootstrap(session.partition, file);
@@ -641,7 +633,7 @@ export class RealmSyncConnection {
         if (!this.isLive(session)) return;
       }
       if (batch.length > 0 || !compensation) this.sendDownload(session, batch, 'steadyState', 1, started);
-      if (compensation && batch.length === 0) {
+      if (compensation && batch.length === 0 && isFlexible(session)) {
         await this.flexibleRoom.sendCompensation(session, compensation);
         if (!this.isLive(session)) return;
       }
@@ -653,9 +645,9 @@ export class RealmSyncConnection {
   }
 
   /** `started`: when building it from the history began, for its duration. */
-  private sendDownload(session: Session, changesets: ChangesetEntry[], batchState: 'moreToCome' | 'lastInBatch' | 'steadyState' = 'steadyState', progressEstimate = 1, started?: number): void {
-    const history = session.history!;
-    const file = session.clientFile!;
+  private sendDownload(session: IdentifiedSession, changesets: ChangesetEntry[], batchState: 'moreToCome' | 'lastInBatch' | 'steadyState' = 'steadyState', progressEstimate = 1, started?: number): void {
+    const history = session.history;
+    const file = session.clientFile;
     if (this.options.observer && !this.closed) {
       let bytes = 0;
       for (const c of changesets) bytes += c.bytes?.length ?? 0;
@@ -689,7 +681,7 @@ export class RealmSyncConnection {
   }
 
   private endSession(session: Session): void {
-    session.state = 'ended';
+    markEnded(session);
     session.unlisten?.();
     session.unlisten = undefined;
     session.downloadsPaused?.resume();
