@@ -146,8 +146,7 @@ export class RealmSyncConnection {
   /** Sessions whose DOWNLOADs wait for the client to read what the socket holds. */
   private readonly waitingForReader = new Set<Session>();
   private readonly sendGate: SendBackpressure;
-  /** What a flexible session holds and sends because of its subscriptions (`../flexible/flow.ts`). */
-  private readonly flexibleRoom: FlexibleFlow;
+  private flexibleFlow?: FlexibleFlow;
 
   constructor(
     private readonly ws: WebSocket,
@@ -170,9 +169,18 @@ export class RealmSyncConnection {
         this.dispose();
       },
     });
-    this.flexibleRoom = new FlexibleFlow({
-      engine: options.engine, log: options.log, ...(options.observer ? { observer: options.observer } : {}),
-      user: info.user, protocolVersion: info.protocolVersion,
+    ws.on('message', (data, isBinary) => this.receive(data as Buffer, isBinary));
+    ws.on('close', () => this.dispose());
+    ws.on('error', () => this.dispose());
+    if (info.protocolVersion >= 10) this.send({ type: 'log_message', session: 0, level: 'info', message: 'Client connection established with server', coId: this.id });
+    if (info.expiresAt !== undefined) this.scheduleExpiry(info.expiresAt);
+  }
+
+  /** What a flexible session holds and sends because of its subscriptions (`../flexible/flow.ts`); made for the first flexible session. */
+  private get flexibleRoom(): FlexibleFlow {
+    this.flexibleFlow ??= new FlexibleFlow({
+      engine: this.options.engine, log: this.options.log, ...(this.options.observer ? { observer: this.options.observer } : {}),
+      user: this.info.user, protocolVersion: this.info.protocolVersion,
       describe: (session) => this.describe(session),
       isLive: (session) => this.isLive(session),
       send: (message) => this.send(message),
@@ -182,11 +190,7 @@ export class RealmSyncConnection {
       enqueue: (session, task) => this.enqueue(session, task),
       fail: (code, message) => this.fail(code, message),
     });
-    ws.on('message', (data, isBinary) => this.receive(data as Buffer, isBinary));
-    ws.on('close', () => this.dispose());
-    ws.on('error', () => this.dispose());
-    if (info.protocolVersion >= 10) this.send({ type: 'log_message', session: 0, level: 'info', message: 'Client connection established with server', coId: this.id });
-    if (info.expiresAt !== undefined) this.scheduleExpiry(info.expiresAt);
+    return this.flexibleFlow;
   }
 
   private get log(): Logger {
