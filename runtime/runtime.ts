@@ -48,7 +48,7 @@ import type { AdminKeyPair } from './admin/keys';
 import { ADMIN_PATH, appOfPath, HostedApps, internalAppId, RuntimeRouter, upgradeHandlerFor, type HostedAppHandle, type OpenedApp, type UpgradeHandler } from './admin/apps';
 import {
   answerOtherKind, createPartitionFeed, createRealmSyncEndpoint, developmentModeWrites, FEED_ENDPOINT, RealmSyncEngine, REALM_SYNC_ENDPOINT, registerSyncLocalRoutes,
-  simulatePartition, SYNC_ERRORS, SyncMigration, SyncSchemaVersions, SyncService, type RuntimeSync, type SimulatedUser,
+  simulatePartition, SyncMigration, SyncSchemaVersions, SyncService, transitionError, type RuntimeSync, type SimulatedUser,
 } from './sync';
 import { registerAdminRoutes } from './admin/routes';
 import { registerLocalRoutes, type LocalAppAccess } from './admin/local';
@@ -441,17 +441,16 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   const now = clock ? () => new Date(clock.now()) : undefined;
   let state!: AppState;
   let sync!: SyncService;
-  // Every write reaches the current app's DATABASE triggers and the live sync sessions; collections
+  // Every write reaches the current app's DATABASE triggers and sync (the engine fans it out to every session); collections
   // neither watches skip the extra reads.
   const store: DocumentStore = withChangeEvents(
     await openStore({ dir: path.join(dataDir, 'data'), mongodbUri: options.mongodbUri, clock: now }),
     (change) => {
       state.triggers.onChange(change);
-      sync.onChange(change);
       realmSync.onChange(change);
     },
     {
-      wants: (database, collection, operationType) => state.triggers.wants(database, collection, operationType) || sync.wants(database, collection) || realmSync.wants(database, collection),
+      wants: (database, collection, operationType) => state.triggers.wants(database, collection, operationType) || realmSync.wants(database, collection),
       now,
     },
   );
@@ -679,6 +678,7 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   };
   const feed = createPartitionFeed({
     service: sync,
+    engine: realmSync,
     appId,
     authenticate: async (headers) => {
       const { caller, login } = await authenticateLogin(headers);
@@ -740,8 +740,8 @@ async function openHostedApp(options: RuntimeOptions, appDirIn: string, dataDirI
   });
   // A transition ends the Realm protocol sessions as it ends the feed's: pause (213, retry later), terminate (client reset).
   sync.onUpdate((event) => {
-    if (event.transition === 'paused') realmEndpoint.endSessions(() => true, SYNC_ERRORS.disabledSession('sync was paused (disabled session); try again after it resumes'));
-    else if (event.transition === 'terminated') realmEndpoint.endSessions(() => true, SYNC_ERRORS.badClientFileIdent('sync was terminated and its metadata erased; the client must client-reset'));
+    const ended = event.transition ? transitionError(event.transition) : undefined;
+    if (ended) realmEndpoint.endSessions(() => true, ended);
     realmSync.invalidateSchema();
   });
 

@@ -1,7 +1,7 @@
 // The live partition feed: our own JSON protocol over WebSocket (README "Live partition feed") at
 // `/api/client/v2.0/app/<appId>/sync/feed`. A connection authenticates with a user's bearer token, then
 // opens sessions, each on one partition: verdicts (with traces on request), the snapshot, then changes
-// as they happen; writes are checked like uploads. Every message is canonical EJSON text. A connection
+// as they happen; writes take the Realm protocol's upload path (`sessions/engine.ts`). Every message is canonical EJSON text. A connection
 // lives as long as its login: a revoked session, a disabled or deleted user, an expired access token end it.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -13,6 +13,7 @@ import { partitionId, type SyncError } from '../../core/sync';
 import type { AccountEnd, WatchedLogin } from '../auth/account-events';
 import type { Logger } from '../http/server';
 import { SYNC_ERRORS, type ClientFile, type SessionMessage, type SyncService, type SyncSession } from './service';
+import type { RealmSyncEngine } from './sessions/engine';
 import { applyClientWrite } from './writes';
 import { ErrorCode } from './wire/errors';
 
@@ -22,6 +23,8 @@ const MAX_SESSIONS_PER_CONNECTION = 256;
 
 export interface PartitionFeedOptions {
   service: SyncService;
+  /** The sync engine the Realm protocol runs on: writes take its upload path. */
+  engine: RealmSyncEngine;
   appId: string;
   /** The user of a bearer token and the login it belongs to; throws when it is not valid. */
   authenticate(headers: IncomingHttpHeaders): Promise<{ user: EvaluationUser; login: WatchedLogin }>;
@@ -183,8 +186,8 @@ class FeedConnection {
   private async write(sessionId: number | undefined, message: Record<string, unknown>): Promise<void> {
     const session = sessionId === undefined ? undefined : this.sessions.get(sessionId);
     if (!session) return this.sendError(sessionId, { code: ErrorCode.other_session_error, name: 'ErrorOtherError', message: `no open session ${sessionId}`, action: 'none', tryAgain: false }, false);
-    const outcome = await applyClientWrite(this.options.service, session, message.changes);
-    if (outcome.ok) return this.send({ type: 'ack', session: sessionId, id: message.id ?? null, version: outcome.version, ...(outcome.warnings.length ? { warnings: outcome.warnings } : {}) });
+    const outcome = await applyClientWrite(this.options.service, this.options.engine, session, message.changes);
+    if (outcome.ok) return this.send({ type: 'ack', session: sessionId, id: message.id ?? null, version: outcome.version });
     if ('rejected' in outcome) return this.send({ type: 'rejected', session: sessionId, id: message.id ?? null, message: outcome.rejected });
     this.sendError(sessionId, outcome.error, true);
   }

@@ -1,5 +1,5 @@
 // Partition-based sync in the runtime (rules-and-sync §2–§10): see README.md in this folder.
-export { SyncService, SYNC_ERRORS, syncedCollections, type SyncAppContext, type SyncedCollection } from './service';
+export { SyncService, SYNC_ERRORS, syncedCollections, transitionError, type SyncAppContext, type SyncedCollection } from './service';
 export type { PermissionVerdict, SyncSessionInfo, SyncStatusReport, SyncTrafficChangeset, SyncTrafficEntry } from '../../core/sync/messages';
 export { createPartitionFeed, FEED_ENDPOINT, type PartitionFeed } from './feed';
 export { applyClientWrite } from './writes';

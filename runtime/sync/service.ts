@@ -83,6 +83,13 @@ export const SYNC_ERRORS = {
   tokenExpired: (detail: string): SyncError => ({ code: ErrorCode.token_expired, name: 'ErrorTokenExpired', message: detail, action: 'refresh-token', tryAgain: true }),
 };
 
+/** The error every live session (JSON feed and Realm protocol) ends with at a transition: pause (213, retry later), terminate (client reset). */
+export function transitionError(transition: SyncTransition): SyncError | undefined {
+  return transition === 'paused' ? SYNC_ERRORS.disabledSession('sync was paused (disabled session); try again after it resumes')
+    : transition === 'terminated' ? SYNC_ERRORS.badClientFileIdent('sync was terminated and its metadata erased; the client must client-reset')
+      : undefined;
+}
+
 const NOT_RUNNING = 'sync is not enabled for this app';
 const EXACT_QUERY_TYPES = new Set(['string', 'objectId', 'uuid']);
 
@@ -224,9 +231,7 @@ export class SyncService {
   }
 
   private endSessionsAfter(transition: SyncTransition): void {
-    const error = transition === 'paused' ? SYNC_ERRORS.disabledSession('sync was paused (disabled session); try again after it resumes')
-      : transition === 'terminated' ? SYNC_ERRORS.badClientFileIdent('sync was terminated and its metadata erased; the client must client-reset')
-        : undefined;
+    const error = transitionError(transition);
     if (!error) return;
     for (const set of [...this.sessions.values()]) for (const session of [...set]) session.end(error);
   }
@@ -380,9 +385,17 @@ export class SyncService {
     return this.sessionCount > 0 && (this.byNamespace.has(`${database}\u0000${collection}`) || this.isCustomUserData(database, collection));
   }
 
-  private isCustomUserData(database: string, collection: string): boolean {
+  /** Whether a namespace is the app's custom user data (which `%%user.custom_data` reads). */
+  isCustomUserData(database: string, collection: string): boolean {
     const cud = this.context?.app.customUserData;
     return Boolean(cud?.enabled && cud.databaseName === database && cud.collectionName === collection);
+  }
+
+  /** The users whose custom user data a write to it changed (its owner before and after). */
+  customDataOwners(change: ChangeEvent): Set<string> {
+    const field = this.context?.app.customUserData?.userIdField;
+    if (!field) return new Set();
+    return new Set([change.fullDocument?.[field], change.fullDocumentBeforeChange?.[field]].filter((v): v is string => typeof v === 'string'));
   }
 
   nextVersion(): number {
@@ -435,9 +448,8 @@ export class SyncService {
 
   /** Custom user data feeds `%%user.custom_data`: its owner's sessions are told to re-evaluate. */
   private customDataChanged(change: ChangeEvent): void {
-    const field = this.context?.app.customUserData?.userIdField;
-    if (!field) return;
-    const owners = new Set([change.fullDocument?.[field], change.fullDocumentBeforeChange?.[field]].filter((v) => typeof v === 'string'));
+    const owners = this.customDataOwners(change);
+    if (owners.size === 0) return;
     for (const set of this.sessions.values()) {
       for (const session of set) {
         if (owners.has(session.userId)) session.send({ type: 'reevaluate', reason: 'the custom user data of this user changed; permissions hold until the partition is opened again' });

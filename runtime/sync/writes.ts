@@ -1,12 +1,13 @@
-// Client writes of a live session (create, modify, delete), checked as the sync server checks uploads:
-// the write permission (206), the partition key (212 "bad changeset": a client cannot change it or write
-// a document into another partition) and the collection schema; relationships that point into another
-// partition are reported (relationships never cross partitions).
-import { EJSON } from 'bson';
+// Client writes of a JSON feed session (create, modify, delete): their form checked here (ids, existing
+// objects, the collection schema: a refusal keeps the session), then written through the engine's upload
+// path (`sessions/engine.ts` `writeDocuments`), which checks them as a Realm client's upload: the write
+// permission (206), the partition key and relationships into another partition (212 "bad changeset").
+import { EJSON, ObjectId } from 'bson';
 import { isPlainObject } from '../../core/rules/bsonValues';
 import { membershipOf, partitionId, partitionText, type PartitionSettings, type SyncError } from '../../core/sync';
 import { byId, type Document } from '../store/types';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService, type SyncSession } from './service';
+import type { RealmSyncEngine } from './sessions/engine';
 
 export type ClientChange =
   | { op: 'create'; collection: string; document: Document }
@@ -14,33 +15,35 @@ export type ClientChange =
   | { op: 'delete'; collection: string; _id: unknown };
 
 export type WriteOutcome =
-  | { ok: true; version: number; warnings: string[] }
+  | { ok: true; version: number }
   /** The write was refused without ending the session (a schema violation, an unknown object). */
   | { ok: false; rejected: string }
   /** A protocol error: the session ends. */
   | { ok: false; error: SyncError };
 
-/** Checks every change first, then applies them in order. */
-export async function applyClientWrite(service: SyncService, session: Pick<SyncSession, 'partition' | 'canWrite'>, changes: unknown): Promise<WriteOutcome> {
+/**
+ * Checks every change's form first (a refusal keeps the session), then hands the documents to the engine,
+ * which checks them as it checks a Realm client's upload and commits them with their history entry.
+ */
+export async function applyClientWrite(service: SyncService, engine: RealmSyncEngine, session: Pick<SyncSession, 'partition' | 'canWrite' | 'userId'>, changes: unknown): Promise<WriteOutcome> {
   const settings = service.partitionSettings;
   if (!settings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
   if (!session.canWrite) return { ok: false, error: SYNC_ERRORS.permissionDenied('UPLOAD', `the write expression is false for this user in partition ${partitionText(session.partition)}`) };
   if (!Array.isArray(changes) || changes.length === 0) return { ok: false, rejected: '"changes" must be a non-empty list of {op, collection, …}' };
-  const planned: { change: ClientChange; collection: SyncedCollection; next?: Document }[] = [];
+  const planned: { collection: SyncedCollection; id: unknown; after: Document | null }[] = [];
   for (const [i, raw] of changes.entries()) {
     const checked = await check(service, settings, session.partition, raw, i);
     if ('error' in checked || 'rejected' in checked) return { ok: false, ...checked } as WriteOutcome;
-    planned.push(checked);
+    const { change, collection, next } = checked;
+    if (change.op === 'create') {
+      // The id the store would have given it, given here: the history entry names the object.
+      const id = next!._id ?? new ObjectId();
+      planned.push({ collection, id, after: { ...next!, _id: id } });
+    } else planned.push({ collection, id: change._id, after: next ?? null });
   }
-  const warnings: string[] = [];
-  for (const { change, collection, next } of planned) {
-    const store = service.store.collection(collection.database, collection.collection);
-    if (change.op === 'create') await store.insertOne(next!);
-    else if (change.op === 'modify') await store.replaceOne(byId(change._id), next!);
-    else await store.deleteOne(byId(change._id));
-    if (next) warnings.push(...(await crossPartitionLinks(service, settings, collection, next, session.partition)));
-  }
-  return { ok: true, version: service.nextVersion(), warnings };
+  const written = await engine.writeDocuments({ partition: session.partition, userId: session.userId, canWrite: session.canWrite }, planned);
+  if (!written.ok) return { ok: false, error: written.error };
+  return { ok: true, version: service.nextVersion() };
 }
 
 async function check(service: SyncService, settings: PartitionSettings, partition: unknown, raw: unknown, index: number):
@@ -87,25 +90,6 @@ async function check(service: SyncService, settings: PartitionSettings, partitio
     default:
       return { rejected: `${where}.op must be create, modify or delete, not ${JSON.stringify(raw.op)}` };
   }
-}
-
-/** Relationships of the written document whose targets live in another partition. */
-async function crossPartitionLinks(service: SyncService, settings: PartitionSettings, collection: SyncedCollection, doc: Document, partition: unknown): Promise<string[]> {
-  const out: string[] = [];
-  for (const rel of collection.relationships) {
-    const value = doc[rel.field];
-    if (value === undefined || value === null) continue;
-    const keys = Array.isArray(value) ? value : [value];
-    const targets = await service.store.collection(rel.database, rel.collection).find({ [rel.foreignKey]: { $in: keys } });
-    for (const target of targets) {
-      const m = membershipOf(target, settings);
-      const there = 'partition' in m ? partitionText(m.partition) : `no partition (${m.ignored})`;
-      if (!('partition' in m) || partitionId(m.partition) !== partitionId(partition)) {
-        out.push(`relationship "${rel.field}" of ${collection.type} ${EJSON.stringify(doc._id as never)} points to ${rel.collection} ${EJSON.stringify(target._id as never)} in partition ${there}, not ${partitionText(partition)}: relationships cannot cross partitions, so clients will not see the link`);
-      }
-    }
-  }
-  return out;
 }
 
 /** A primary key as Realm objects have them: a scalar, never a document or list (which a filter would read as operators). */

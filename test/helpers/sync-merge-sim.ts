@@ -3,8 +3,8 @@
 // (reciprocal transforms kept per peer, uploads carrying the server version they were made on, downloads
 // carrying the last client version the server had integrated). Used to check that everyone converges.
 import { applyChangeset, cloneState, dumpState, emptyState, type RealmState } from '../../runtime/sync/merge/apply';
-import { integrateUpload } from '../../runtime/sync/merge/integrate';
-import { changesByObject } from '../../runtime/sync/sessions/flexible';
+import { ReciprocalHistory } from '../../runtime/sync/merge/rebase';
+import { changesByObject } from '../../runtime/sync/flexible/view';
 import { mergeChangesets, type TimedChangeset } from '../../runtime/sync/merge/transform';
 import type { Instruction } from '../../runtime/sync/wire/instructions';
 
@@ -18,11 +18,11 @@ interface ServerEntry {
 
 interface Upload { clientVersion: number; lastIntegratedServerVersion: number; changeset: TimedChangeset }
 
-/** The server: `integrateUpload` with a reciprocal history per client file, and the changesets applied. */
+/** The server: the engine's `ReciprocalHistory.rebase` (a reciprocal history per client file), and the changesets applied. */
 export class SimServer {
   state: RealmState = emptyState();
   readonly history: ServerEntry[] = [];
-  private readonly reciprocal = new Map<bigint, Map<bigint, TimedChangeset>>();
+  private readonly reciprocal = new ReciprocalHistory();
   private readonly integrated = new Map<bigint, number>();
 
   get version(): number {
@@ -30,18 +30,13 @@ export class SimServer {
   }
 
   integrate(client: bigint, upload: Upload): void {
-    let reciprocal = this.reciprocal.get(client);
-    if (!reciprocal) this.reciprocal.set(client, (reciprocal = new Map()));
-    // The entries the upload had not seen, from other clients, each in this client's reciprocal form; as the
-    // engine does, only those changing the schema or an object the upload touches (the others cannot meet it).
-    const forms = reciprocal;
-    const touched = changesByObject(upload.changeset.instructions).objects;
-    const meets = (entry: ServerEntry) => {
-      const changes = changesByObject(entry.changeset.instructions);
-      return changes.schemaChanges || [...touched.keys()].some((key) => changes.objects.has(key));
-    };
-    const unseen = this.history.filter((entry) => entry.version > BigInt(upload.lastIntegratedServerVersion) && entry.changeset.originFileIdent !== client && meets(entry));
-    const result = integrateUpload(unseen.map((entry) => ({ changeset: forms.get(entry.version) ?? entry.changeset, keep: (form) => forms.set(entry.version, form) })), upload.changeset);
+    // The engine's rebase: the entries the upload had not seen, from other clients, each in this client's
+    // reciprocal form, only those changing the schema or an object the upload touches.
+    const unseen = this.history.map((entry) => ({
+      version: Number(entry.version), originFileIdent: Number(entry.changeset.originFileIdent),
+      changeset: () => entry.changeset, index: () => changesByObject(entry.changeset.instructions),
+    }));
+    const result = this.reciprocal.rebase(Number(client), upload.lastIntegratedServerVersion, upload.changeset, changesByObject(upload.changeset.instructions), unseen);
     if (!result.ok) throw result.error;
     applyChangeset(this.state, result.changeset.instructions);
     this.integrated.set(client, upload.clientVersion);

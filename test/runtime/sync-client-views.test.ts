@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test';
 import { ObjectId, UUID } from 'bson';
 import { openEmbeddedStore } from '../../runtime/store/embedded';
 import { ClientViews } from '../../runtime/sync/history/views';
-import { decodeHeld, encodeHeld, type HeldObject } from '../../runtime/sync/sessions/flexible';
+import { decodeHeld, encodeHeld, type HeldObject } from '../../runtime/sync/flexible/view';
 import { primaryKeyText } from '../../runtime/sync/translate/values';
 
 const item = (n: number): HeldObject => ({ table: 'Item', object: { type: 'objectId', value: ObjectId.createFromHexString(n.toString(16).padStart(24, '0')) } });

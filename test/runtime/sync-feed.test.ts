@@ -118,15 +118,17 @@ describe('live partition feed on the example app', () => {
     assert.equal(moved.code, 212);
   });
 
-  test('a write whose relationship points into another partition is acknowledged with a warning', async () => {
+  test('a write whose relationship points into another partition is refused (212), as an upload over the Realm protocol is', async () => {
     const ada = await connect('ada');
     await ada.open(1, JSON.stringify(users.ada.id));
     const elsewhere = new ObjectId();
     await runtime.sync.service.store.collection('tracker', 'Project').insertOne({ _id: elsewhere, _partition: 'project-x', name: 'X' });
-    ada.send({ type: 'write', session: 1, id: 5, changes: [{ op: 'create', collection: 'Task', document: { _id: new ObjectId(), _partition: users.ada.id, name: 'linked', status: 'open', isComplete: false, project: elsewhere } }] });
-    const ack = await ada.next((m) => m.type === 'ack' && m.id === 5, 'ack with warning');
-    assert.equal((ack.warnings as string[]).length, 1);
-    assert.match((ack.warnings as string[])[0], /relationship "project" of Task .* points to Project .* in partition "project-x", not .*relationships cannot cross partitions/);
+    const taskId = new ObjectId();
+    ada.send({ type: 'write', session: 1, id: 5, changes: [{ op: 'create', collection: 'Task', document: { _id: taskId, _partition: users.ada.id, name: 'linked', status: 'open', isComplete: false, project: elsewhere } }] });
+    const error = await ada.next((m) => m.type === 'error' && m.session === 1, 'bad changeset');
+    assert.equal(error.code, 212);
+    assert.match(error.message as string, /relationship "project" of Task .* points to Project .*, which is not in partition .*: relationships cannot cross partitions/);
+    assert.equal(await runtime.sync.service.store.collection('tracker', 'Task').findOne({ _id: taskId }), null, 'nothing of the refused write is stored');
   });
 
   test('ErrorIllegalDatabasePath: a partition value of another type, or unparsable text', async () => {

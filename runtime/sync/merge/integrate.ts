@@ -1,7 +1,7 @@
 // The server's side of integrating one uploaded changeset, as realm-core's server history does it: the
 // upload is merged with the changesets it had not seen, each in the reciprocal form kept for the uploading
 // client file, and the forms the merge changed are kept for that client's next upload. The engine
-// (`sessions/engine.ts`) and the property test's simulated server both run this step.
+// (through `rebase.ts`, which chooses what the upload meets) and the property test's simulated server both run this step.
 import { isSchemaInstruction } from '../wire/instructions';
 import { mergeChangesets, type TimedChangeset, type TransformError } from './transform';
 

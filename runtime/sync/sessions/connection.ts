@@ -7,23 +7,21 @@ import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { EvaluationUser } from '../../../core/rules';
 import { partitionId, partitionText, type SyncError } from '../../../core/sync';
-import type { SyncSessionInfo, SyncSessionState, SyncTrafficEntry } from '../../../core/sync/messages';
+import type { SyncSessionInfo, SyncTrafficEntry } from '../../../core/sync/messages';
 import { SYNC_ERRORS } from '../service';
-import { SessionVersioning, type SessionSchemaVersion } from '../schema-versions/sessions';
-import { projectQueryBody, projectUpload, restrictMatchers } from '../schema-versions/projection';
+import { SessionVersioning } from '../schema-versions/sessions';
 import type { SyncSchemaVersions } from '../schema-versions/versions';
 import { migratedPartitionRefusal } from '../migration/bind';
 import type { Logger } from '../../http/server';
 import { StoreError, StoreErrorCode } from '../../store/types';
-import type { ClientFileRecord, HistoryEntry, PartitionHistory, PendingCompensation } from '../history/history';
-import type { ViewChange } from '../history/views';
+import type { HistoryEntry, PendingCompensation } from '../history/history';
 import { ErrorCode, WireError } from '../wire/errors';
-import type { ChangesetEntry, Instruction } from '../wire/instructions';
+import type { ChangesetEntry } from '../wire/instructions';
 import { encodeServerMessage, parseClientMessage, type ClientMessage, type ServerMessage } from '../wire/messages';
-import { FLEXIBLE_HISTORY, type EngineError, type RealmSyncEngine, type UploadedChangeset } from './engine';
-import { compileQueryBody, decodeHeld, FlexibleView, type CompiledQueries, type UserCollections } from './flexible';
-import { encodeBase64PrimaryKey, encodeChangeset, encodeChangesetBatches } from '../wire/changeset';
-import { syncTimestamp } from '../translate/values';
+import { FlexibleFlow } from '../flexible/flow';
+import type { EngineError, RealmSyncEngine } from './engine';
+import { isFlexible, markBound, markEnded, markIdentified, newSession, stateOf, uploadedChangesets, type IdentifiedSession, type RulesChange, type Session } from './session';
+import { encodeChangeset } from '../wire/changeset';
 import { SERVER_FILE_IDENT } from '../history/history';
 import { TrafficLog } from './traffic';
 import { logs } from '../../log';
@@ -32,20 +30,6 @@ import { SendBackpressure, STALLED_READER_MS } from './send-backpressure';
 
 export const MAX_SESSIONS_PER_CONNECTION = 256;
 
-/** An UPLOAD's changesets as the engine takes them. */
-function uploadedChangesets(message: Extract<ClientMessage, { type: 'upload' }>): UploadedChangeset[] {
-  return message.changesets.map((c) => ({
-    clientVersion: Number(c.version), baseVersion: Number(c.lastIntegratedRemoteVersion), timestamp: c.originTimestamp,
-    instructions: c.instructions, size: c.bytes?.length ?? 0,
-  }));
-}
-/** For each user's rule-checked collections, what their rules' outcome depends on (`RealmSyncEngine.ruleOutcomeKey`). */
-const rulesOutcomeKeys = new WeakMap<UserCollections, string>();
-/**
- * A flexible bootstrap's changesets (one per DOWNLOAD): closed at this many instructions or bytes, so a large
- * bootstrap comes in several messages as the platform's did (realm-core's bootstrap tests count on it).
- */
-const BOOTSTRAP_CHANGESET_LIMITS = { maxInstructions: 20_000, maxBytes: 1_000_000 };
 /** WebSocket close codes realm-core reads as an authentication failure (its RLM_ERR_WEBSOCKET_UNAUTHORIZED / _FORBIDDEN). */
 const WS_CLOSE_UNAUTHORIZED = 4001;
 const WS_CLOSE_FORBIDDEN = 4002;
@@ -72,49 +56,6 @@ export interface ConnectionInfo {
   userId: string;
   protocolVersion: number;
   remote: string;
-}
-
-type RulesChange = 'the user\'s custom data changed' | 'the app\'s rules changed';
-
-interface Session {
-  ident: number;
-  migratedPartition?: string;
-  state: SyncSessionState;
-  chain: Promise<void>;
-  partition?: unknown;
-  partitionId?: string;
-  canWrite: boolean;
-  history?: PartitionHistory;
-  clientFile?: ClientFileRecord;
-  /** The last server version scanned for this client, and its client version integrated at that point. */
-  downloadServerVersion: number;
-  downloadClientVersion: number;
-  /** Upload progress last reported, to know when a DOWNLOAD must acknowledge an upload. */
-  reportedUploadVersion: number;
-  sentFirstDownload: boolean;
-  pumpQueued: boolean;
-  /** MARK request idents not answered yet (their DOWNLOADs wait for the client to read). */
-  pendingMarks: bigint[];
-  /** Flexible sync: a re-evaluation of the user's rules is queued (custom user data or the app's rules changed). */
-  rulesQueued?: boolean;
-  /** Flexible sync: why the queued re-evaluation runs. */
-  rulesChanges: Set<RulesChange>;
-  /** Flexible sync: a new client file's first bootstrap waits for the messages that came with its IDENT. */
-  bootstrapPending?: boolean;
-  /** Flexible sync: the subscription set a new client file named at IDENT (the key of a shared bootstrap). */
-  initialQueryBody?: string;
-  unlisten?: () => void;
-  traffic: TrafficLog;
-  /** Flexible sync: the active subscription set and the objects the client holds through it. */
-  view?: FlexibleView;
-  /** Flexible sync: objects of this session's compensating writes, until the client uploads on top of the revert. */
-  reverted: Map<string, number>;
-  /** TEST_COMMAND PAUSE_ROUTER_SESSION: no history reaches the session until its next subscription change. */
-  routerPaused?: boolean;
-  /** TEST_COMMAND PAUSE_DOWNLOAD_BUILDER: no DOWNLOAD is built for the session until RESUME_DOWNLOAD_BUILDER. */
-  downloadsPaused?: { resumed: Promise<void>; resume: () => void };
-  /** Flexible sync: the schema version it opened with and syncs at (`../schema-versions/`). */
-  schemaVersion?: SessionSchemaVersion;
 }
 
 /** Told of a connection's work as it happens (the runtime's metrics); every method is cheap and never throws. */
@@ -199,6 +140,7 @@ export class RealmSyncConnection {
   private readonly waitingForReader = new Set<Session>();
   private readonly sendGate: SendBackpressure;
   private readonly versioning: SessionVersioning;
+  private flexibleFlow?: FlexibleFlow;
 
   constructor(
     private readonly ws: WebSocket,
@@ -227,6 +169,23 @@ export class RealmSyncConnection {
     ws.on('error', () => this.dispose());
     if (info.protocolVersion >= 10) this.send({ type: 'log_message', session: 0, level: 'info', message: 'Client connection established with server', coId: this.id });
     if (info.expiresAt !== undefined) this.scheduleExpiry(info.expiresAt);
+  }
+
+  /** What a flexible session holds and sends because of its subscriptions (`../flexible/flow.ts`); made for the first flexible session. */
+  private get flexibleRoom(): FlexibleFlow {
+    this.flexibleFlow ??= new FlexibleFlow({
+      engine: this.options.engine, log: this.options.log, ...(this.options.observer ? { observer: this.options.observer } : {}),
+      user: this.info.user, protocolVersion: this.info.protocolVersion, versioning: this.versioning,
+      describe: (session) => this.describe(session),
+      isLive: (session) => this.isLive(session),
+      send: (message) => this.send(message),
+      sendDownload: (...args) => this.sendDownload(...args),
+      sessionError: (...args) => this.sessionError(...args),
+      pump: (session) => this.pump(session),
+      enqueue: (session, task) => this.enqueue(session, task),
+      fail: (code, message) => this.fail(code, message),
+    });
+    return this.flexibleFlow;
   }
 
   private get log(): Logger {
@@ -381,7 +340,7 @@ export class RealmSyncConnection {
         const session = this.sessions.get(message.session);
         if (!session) return this.fail(ErrorCode.bad_session_ident, `Bad session identifier in input message: no session ${message.session} is bound`);
         if (session.state === 'ended') return;
-        return this.enqueue(session, () => this.query(session, Number(message.queryVersion), message.body));
+        return this.enqueue(session, () => this.flexibleRoom.query(session, Number(message.queryVersion), message.body));
       }
     }
   }
@@ -439,11 +398,7 @@ export class RealmSyncConnection {
     const existing = this.sessions.get(message.session);
     if (existing && existing.state !== 'ended') return this.fail(ErrorCode.reuse_of_session_ident, `Overlapping reuse of session identifier (BIND): session ${message.session} is still bound`);
     const tooMany = this.liveSessions() >= MAX_SESSIONS_PER_CONNECTION;
-    const session: Session = {
-      ident: message.session, state: 'binding', chain: Promise.resolve(), canWrite: false,
-      downloadServerVersion: 0, downloadClientVersion: 0, reportedUploadVersion: -1, sentFirstDownload: false, pumpQueued: false, pendingMarks: [],
-      traffic: existing?.traffic ?? new TrafficLog(), reverted: new Map(), rulesChanges: new Set(),
-    };
+    const session = newSession(message.session, existing?.traffic ?? new TrafficLog());
     session.traffic.add({ at: Date.now(), direction: 'in', type: 'bind', fields: { session: message.session, path: message.serverPath, needClientFileIdent: message.needClientFileIdent } });
     this.sessions.set(message.session, session);
     // 201, not realm's 224 (too_many_sessions), which a realm-core 14 client does not expect and stops on.
@@ -455,7 +410,7 @@ export class RealmSyncConnection {
       if (!version.ok) return this.sessionError(session, version.error);
       session.schemaVersion = version.version;
       if (typeof message.bindJson?.migratedPartition === 'string') session.migratedPartition = message.bindJson.migratedPartition;
-      return this.enqueue(session, () => this.bindFlexible(session, message.needClientFileIdent));
+      return this.enqueue(session, () => this.flexibleRoom.bind(session, message.needClientFileIdent));
     }
     this.enqueue(session, async () => {
       const engine = this.options.engine;
@@ -472,212 +427,18 @@ export class RealmSyncConnection {
         this.log.warn(`${this.describe(session)}: BIND ${message.serverPath} refused: ${opened.error.message}`);
         return this.sessionError(session, opened.error);
       }
-      session.partition = opened.partition;
-      session.partitionId = partitionId(opened.partition);
-      session.canWrite = opened.verdict.write;
-      session.history = await engine.history.partition(session.partitionId);
-      session.state = 'bound';
-      this.log.info(`${this.describe(session)}: bound (protocol ${this.info.protocolVersion}, ${session.canWrite ? 'read and write' : 'read only'})`);
+      const id = partitionId(opened.partition);
+      const bound = markBound(session, { partition: opened.partition, partitionId: id, canWrite: opened.verdict.write, history: await engine.history.partition(id) });
+      this.log.info(`${this.describe(bound)}: bound (protocol ${this.info.protocolVersion}, ${bound.canWrite ? 'read and write' : 'read only'})`);
       if (message.needClientFileIdent) {
-        session.clientFile = await engine.history.allocateClientFile(session.partitionId, this.info.user.id);
-        this.send({ type: 'ident', session: session.ident, clientFileIdent: BigInt(session.clientFile.ident), clientFileIdentSalt: session.clientFile.salt });
+        bound.clientFile = await engine.history.allocateClientFile(id, this.info.user.id);
+        this.send({ type: 'ident', session: bound.ident, clientFileIdent: BigInt(bound.clientFile.ident), clientFileIdentSalt: bound.clientFile.salt });
       }
     });
-  }
-
-  /** Flexible sync BIND: sync must run; the user's custom data is read now, and again whenever it changes. */
-  private async bindFlexible(session: Session, needClientFileIdent: boolean): Promise<void> {
-    const engine = this.options.engine;
-    const service = engine.service;
-    if (service.runtimeState.status === 'paused') return this.sessionError(session, SYNC_ERRORS.disabledSession('sync is paused (disabled session); try again after it resumes'));
-    if (service.runtimeState.status !== 'enabled' || !service.flexible) return this.sessionError(session, SYNC_ERRORS.disabledSession('flexible sync is not enabled for this app'));
-    session.view = new FlexibleView(await this.userCollections(), engine.storedCollections());
-    session.partitionId = FLEXIBLE_HISTORY;
-    session.canWrite = true;
-    session.history = await engine.history.partition(FLEXIBLE_HISTORY);
-    if (session.state === 'ended') return;
-    session.state = 'bound';
-    this.log.info(`${this.describe(session)}: bound (flexible sync, protocol ${this.info.protocolVersion})`);
-    if (needClientFileIdent) {
-      session.clientFile = await engine.history.allocateClientFile(FLEXIBLE_HISTORY, this.info.user.id);
-      await this.versioning.newClientFile(session.clientFile.ident, session.schemaVersion!);
-      this.send({ type: 'ident', session: session.ident, clientFileIdent: BigInt(session.clientFile.ident), clientFileIdentSalt: session.clientFile.salt });
-    }
-  }
-
-  /** The synced collections as the user's rules let this session use them, with the user's custom data as it is now. */
-  private async userCollections(): Promise<UserCollections> {
-    const engine = this.options.engine;
-    const customData = await engine.service.appContext?.customUserData(this.info.user.id);
-    const user = { ...this.info.user, custom_data: customData ?? {} };
-    const collections = engine.userCollections(user);
-    // What the rules' outcome depends on: clients with the same one and the same queries share a bootstrap.
-    rulesOutcomeKeys.set(collections, engine.ruleOutcomeKey(user));
-    return collections;
-  }
-
-  /**
-   * The user's custom user data changed: the session's rules are evaluated again. The client first gets the
-   * history as the old rules show it, then one changeset at that version erasing what it may no longer read
-   * and bringing what it now may; later uploads are checked with the new rules.
-   */
-  private async reevaluateRules(session: Session): Promise<void> {
-    session.rulesQueued = false;
-    const why = [...session.rulesChanges].join('; ');
-    session.rulesChanges.clear();
-    if (!this.isLive(session)) return;
-    const engine = this.options.engine;
-    const collections = await this.userCollections();
-    await engine.run(FLEXIBLE_HISTORY, async () => {
-      await this.pump(session);
-      if (!this.isLive(session)) return;
-      const view = session.view!;
-      const changes = await view.regrant(collections, await this.versioning.viewSchema(session.schemaVersion));
-      if (!this.isLive(session) || changes.length === 0) return;
-      // Recorded before it leaves, as every DOWNLOAD that changes what the client holds.
-      const journal = view.takeJournal();
-      if (journal) await engine.history.views.saveChanges(session.clientFile!.ident, view.recordSequence++, view.queryVersion, [{ version: session.downloadServerVersion, ...journal }]);
-      if (!this.isLive(session)) return;
-      this.log.info(`${this.describe(session)}: ${why}; rules evaluated again (${changes.filter((i) => i.type === 'EraseObject').length} objects erased, ${changes.filter((i) => i.type === 'CreateObject').length} brought or updated)`);
-      this.sendDownload(session, [{
-        version: BigInt(session.downloadServerVersion), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
-        originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions: changes,
-      }]);
-    }, this.info.user.id);
-  }
-
-  /**
-   * Compiles a subscription set; a refusal is a QUERY_ERROR for that version, the session keeps its set.
-   * In development mode, fields the queries read that are not queryable become queryable first.
-   */
-  private async compileQueries(session: Session, version: number, clientBody: string): Promise<CompiledQueries> {
-    const engine = this.options.engine;
-    const service = engine.service;
-    const schema = await engine.realmSchema();
-    const versioned = await this.versioning.schemas(session.schemaVersion);
-    const projected = versioned ? projectQueryBody(clientBody, versioned) : { ok: true as const, body: clientBody };
-    if (!projected.ok) {
-      this.send({ type: 'query_error', errorCode: 226, session: session.ident, queryVersion: BigInt(version), message: projected.message });
-      return { ok: false, message: projected.message };
-    }
-    const body = projected.body;
-    const compile = () => compileQueryBody(body, (type) => service.collectionOfType(type), service.runtimeState.running?.settings.queryable ?? {}, {
-      asymmetric: (table) => schema.get(table)?.asymmetric === true,
-    });
-    let compiled = compile();
-    if (!compiled.ok && compiled.notQueryable) {
-      const added = await engine.developQueryableFields(compiled.notQueryable);
-      if (added.length > 0) compiled = compile();
-    }
-    if (!compiled.ok && this.isLive(session)) {
-      this.log.warn(`${this.describe(session)}: query version ${version} refused: ${compiled.message}`);
-      this.send({ type: 'query_error', errorCode: 226, session: session.ident, queryVersion: BigInt(version), message: compiled.message });
-    }
-    if (compiled.ok && versioned) restrictMatchers(compiled.tables, versioned);
-    return compiled;
-  }
-
-  /** QUERY: a new subscription set; what the client has is brought up to date, then the new view is bootstrapped. */
-  private async query(session: Session, version: number, body: string): Promise<void> {
-    if (session.state !== 'identified') return this.fail(ErrorCode.bad_message_order, 'Bad input message order: QUERY before IDENT');
-    const view = session.view!;
-    if (version <= view.queryVersion) return this.sessionError(session, { code: ErrorCode.bad_query, name: 'ErrorBadQuery', message: `Bad query (QUERY): query version ${version} is not after the active version ${view.queryVersion}`, action: 'fix-client', tryAgain: false });
-    session.traffic.add({ at: Date.now(), direction: 'in', type: 'query', fields: { queryVersion: version }, detail: body.slice(0, 2000) });
-    const compiled = await this.compileQueries(session, version, body);
-    if (!compiled.ok || !this.isLive(session)) return;
-    await this.bootstrapView(session, { version, tables: compiled.tables, body });
-  }
-
-  /**
-   * Sends the active query version's bootstrap at the server version the client has reached: changesets
-   * within BOOTSTRAP_CHANGESET_LIMITS, one per DOWNLOAD, `moreToCome` until the `lastInBatch`
-   * one (the client applies them together).
-   */
-  private async bootstrapView(session: Session, next?: { version: number; tables: Parameters<FlexibleView['setQueries']>[1]; body: string }): Promise<void> {
-    const engine = this.options.engine;
-    const view = session.view!;
-    if (session.downloadsPaused) await session.downloadsPaused.resumed;
-    if (!this.isLive(session)) return;
-    // A subscription change's bootstrap brings the session's router back (TEST_COMMAND PAUSE_ROUTER_SESSION).
-    session.routerPaused = false;
-    // Timed from here, the wait for the history's queue included, as a partition's bootstrap and an upload are.
-    const started = performance.now();
-    let sent = false;
-    await engine.run(FLEXIBLE_HISTORY, async () => {
-      // A client with no subscription yet (a new client file, or a first QUERY) gets what any client with the
-      // same queries and rule outcome gets: such a bootstrap is built once and shared.
-      const fromNothing = (view.queryVersion === 0 || session.downloadServerVersion === 0) && view.holdsNothing();
-      const queryVersion = next ? next.version : view.queryVersion;
-      const body = next ? next.body : session.initialQueryBody;
-      const sharedKey = fromNothing && body !== undefined && rulesOutcomeKeys.has(view.collections)
-        ? `${rulesOutcomeKeys.get(view.collections)}\u0000${queryVersion}\u0000${session.schemaVersion?.serving ?? 0}\u0000${body}` : undefined;
-      const history = session.history!;
-      const cached = sharedKey === undefined ? undefined : engine.sharedFlexibleBootstrap(sharedKey, history);
-      // A client never goes back to an older server version: a bootstrap older than the client's version
-      // serves when the history between them changed no object (a new client's schema upload, empty ones).
-      // Like the platform's cached snapshots, it may be older than the latest version: the history after it
-      // follows as for any client catching up, before the MARK that completes the query version.
-      const shared = cached && history.since(cached.version).every((e) => e.version > session.downloadServerVersion || engine.entryChanges(e).objects.size === 0) ? cached : undefined;
-      if (next) {
-        // In the history's queue nothing is appended meanwhile: what the client holds is brought up to the
-        // latest version under the old queries, so the bootstrap only adds and erases objects (a client
-        // that was not bootstrapped yet gets this version's bootstrap alone; one that holds nothing needs
-        // nothing brought up before a shared bootstrap).
-        if (!shared) await this.pump(session);
-        if (!this.isLive(session)) return;
-        view.setQueries(next.version, next.tables);
-      }
-      session.bootstrapPending = false;
-      if (shared) {
-        sent = true;
-        return this.sendBootstrap(session, shared.changesets, Math.max(shared.version, session.downloadServerVersion), shared.held);
-      }
-      const instructions = await view.bootstrap(await this.versioning.viewSchema(session.schemaVersion));
-      if (!this.isLive(session)) return;
-      const changesets = encodeChangesetBatches(instructions, BOOTSTRAP_CHANGESET_LIMITS);
-      // The documents the bootstrap read hold everything up to the latest version, this client's uploads included.
-      const version = session.history!.latest;
-      // Encoded once, sent to this client and to the next ones with the same queries and rule outcome.
-      if (sharedKey !== undefined) engine.keepFlexibleBootstrap(sharedKey, { version, held: view.heldBytes(), changesets });
-      sent = true;
-      return this.sendBootstrap(session, changesets, version);
-    }, this.info.user.id);
-    if (sent) this.options.observer?.bootstrap((performance.now() - started) / 1000);
-  }
-
-  /**
-   * Sends a bootstrap of the session's view (`held`: the objects a shared one brings, which the view takes
-   * on) at `version` (its own, or the client's when no object changed since), then the history after it
-   * through the view, as any client catches up.
-   */
-  private async sendBootstrap(session: Session, changesets: readonly Uint8Array[], atVersion: number, held?: Uint8Array): Promise<void> {
-    const engine = this.options.engine;
-    const view = session.view!;
-    if (held) view.holdAlso(held);
-    // Later than any version the client has: its uploads made before it integrated the bootstrap are based
-    // on an earlier one, so the engine knows to transform them against the bootstrap as the client did.
-    const version = atVersion > session.downloadServerVersion ? atVersion : await engine.newServerVersion(session.history!);
-    session.downloadServerVersion = version;
-    session.downloadClientVersion = Math.max(session.downloadClientVersion, session.clientFile!.uploadClientVersion);
-    // Recorded before it leaves: once the client applies it, its IDENT names this query version.
-    view.takeJournal();
-    await engine.history.views.saveSnapshot(session.clientFile!.ident, view.recordSequence++, view.queryVersion, version, view.heldBytes());
-    if (!this.isLive(session)) return;
-    const timestamp = syncTimestamp(Date.now());
-    engine.sentBootstraps.sent(session.clientFile!.ident, {
-      version, clientVersion: session.downloadClientVersion, originTimestamp: timestamp, originFileIdent: BigInt(SERVER_FILE_IDENT), changesets,
-    });
-    changesets.forEach((bytes, i) => {
-      this.sendDownload(session, [{
-        version: BigInt(version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: timestamp,
-        originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: bytes.length, instructions: [], bytes,
-      }], i === changesets.length - 1 ? 'lastInBatch' : 'moreToCome', (i + 1) / changesets.length);
-    });
-    await this.pump(session);
   }
 
   /** After an await: the session may have ended meanwhile. */
-  private isLive(session: Session): boolean {
+  private isLive(session: Session): session is IdentifiedSession {
     return session.state === 'identified' && !this.closed;
   }
 
@@ -705,13 +466,13 @@ export class RealmSyncConnection {
   private async ident(session: Session, message: Extract<ClientMessage, { type: 'ident' }>): Promise<void> {
     if (session.state !== 'bound') return this.fail(ErrorCode.bad_message_order, `Bad input message order: IDENT ${session.state === 'identified' ? 'sent twice' : 'before the session was bound'}`);
     const engine = this.options.engine;
-    const history = session.history!;
+    const history = session.history;
     const ident = Number(message.clientFileIdent);
     const reset = (code: number, name: string, why: string) => this.sessionError(session, { code, name, message: why, action: 'client-reset', tryAgain: false });
     if (session.clientFile && session.clientFile.ident !== ident) return reset(ErrorCode.bad_client_file_ident, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): the server gave this session client file ${session.clientFile.ident}, not ${ident}`);
     // Read in the history's queue, after this user's earlier tasks: an upload of this client file still being
     // integrated (from a session that just ended) has saved its record by then.
-    const file = session.clientFile ?? await engine.run(session.partitionId!, () => engine.history.clientFile(ident), this.info.user.id);
+    const file = session.clientFile ?? await engine.run(session.partitionId, () => engine.history.clientFile(ident), this.info.user.id);
     if (!file || file.salt !== message.clientFileIdentSalt) {
       return reset(ErrorCode.bad_client_file_ident, 'ErrorBadClientFileIdent', `Bad client file identifier (IDENT): client file ${ident} is unknown to this server (its sync history was reset or terminated); the client must reset`);
     }
@@ -738,25 +499,24 @@ export class RealmSyncConnection {
         file.uploadServerVersion = entry.baseVersion;
       }
     }
-    session.clientFile = file;
     // Compensating writes whose revert the client has (saved so with the client file's next upload).
     if (file.compensations) file.compensations = file.compensations.filter((c) => c.serverVersion > downloadVersion);
-    session.downloadServerVersion = downloadVersion;
-    session.downloadClientVersion = Number(message.downloadClientVersion);
-    session.state = 'identified';
-    session.unlisten = engine.listen(session.partitionId!, () => this.schedulePump(session));
-    if (session.view) {
-      const unlisten = session.unlisten;
+    const identified = markIdentified(session, file);
+    identified.downloadServerVersion = downloadVersion;
+    identified.downloadClientVersion = Number(message.downloadClientVersion);
+    identified.unlisten = engine.listen(identified.partitionId, () => this.schedulePump(identified));
+    if (isFlexible(identified)) {
+      const unlisten = identified.unlisten;
       const rulesMayHaveChanged = (why: RulesChange) => () => {
-        session.rulesChanges.add(why);
-        if (session.rulesQueued || session.state !== 'identified') return;
-        session.rulesQueued = true;
-        this.enqueue(session, () => this.reevaluateRules(session));
+        identified.rulesChanges.add(why);
+        if (identified.rulesQueued || stateOf(identified) !== 'identified') return;
+        identified.rulesQueued = true;
+        this.enqueue(identified, () => this.flexibleRoom.reevaluateRules(identified));
       };
       const unwatchData = engine.watchCustomData(this.info.user.id, rulesMayHaveChanged('the user\'s custom data changed'));
       const unwatchRules = engine.watchRules(rulesMayHaveChanged('the app\'s rules changed'));
-      session.unlisten = () => { unlisten(); unwatchData(); unwatchRules(); };
-      return this.identFlexible(session, message.query);
+      identified.unlisten = () => { unlisten(); unwatchData(); unwatchRules(); };
+      return this.flexibleRoom.ident(identified, message.query);
     }
     // A new client sends its first UPLOAD (its schema, its offline writes) right after IDENT: integrated
     // first, the bootstrap says so and the client need not transform those changes against the whole
@@ -768,73 +528,13 @@ export class RealmSyncConnection {
     await this.pump(session);
   }
 
-  /** Flexible IDENT: the active subscription set; a new client file gets its bootstrap, a known one resumes with its view. */
-  private async identFlexible(session: Session, query: { version: bigint; body: string } | undefined): Promise<void> {
-    const view = session.view!;
-    const version = Number(query?.version ?? 0n);
-    // A known file opened with another schema version than it last used: told to migrate, it syncs at the old one until then.
-    const migrate = await this.versioning.knownClientFile(session.clientFile!.ident, session.schemaVersion!);
-    if (!this.isLive(session)) return;
-    if (migrate) {
-      this.log.info(`${this.describe(session)}: schema version ${session.schemaVersion!.bound} opened on a file of version ${session.schemaVersion!.serving}: the client migrates`);
-      this.send({ type: 'json_error', errorCode: ErrorCode.schema_version_changed, session: session.ident, body: migrate });
-    }
-    // A client file may have records whatever its IDENT says (a bootstrap interrupted before it completed,
-    // a resume at query version 0): the next ones follow them.
-    view.recordSequence = await this.options.engine.history.views.nextSequence(session.clientFile!.ident);
-    if (!this.isLive(session)) return;
-    if (version > 0) {
-      const compiled = await this.compileQueries(session, version, query!.body);
-      if (!this.isLive(session)) return;
-      if (compiled.ok) {
-        view.setQueries(version, compiled.tables);
-        session.initialQueryBody = query!.body;
-      }
-    }
-    if (session.downloadServerVersion === 0) {
-      // As for partition sync: the client's first UPLOAD (its schema, offline writes) is integrated before
-      // the bootstrap, which then says so, and the client need not transform it against every object.
-      // Query version 0 (no subscription yet) is bootstrapped too, empty: its lastInBatch DOWNLOAD is what
-      // moves the client's subscription set 0 to complete once the MARK comes back.
-      session.bootstrapPending = true;
-      setImmediate(() => this.enqueue(session, async () => {
-        if (session.bootstrapPending) await this.bootstrapView(session);
-      }));
-      return;
-    }
-    if (session.downloadServerVersion > 0 && view.queryVersion > 0) await this.resumeView(session);
-    await this.pump(session);
-  }
-
-  /**
-   * A known client file resumes: it holds what its record says for the query version and server version its
-   * IDENT names, so the history it has not seen erases what left its view meanwhile. The record is folded
-   * into one snapshot at that point. Without a record (a file from before records were kept), the client is
-   * taken to hold what its queries select now.
-   */
-  private async resumeView(session: Session): Promise<void> {
-    const views = this.options.engine.history.views;
-    const view = session.view!;
-    const ident = session.clientFile!.ident;
-    const recorded = await views.recorded(ident, view.queryVersion, session.downloadServerVersion);
-    if (!recorded) {
-      this.log.warn(`${this.describe(session)}: no record of what client file ${ident} holds at query version ${view.queryVersion}; taking it to hold what its queries select now`);
-      await view.adopt();
-      return;
-    }
-    view.restore(recorded.snapshot, recorded.changes);
-    view.recordSequence = recorded.nextSequence;
-    if (recorded.compactable) await views.compact(ident, view.recordSequence++, view.queryVersion, session.downloadServerVersion, view.heldBytes());
-  }
-
   private async upload(session: Session, message: Extract<ClientMessage, { type: 'upload' }>): Promise<void> {
     if (session.state !== 'identified') return this.fail(ErrorCode.bad_message_order, 'Bad input message order: UPLOAD before IDENT');
-    if (session.view) return this.uploadFlexible(session, message);
     const started = performance.now();
-    const result = await this.options.engine.integrate(
-      { clientFile: session.clientFile!, partition: session.partition, userId: this.info.user.id, canWrite: session.canWrite },
-      uploadedChangesets(message),
-    );
+    const changesets = uploadedChangesets(message);
+    const result = isFlexible(session)
+      ? await this.flexibleRoom.integrate(session, changesets)
+      : await this.options.engine.integrate({ clientFile: session.clientFile, partition: session.partition, userId: this.info.user.id, canWrite: session.canWrite }, changesets);
     this.options.observer?.upload((performance.now() - started) / 1000, result.ok ? 'ok' : 'refused');
     if (!this.isLive(session)) return;
     if (!result.ok) {
@@ -842,83 +542,6 @@ export class RealmSyncConnection {
       return this.sessionError(session, result.error);
     }
     await this.pump(session);
-  }
-
-  /**
-   * A flexible upload: what the rules and the session's queries allow is applied; each rejected object is a
-   * compensating write (JSON_ERROR 231 naming it), then a DOWNLOAD that puts the server's state back on the client.
-   */
-  private async uploadFlexible(session: Session, message: Extract<ClientMessage, { type: 'upload' }>): Promise<void> {
-    const engine = this.options.engine;
-    const view = session.view!;
-    const started = performance.now();
-    // An older schema version's upload, in the newest schema's terms (what only its version has is left out).
-    const versioned = await this.versioning.schemas(session.schemaVersion);
-    const projected = versioned ? projectUpload(uploadedChangesets(message), versioned) : { ok: true as const, changesets: uploadedChangesets(message) };
-    if (!projected.ok) {
-      this.log.warn(`${this.describe(session)}: upload refused: ${projected.error.message}`);
-      return this.sessionError(session, projected.error);
-    }
-    const result = await engine.integrateFlexible(
-      { clientFile: session.clientFile!, userId: this.info.user.id, collections: view.collections, selects: (table, doc) => view.selects(table, doc), reverted: session.reverted },
-      projected.changesets,
-    );
-    this.options.observer?.upload((performance.now() - started) / 1000, result.ok ? 'ok' : 'refused');
-    if (!this.isLive(session)) return;
-    if (!result.ok) {
-      this.log.warn(`${this.describe(session)}: upload refused: ${result.error.message}`);
-      return this.sessionError(session, result.error);
-    }
-    if (result.rejected.length > 0) this.log.warn(`${this.describe(session)}: compensating write: ${result.rejected.map((r) => r.reason).join('; ')}`);
-    await this.pump(session);
-  }
-
-  /**
-   * A compensating write, next to the server version of its revert: JSON_ERROR 231 naming the refused
-   * objects, then a DOWNLOAD at that version that erases each on the client and brings back the server's
-   * readable state when it is in view (the client reports the error once it integrated that version).
-   */
-  private async sendCompensation(session: Session, compensation: PendingCompensation): Promise<void> {
-    const engine = this.options.engine;
-    const view = session.view!;
-    const schema = await this.versioning.viewSchema(session.schemaVersion);
-    const objects = decodeHeld(compensation.objects);
-    const revert: Instruction[] = [];
-    // The client keeps no asymmetric object once uploaded: there is nothing to put back.
-    for (const o of objects) if (!schema.get(o.table)?.asymmetric) revert.push(...await view.revert(schema, o.table, o.object));
-    if (!this.isLive(session)) return;
-    const version = compensation.serverVersion;
-    const rejected = {
-      rejectedUpdates: objects.map((o, i) => ({ table: o.table, pk: encodeBase64PrimaryKey(o.object), reason: compensation.reasons[i] ?? '' })),
-      rejectedClientVersion: compensation.clientVersion,
-    };
-    const journal = view.takeJournal();
-    if (journal) {
-      await engine.history.views.saveChanges(session.clientFile!.ident, view.recordSequence++, view.queryVersion, [{ version, ...journal }]);
-      if (!this.isLive(session)) return;
-    }
-    session.downloadServerVersion = version;
-    const revertDownload: ChangesetEntry = {
-      version: BigInt(version), lastIntegratedRemoteVersion: BigInt(session.downloadClientVersion), originTimestamp: syncTimestamp(Date.now()),
-      originFileIdent: BigInt(SERVER_FILE_IDENT), originalChangesetSize: 0, instructions: revert,
-    };
-    if (objects.every((o) => schema.get(o.table)?.asymmetric)) {
-      // Nothing can be put back, so the write is refused outright (write_not_allowed, no server version), which
-      // ends the session. The DOWNLOAD goes first: it acknowledges the upload, so a reset does not send it again.
-      this.sendDownload(session, [revertDownload]);
-      return this.sessionError(session, SYNC_ERRORS.writeNotAllowed(compensation.reasons.join('; ')), rejected);
-    }
-    this.send({
-      type: 'json_error', errorCode: 231, session: session.ident,
-      body: {
-        message: `Client attempted a write that is not allowed; it has been reverted: ${compensation.reasons.join('; ')}`,
-        tryAgain: true, action: 'Warning', shouldClientReset: false, isRecoveryModeDisabled: engine.service.runtimeState.running?.settings.isRecoveryModeDisabled ?? false, logURL: '',
-        ...rejected,
-        compensatingWriteServerVersion: version,
-      },
-    });
-    // Sent even with nothing to revert: the client reports the compensating write once it integrates a changeset of that version.
-    this.sendDownload(session, [revertDownload]);
   }
 
   private schedulePump(session: Session): void {
@@ -931,7 +554,7 @@ export class RealmSyncConnection {
   }
 
   /** The MARKs received so far, answered once their DOWNLOADs are sent. */
-  private answerMarks(session: Session): void {
+  private answerMarks(session: IdentifiedSession): void {
     for (const requestIdent of session.pendingMarks.splice(0)) {
       this.send({ type: 'mark', session: session.ident, requestIdent });
       // A resumed flexible client with nothing to download: the answer completes its download (realm-core
@@ -951,8 +574,8 @@ export class RealmSyncConnection {
     // query version (a migrating client's fresh realm waits for set 0 to complete before it subscribes).
     if (session.bootstrapPending) return;
     if (session.routerPaused || session.downloadsPaused) return this.answerMarks(session);
-    const history = session.history!;
-    const file = session.clientFile!;
+    const history = session.history;
+    const file = session.clientFile;
     if (session.downloadServerVersion === 0 && !session.view) {
       const started = performance.now();
       const bootstrap = await this.options.engine.bootstrap(session.partition, file);
@@ -974,7 +597,6 @@ export class RealmSyncConnection {
       }
       const started = performance.now();
       const batch: ChangesetEntry[] = [];
-      const viewChanges: ViewChange[] = [];
       let bytes = 0;
       let compensation: PendingCompensation | undefined;
       // A changeset of `entry`'s version for the batch; true when the batch is full.
@@ -997,8 +619,7 @@ export class RealmSyncConnection {
             const engine = this.options.engine;
             const erased = await session.view.uploaded(engine.entryChanges(entry), await this.versioning.viewSchema(session.schemaVersion), engine.entryDocuments(entry));
             if (!this.isLive(session)) return;
-            const journal = session.view.takeJournal();
-            if (journal) viewChanges.push({ version: entry.version, ...journal });
+            session.view.noteChanges(entry.version);
             if (erased.length > 0 && add(entry, encodeChangeset(erased), SERVER_FILE_IDENT)) break;
           }
           continue;
@@ -1008,22 +629,20 @@ export class RealmSyncConnection {
           const engine = this.options.engine;
           const filtered = await session.view.filter(engine.entryChanges(entry), await this.versioning.viewSchema(session.schemaVersion), engine.entryDocuments(entry));
           if (!this.isLive(session)) return;
-          const journal = session.view.takeJournal();
-          if (journal) viewChanges.push({ version: entry.version, ...journal });
+          session.view.noteChanges(entry.version);
           if (filtered.instructions.length === 0) continue;
           if (add(entry, filtered.unchanged ? entry.changeset : encodeChangeset(filtered.instructions))) break;
           continue;
         }
         if (add(entry, entry.changeset, entry.originFileIdent, entry.originalSize || entry.changeset.length)) break;
       }
-      if (viewChanges.length > 0) {
-        // Recorded before the DOWNLOAD leaves, so the record is never behind what the client may have.
-        await this.options.engine.history.views.saveChanges(file.ident, session.view!.recordSequence++, session.view!.queryVersion, viewChanges);
+      if (session.view?.changesNoted) {
+        await session.view.record(this.options.engine.history.views, file.ident);
         if (!this.isLive(session)) return;
       }
       if (batch.length > 0 || !compensation) this.sendDownload(session, batch, 'steadyState', 1, started);
-      if (compensation && batch.length === 0) {
-        await this.sendCompensation(session, compensation);
+      if (compensation && batch.length === 0 && isFlexible(session)) {
+        await this.flexibleRoom.sendCompensation(session, compensation);
         if (!this.isLive(session)) return;
       }
     }
@@ -1034,9 +653,9 @@ export class RealmSyncConnection {
   }
 
   /** `started`: when building it from the history began, for its duration. */
-  private sendDownload(session: Session, changesets: ChangesetEntry[], batchState: 'moreToCome' | 'lastInBatch' | 'steadyState' = 'steadyState', progressEstimate = 1, started?: number): void {
-    const history = session.history!;
-    const file = session.clientFile!;
+  private sendDownload(session: IdentifiedSession, changesets: ChangesetEntry[], batchState: 'moreToCome' | 'lastInBatch' | 'steadyState' = 'steadyState', progressEstimate = 1, started?: number): void {
+    const history = session.history;
+    const file = session.clientFile;
     if (this.options.observer && !this.closed) {
       let bytes = 0;
       for (const c of changesets) bytes += c.bytes?.length ?? 0;
@@ -1070,7 +689,7 @@ export class RealmSyncConnection {
   }
 
   private endSession(session: Session): void {
-    session.state = 'ended';
+    markEnded(session);
     session.unlisten?.();
     session.unlisten = undefined;
     session.downloadsPaused?.resume();

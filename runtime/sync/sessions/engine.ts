@@ -5,30 +5,31 @@
 // a store write from anywhere else (GraphQL, functions, the Data API, the JSON feed) becomes a server
 // changeset in the history of each partition it touches. Sessions listening on a partition are told.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Binary, BSON, EJSON, Long } from 'bson';
+import { BSON, EJSON, Long } from 'bson';
 import { membershipOf, partitionId, partitionText, type PartitionSettings, type SyncError } from '../../../core/sync';
 import type { Logger } from '../../http/server';
 import type { ChangeEvent } from '../../store/changes';
-import { byId, StoreError, SYNC_METADATA_DATABASE, StoreErrorCode, type CommitWrite, type Document, type DocumentStore } from '../../store/types';
+import { byId, StoreError, StoreErrorCode, type CommitWrite, type Document, type DocumentStore } from '../../store/types';
 import type { EvaluationUser } from '../../../core/rules';
 import { SERVER_FILE_IDENT, SyncHistory, type ClientFileRecord, type HistoryEntry, type PartitionHistory } from '../history/history';
-import { integrateUpload, type ConcurrentChangeset } from '../merge/integrate';
+import { rebaseUpload, type RebaseEntry } from '../merge/rebase';
 import type { TimedChangeset } from '../merge/transform';
 import { SYNC_ERRORS, type SyncedCollection, type SyncService } from '../service';
 import { applyToDocument, changeInstructions, documentInstructions, InstructionError, StoredStateError } from '../translate/documents';
-import { applySchemaInstruction, reachableTables, schemaInstructions, tableInstructions, tablesFromJsonSchema, type RealmSchema, type RealmTable } from '../translate/schema';
+import { reachableTables, schemaInstructions, type RealmSchema, type RealmTable } from '../translate/schema';
 import { primaryKeyForClients, primaryKeyOf, primaryKeyText, primaryKeyValue, requiredDefaults, syncTimestamp } from '../translate/values';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 import { ErrorCode } from '../wire/errors';
-import { isSchemaInstruction, type Instruction, type PrimaryKey } from '../wire/instructions';
+import { type Instruction, type PrimaryKey } from '../wire/instructions';
 import type { RuleCheckedCollection } from '../../data/access';
 import { DataAccessError } from '../../data/errors';
 import type { QueriedFields } from '../devmode';
 import { ReciprocalForms } from './reciprocal-forms';
-import { SentBootstraps, type ConcurrentBootstrap } from './sent-bootstraps';
+import { SchemaNegotiation } from './schema-negotiation';
+import { SentBootstraps } from '../flexible/sent-bootstraps';
 import { FairQueue } from './fair-queue';
 import { ObjectChangeGroups, PendingStoreChanges, type ObjectChange } from './store-changes';
-import { changesByObject, encodeHeld, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type StoredCollections, type UserCollections } from './flexible';
+import { changesByObject, encodeHeld, heldKey, type ChangedDocuments, type NotQueryableFields, type ObjectChanges, type StoredCollections, type UserCollections } from '../flexible/view';
 
 /** An uploaded changeset as the session hands it over. */
 export interface UploadedChangeset {
@@ -73,8 +74,6 @@ const STORE_WRITES = '\u0000store writes';
 
 /** Flexible sync keeps one history for the whole app under this partition id. */
 export const FLEXIBLE_HISTORY = '__flexible';
-/** The queue of development mode's edits of the app's files. */
-const DEVELOPMENT_MODE_QUEUE = '__development_mode';
 
 /** An object of a flexible upload that was not applied (a compensating write). */
 export interface RejectedObject { table: string; object: PrimaryKey; reason: string; clientVersion: number }
@@ -153,7 +152,8 @@ export class RealmSyncEngine {
   private readonly reciprocal: ReciprocalForms;
   /** Flexible sync: per client file, the bootstraps it was sent that its uploads may not have seen. */
   readonly sentBootstraps = new SentBootstraps();
-  private schema?: RealmSchema;
+  /** The Realm schema the server syncs, what clients may change of it, and development mode. */
+  readonly schemas: SchemaNegotiation;
   private readonly bootstraps = new Map<string, { version: number; changeset: Uint8Array; instructionCount: number }>();
   private readonly flexibleBootstraps = new Map<string, SharedFlexibleBootstrap>();
   private readonly flexibleQueue = new FairQueue(STORE_WRITES);
@@ -166,7 +166,6 @@ export class RealmSyncEngine {
     })
       .catch((e) => this.options.log.error(`sync: recording store writes in ${partition === FLEXIBLE_HISTORY ? 'the flexible sync history' : `partition ${partition}`} failed: ${(e as Error).message}`));
   });
-  private declared?: Promise<Map<string, Instruction[]>>;
   private readonly now: () => number;
   /**
    * The documents each recent flexible history entry left behind, so that every session filters it without
@@ -178,6 +177,18 @@ export class RealmSyncEngine {
   constructor(private readonly options: RealmSyncEngineOptions) {
     this.now = options.now ?? Date.now;
     this.reciprocal = new ReciprocalForms(options.store, () => options.service.runtimeState.epoch);
+    this.schemas = new SchemaNegotiation({
+      service: options.service, store: options.store, log: options.log,
+      ...(options.applySchema ? { applySchema: options.applySchema } : {}),
+      ...(options.addQueryableFields ? { addQueryableFields: options.addQueryableFields } : {}),
+      ...(options.addAsymmetricTables ? { addAsymmetricTables: options.addAsymmetricTables } : {}),
+      run: (queue, task) => this.run(queue, task),
+      changed: () => {
+        // Bootstraps show the schema.
+        this.bootstraps.clear();
+        this.flexibleBootstraps.clear();
+      },
+    });
     this.history = new SyncHistory({
       store: options.store, epoch: () => options.service.runtimeState.epoch, now: this.now,
       maxAgeMs: () => {
@@ -212,23 +223,6 @@ export class RealmSyncEngine {
   /** Flexible sync: the synced collections unchecked (what a view reads to tell what of a document the user may not read). */
   storedCollections(): StoredCollections {
     return (collection) => this.options.store.collection(collection.database, collection.collection);
-  }
-
-  /**
-   * Development mode, flexible sync: the fields a subscription queried that are not queryable become
-   * queryable fields of their collections, as the platform does. Returns the fields added (none outside
-   * development mode, or when no field qualifies).
-   */
-  async developQueryableFields(notQueryable: readonly NotQueryableFields[]): Promise<{ collection: string; field: string }[]> {
-    const running = this.options.service.runtimeState.running;
-    const addQueryableFields = this.options.addQueryableFields;
-    if (!running?.settings.developmentModeEnabled || running.settings.type !== 'flexible' || !addQueryableFields) return [];
-    // One edit of sync/config.json (and reload) at a time.
-    return this.run(DEVELOPMENT_MODE_QUEUE, async () => {
-      const { added } = await addQueryableFields(notQueryable.map((n) => ({ collection: n.collection.collection, schema: n.collection.schema, fields: n.fields })));
-      for (const { collection, field } of added) this.options.log.info(`sync: development mode: "${field}" is now a queryable field of collection ${collection}`);
-      return added;
-    });
   }
 
   /** A history entry's instructions by object, worked out once for every flexible session. */
@@ -302,18 +296,9 @@ export class RealmSyncEngine {
     for (const listener of [...this.rulesListeners]) listener();
   }
 
-  private isCustomUserData(database: string, collection: string): boolean {
-    const config = this.options.service.appContext?.app.customUserData;
-    return Boolean(config?.enabled && config.databaseName === database && config.collectionName === collection);
-  }
-
   /** A write to custom user data: the sessions of the users whose document it was (before or after) are told. */
   private customDataChanged(change: ChangeEvent): void {
-    const field = this.options.service.appContext?.app.customUserData?.userIdField;
-    if (!field) return;
-    const owners = new Set([change.fullDocument?.[field], change.fullDocumentBeforeChange?.[field]]);
-    for (const owner of owners) {
-      if (typeof owner !== 'string') continue;
+    for (const owner of this.options.service.customDataOwners(change)) {
       for (const listener of this.customDataListeners.get(owner) ?? []) listener();
     }
   }
@@ -324,9 +309,17 @@ export class RealmSyncEngine {
 
   /** The app changed (reload): the Realm schema is derived again. */
   invalidateSchema(): void {
-    this.schema = undefined;
-    this.bootstraps.clear();
-    this.flexibleBootstraps.clear();
+    this.schemas.invalidate();
+  }
+
+  /** The Realm tables of the synced collections, with what clients declared on top. */
+  realmSchema(): Promise<RealmSchema> {
+    return this.schemas.realmSchema();
+  }
+
+  /** Development mode, flexible sync: the fields a subscription queried that are not queryable become queryable (`SchemaNegotiation.addQueryableFields`). */
+  developQueryableFields(notQueryable: readonly NotQueryableFields[]): Promise<{ collection: string; field: string }[]> {
+    return this.schemas.addQueryableFields(notQueryable);
   }
 
   /** A flexible bootstrap kept for new client files with the same queries and rule outcome, while the history after it stays short. */
@@ -354,63 +347,27 @@ export class RealmSyncEngine {
     this.flexibleBootstraps.set(key, bootstrap);
   }
 
-  /** The Realm tables of the synced collections, with what clients declared on top. */
-  async realmSchema(): Promise<RealmSchema> {
-    if (this.schema) return this.schema;
-    const schema: RealmSchema = new Map();
-    const service = this.options.service;
-    for (const c of service.collections) {
-      const relationships = c.relationships.flatMap((r) => {
-        const target = service.collectionOfNamespace(r.database, r.collection);
-        const property = (c.schema.properties as Record<string, { bsonType?: unknown }> | undefined)?.[r.field];
-        return target ? [{ field: r.field, targetType: target.type, many: property?.bsonType === 'array' }] : [];
-      });
-      tablesFromJsonSchema(c.type, c.schema, relationships, schema);
-    }
-    for (const instructions of (await this.declaredTables()).values()) for (const i of instructions) applySchemaInstruction(schema, i);
-    // Which types are asymmetric is the app's setting, whatever was declared before it.
-    const asymmetric = new Set(service.flexible ? service.runtimeState.running?.settings.asymmetricTables ?? [] : []);
-    for (const table of schema.values()) table.asymmetric = !table.embedded && table.primaryKey !== undefined && asymmetric.has(table.name);
-    this.schema = schema;
-    return schema;
-  }
-
-  private declaredTables(): Promise<Map<string, Instruction[]>> {
-    this.declared ??= (async () => {
-      const docs = await this.options.store.collection(SYNC_METADATA_DATABASE, 'schema').find({});
-      const out = new Map<string, Instruction[]>();
-      for (const doc of docs) {
-        try {
-          out.set(String(doc._id), parseChangeset((doc.cs as { buffer: Uint8Array }).buffer));
-        } catch (e) {
-          this.options.log.warn(`sync: ignoring the stored declaration of table ${String(doc._id)}: ${(e as Error).message}`);
-        }
-      }
-      return out;
-    })();
-    return this.declared;
-  }
-
-  /** Records what a client declared for a table (its AddTable/AddColumn), kept for later bootstraps. */
-  private async declareTable(table: RealmTable): Promise<void> {
-    const declared = await this.declaredTables();
-    const instructions = tableInstructions(table);
-    declared.set(table.name, instructions);
-    await this.options.store.collection(SYNC_METADATA_DATABASE, 'schema').replaceOne({ _id: table.name }, { cs: new Binary(encodeChangeset(instructions)) }, { upsert: true });
-  }
-
   // ---------------------------------------------------------------- store changes
 
-  /** Whether a store write must be seen: every write to a synced collection while sync is enabled, and to custom user data a session watches. */
+  /**
+   * Whether a store write must be seen: every write to a synced collection while sync is enabled, and to
+   * custom user data a session watches (a Realm session, or a JSON feed session: `SyncService.wants`).
+   */
   wants(database: string, collection: string): boolean {
-    if (this.customDataListeners.size > 0 && this.isCustomUserData(database, collection)) return true;
-    return this.options.service.runtimeState.status === 'enabled' && this.options.service.collectionOfNamespace(database, collection) !== undefined;
+    const service = this.options.service;
+    if (service.wants(database, collection)) return true;
+    if (this.customDataListeners.size > 0 && service.isCustomUserData(database, collection)) return true;
+    return service.runtimeState.status === 'enabled' && service.collectionOfNamespace(database, collection) !== undefined;
   }
 
-  /** A committed store write becomes part of a server changeset in the histories of the partitions it touches. */
+  /**
+   * The one fan-out of store writes to sync: the JSON feed's sessions get the change (`SyncService.onChange`),
+   * and a committed write becomes part of a server changeset in the histories of the partitions it touches.
+   */
   onChange(change: ChangeEvent): void {
-    if (this.customDataListeners.size > 0 && this.isCustomUserData(change.ns.db, change.ns.coll)) this.customDataChanged(change);
     const service = this.options.service;
+    service.onChange(change);
+    if (this.customDataListeners.size > 0 && service.isCustomUserData(change.ns.db, change.ns.coll)) this.customDataChanged(change);
     const settings = service.partitionSettings;
     const synced = service.collectionOfNamespace(change.ns.db, change.ns.coll);
     if (!synced || service.runtimeState.status !== 'enabled') return;
@@ -537,7 +494,7 @@ export class RealmSyncEngine {
 
   private async applyFlexible(uploader: FlexibleUploader, instructions: Instruction[], changeset: UploadedChangeset): Promise<{ ok: true; kept: Instruction[]; rejected: RejectedObject[]; documents: ChangedDocuments } | { ok: false; error: EngineError }> {
     // Each object is checked against the user's rules below; a schema change needs development mode.
-    const declared = await this.schemaAfter(instructions, true);
+    const declared = await this.schemas.after(instructions, true);
     if (!declared.ok) return declared;
     const { schema } = declared;
     const touchedOrError = await this.touchObjects(schema, instructions, 'perObject');
@@ -699,35 +656,18 @@ export class RealmSyncEngine {
   /** The upload rebased onto the server changesets its client had not integrated. */
   private transform(history: PartitionHistory, file: ClientFileRecord, changeset: UploadedChangeset, instructions: Instruction[]):
     { ok: true; instructions: Instruction[] } | { ok: false; error: EngineError } {
-    const forms = this.reciprocal.forUpload(file.ident, changeset.baseVersion);
-    // realm's merge rules set an instruction against those of the same object, and schema instructions against
-    // schema instructions: an entry that changes the schema or an object the upload touches may change it or
-    // be changed by it; the others are passed by (so a changeset based on version 0 costs a look at each
-    // entry, not a merge with the whole history).
-    const touched = changesByObject(instructions).objects;
-    const meets = (entry: HistoryEntry) => {
-      const changes = this.entryChanges(entry);
-      if (changes.schemaChanges) return true;
-      for (const key of touched.keys()) if (changes.objects.has(key)) return true;
-      return false;
-    };
-    const concurrentEntries = history.since(Math.max(changeset.baseVersion, 0)).filter((e) => e.originFileIdent !== file.ident && meets(e));
-    if (concurrentEntries.length > 0 && this.reciprocal.missing(file.ident, changeset.baseVersion)) {
-      return { ok: false, error: { code: ErrorCode.client_file_expired, name: 'ErrorClientFileExpired', message: `Client file expired (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, older than the server still has this client's merge state for; the client must reset`, action: 'client-reset', tryAgain: false } };
-    }
-    // Flexible sync: the bootstraps the client integrated before this changeset reached the server, each
-    // where the client met it (after the history entries of its version).
     const bootstraps = history.partition === FLEXIBLE_HISTORY ? this.sentBootstraps.concurrentWith(file.ident, { ...changeset, instructions }) : [];
     const upload: TimedChangeset = { instructions, originTimestamp: changeset.timestamp, originFileIdent: BigInt(file.ident) };
-    const order: ({ entry: HistoryEntry } | { bootstrap: ConcurrentBootstrap })[] = concurrentEntries.map((entry) => ({ entry }));
-    for (const bootstrap of bootstraps) {
-      const at = order.findIndex((o) => ('entry' in o ? o.entry.version : o.bootstrap.version) > bootstrap.version);
-      order.splice(at === -1 ? order.length : at, 0, { bootstrap });
+    const unseen: RebaseEntry[] = history.since(Math.max(changeset.baseVersion, 0)).map((entry) => ({
+      version: entry.version, originFileIdent: entry.originFileIdent, changeset: () => timed(entry), index: () => this.entryChanges(entry),
+    }));
+    // Flexible sync: the bootstraps the client integrated before this changeset reached the server, each
+    // where the client met it (after the history entries of its version).
+    const interleaved = bootstraps.map((bootstrap) => ({ version: bootstrap.version, changeset: bootstrap.form, keep: (form: TimedChangeset) => bootstrap.keep(form) }));
+    const merged = rebaseUpload(this.reciprocal, file.ident, changeset.baseVersion, upload, changesByObject(instructions), unseen, interleaved);
+    if (!merged.ok && 'formsMissing' in merged) {
+      return { ok: false, error: { code: ErrorCode.client_file_expired, name: 'ErrorClientFileExpired', message: `Client file expired (UPLOAD): the changeset of client version ${changeset.clientVersion} is based on server version ${changeset.baseVersion}, older than the server still has this client's merge state for; the client must reset`, action: 'client-reset', tryAgain: false } };
     }
-    const concurrent: ConcurrentChangeset[] = order.map((o) => ('entry' in o
-      ? { changeset: forms.get(o.entry.version) ?? timed(o.entry), keep: (form) => this.reciprocal.keep(file.ident, o.entry.version, form) }
-      : { changeset: o.bootstrap.form, keep: (form) => o.bootstrap.keep(form) }));
-    const merged = integrateUpload(concurrent, upload);
     if (!merged.ok) {
       const error = merged.error;
       return { ok: false, error: error.kind === 'schemaMismatch'
@@ -763,31 +703,39 @@ export class RealmSyncEngine {
 
   /** The document writes of an upload's instructions: all are checked here, none is made. */
   private async documentWrites(uploader: Uploader, partition: string, instructions: Instruction[]): Promise<{ ok: true; writes: CommitWrite[] } | { ok: false; error: EngineError }> {
-    const service = this.options.service;
-    const settings = service.partitionSettings;
-    if (!settings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
+    if (!this.options.service.partitionSettings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
     const objects = instructions.filter((i) => 'object' in i);
     if (objects.length > 0 && !uploader.canWrite) {
       return { ok: false, error: SYNC_ERRORS.permissionDenied('UPLOAD', `user ${uploader.userId} may not write partition ${partitionText(uploader.partition)}: the write expression is false`) };
     }
-    const declared = await this.schemaAfter(instructions, uploader.canWrite);
+    const declared = await this.schemas.after(instructions, uploader.canWrite);
     if (!declared.ok) return declared;
     const { schema } = declared;
     const touchedOrError = await this.touchObjects(schema, objects);
     if (!touchedOrError.ok) return touchedOrError;
-    const touched = touchedOrError.touched;
+    return this.partitionWrites(uploader, partition, touchedOrError.touched);
+  }
+
+  /**
+   * What a user may write in a partition, for every writer (a Realm client's upload, a JSON feed write): each
+   * object must be of the partition before and after (its key filled in when absent), match its collection's
+   * schema and link only to objects of the partition. Returns the document writes; none is made here.
+   */
+  private async partitionWrites(writer: Pick<Uploader, 'partition'>, partition: string, touched: ReadonlyMap<string, TouchedObject>): Promise<{ ok: true; writes: CommitWrite[] } | { ok: false; error: EngineError }> {
+    const settings = this.options.service.partitionSettings;
+    if (!settings) return { ok: false, error: SYNC_ERRORS.disabledSession('sync is not enabled') };
     const inPartition = (doc: Document) => {
       const m = membershipOf(doc, settings);
       return 'partition' in m && partitionId(m.partition) === partition;
     };
     for (const entry of touched.values()) {
       if (entry.before && !inPartition(entry.before)) {
-        return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${entry.collection.type} ${EJSON.stringify(entry.id as never)} belongs to another partition than ${partitionText(uploader.partition)}`) };
+        return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${entry.collection.type} ${EJSON.stringify(entry.id as never)} belongs to another partition than ${partitionText(writer.partition)}`) };
       }
       if (!entry.after) continue;
-      if (!Object.hasOwn(entry.after, settings.key) || entry.after[settings.key] === null) entry.after[settings.key] = partitionValueFor(uploader.partition, entry.collection, settings);
+      if (!Object.hasOwn(entry.after, settings.key) || entry.after[settings.key] === null) entry.after[settings.key] = partitionValueFor(writer.partition, entry.collection, settings);
       if (!inPartition(entry.after)) {
-        return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: SET instruction had incorrect partition value for key "${settings.key}" { expectedPartition: ${partitionText(uploader.partition)}, foundPartition: ${EJSON.stringify((entry.after[settings.key] ?? null) as never, { relaxed: false })} }`) };
+        return { ok: false, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: SET instruction had incorrect partition value for key "${settings.key}" { expectedPartition: ${partitionText(writer.partition)}, foundPartition: ${EJSON.stringify((entry.after[settings.key] ?? null) as never, { relaxed: false })} }`) };
       }
       // A Realm optional property set to null is an absent value to the collection schema.
       const violation = entry.collection.validate?.(withoutNulls(entry.after));
@@ -805,14 +753,38 @@ export class RealmSyncEngine {
     return { ok: true, writes };
   }
 
-  /** The Realm schema once an upload's schema instructions are declared (or the error refusing them). */
-  private async schemaAfter(instructions: readonly Instruction[], mayWrite: boolean): Promise<{ ok: true; schema: RealmSchema } | { ok: false; error: EngineError }> {
-    const declared = instructions.filter(isSchemaInstruction);
-    if (declared.length > 0) {
-      const problem = await this.declareSchema(await this.realmSchema(), declared, mayWrite);
-      if (problem) return { ok: false, error: problem };
-    }
-    return { ok: true, schema: await this.realmSchema() };
+  /**
+   * The writes of a JSON feed client (`../feed.ts`), each a document's new state (null: deleted): checked as
+   * an upload's objects are (`partitionWrites`) in the partition's queue, and committed with their history
+   * entry, a server changeset that Realm clients download. Nothing is written when one is refused.
+   */
+  async writeDocuments(writer: Omit<Uploader, 'clientFile'>, changes: readonly { collection: SyncedCollection; id: unknown; after: Document | null }[]): Promise<{ ok: true } | { ok: false; error: EngineError }> {
+    const id = partitionId(writer.partition);
+    return this.run(id, async () => {
+      if (!writer.canWrite) {
+        return { ok: false as const, error: SYNC_ERRORS.permissionDenied('UPLOAD', `user ${writer.userId} may not write partition ${partitionText(writer.partition)}: the write expression is false`) };
+      }
+      const schema = await this.realmSchema();
+      const touched = new Map<string, TouchedObject>();
+      for (const change of changes) {
+        const table = schema.get(change.collection.type);
+        const object = primaryKeyOf(change.id);
+        if (!table || table.embedded || !object) {
+          return { ok: false as const, error: SYNC_ERRORS.badChangeset(`failed to validate upload changesets: ${change.collection.type} ${EJSON.stringify(change.id as never)} is not an object a Realm client can hold`) };
+        }
+        const before = await this.options.store.collection(change.collection.database, change.collection.collection).findOne({ _id: change.id as never });
+        touched.set(heldKey(table.name, object), { collection: change.collection, table, object, id: change.id, before, after: change.after ? cloneDocument(change.after) : null, instructions: [] });
+      }
+      const checked = await this.partitionWrites(writer, id, touched);
+      if (!checked.ok) return checked;
+      const instructions = [...touched.values()].flatMap((entry) => changeInstructions(schema, entry.table, entry.before ?? undefined, entry.after ?? undefined));
+      const history = await this.history.partition(id);
+      await this.record(id, history, checked.writes, {
+        originFileIdent: SERVER_FILE_IDENT, clientVersion: 0, baseVersion: 0, timestamp: syncTimestamp(this.now()), changeset: encodeChangeset(instructions), originalSize: 0,
+      });
+      this.notify(id);
+      return { ok: true as const };
+    });
   }
 
   /**
@@ -889,119 +861,6 @@ export class RealmSyncEngine {
     return undefined;
   }
 
-  /**
-   * Takes a client's schema instructions. What the server's schema already holds changes nothing (every new
-   * client declares its whole schema, read-only ones too; a column's nullability is not compared). Anything else is refused (225) outside development
-   * mode; in development mode a session that may write adds tables and columns, but never changes what a
-   * synced table is (its kind, primary key or a column): other clients sync that table as it is.
-   */
-  private async declareSchema(schema: RealmSchema, instructions: Instruction[], mayWrite: boolean): Promise<EngineError | undefined> {
-    const service = this.options.service;
-    const devMode = service.runtimeState.running?.settings.developmentModeEnabled === true && this.options.applySchema !== undefined;
-    const declared = await this.declaredTables();
-    const next: RealmSchema = new Map([...schema].map(([name, table]) => [name, { ...table, columns: new Map(table.columns) }]));
-    const changed = new Set<string>();
-    for (const instruction of instructions) {
-      if (instruction.type === 'EraseTable' || instruction.type === 'EraseColumn') {
-        return invalidSchemaChange(`${instruction.type} ${instruction.table}: destructive schema changes are not allowed on a synced realm`);
-      }
-      if (instruction.type === 'AddTable' && instruction.spec.kind === 'topLevel' && instruction.spec.asymmetric && !service.flexible) {
-        return invalidSchemaChange(`table "${instruction.table}" declared asymmetric: data ingest needs flexible sync`);
-      }
-      const change = schemaChange(next, instruction);
-      if (!change) continue;
-      // In development mode the first client to declare a synced table asymmetric makes it so (and the
-      // app's asymmetric_tables records it); outside it, only the setting does.
-      const firstIngestDeclaration = 'breaking' in change && change.ingest === true && service.flexible && !declared.has(instruction.table) && !changed.has(instruction.table);
-      if ('breaking' in change && !(firstIngestDeclaration && devMode)) {
-        const asymmetricInvolved = instruction.type === 'AddTable' && instruction.spec.kind === 'topLevel' && (instruction.spec.asymmetric || next.get(instruction.table)?.asymmetric === true);
-        const hint = asymmetricInvolved ? ' (the data ingest types are those listed in "asymmetric_tables" of sync/config.json)' : '';
-        return invalidSchemaChange(`breaking schema change: ${change.breaking}${hint}`);
-      }
-      if ('additive' in change && !devMode) return invalidSchemaChange(`non-breaking schema change: ${change.additive}, schema changes from clients are restricted when developer mode is disabled`);
-      applySchemaInstruction(next, instruction);
-      changed.add(instruction.table);
-    }
-    if (changed.size === 0) return undefined;
-    if (!mayWrite) return SYNC_ERRORS.permissionDenied('UPLOAD', 'a session that may not write cannot change the schema');
-    const newlyAsymmetric = [...changed].filter((name) => next.get(name)?.asymmetric === true && schema.get(name)?.asymmetric !== true);
-    if (newlyAsymmetric.length > 0) {
-      if (!this.options.addAsymmetricTables) return invalidSchemaChange('asymmetric tables need development mode');
-      try {
-        await this.options.addAsymmetricTables(newlyAsymmetric);
-      } catch (e) {
-        return invalidSchemaChange(`development mode could not record the asymmetric tables: ${(e as Error).message}`);
-      }
-      this.invalidateSchema();
-    }
-    const unknown = [...changed].filter((name) => {
-      const table = next.get(name);
-      return table && !table.embedded && !service.collectionOfType(name);
-    });
-    if (unknown.length > 0) {
-      try {
-        await this.options.applySchema!(unknown.map((name) => objectTypeOf(next, next.get(name)!)));
-      } catch (e) {
-        return invalidSchemaChange(`development mode could not write the schemas: ${(e as Error).message}`);
-      }
-      this.invalidateSchema();
-    }
-    for (const name of changed) await this.declareTable(next.get(name)!);
-    this.invalidateSchema();
-    return undefined;
-  }
-}
-
-function invalidSchemaChange(why: string): EngineError {
-  return { code: ErrorCode.invalid_schema_change, name: 'ErrorInvalidSchemaChange', message: `Invalid schema change (UPLOAD): ${why}`, action: 'none', tryAgain: false };
-}
-
-/**
- * How a client's AddTable or AddColumn differs from the schema: not at all (undefined), by adding a table or a
- * column, or by changing an existing table's kind, primary key or column (breaking).
- */
-function schemaChange(schema: RealmSchema, instruction: Instruction): { additive: string } | { breaking: string; ingest?: boolean } | undefined {
-  if (instruction.type === 'AddTable') {
-    const table = schema.get(instruction.table);
-    if (!table) return { additive: `adding schema for Realm table "${instruction.table}"` };
-    const spec = instruction.spec;
-    const declared = spec.kind === 'embedded' ? 'an embedded table'
-      : tableText(spec.asymmetric, spec.pkField, spec.pkType, spec.pkNullable);
-    const server = table.embedded || !table.primaryKey ? 'an embedded table'
-      : tableText(table.asymmetric, table.primaryKey.field, table.primaryKey.type, table.primaryKey.nullable);
-    if (declared === server) return undefined;
-    // The same table, only made asymmetric (data ingest).
-    const ingest = spec.kind === 'topLevel' && spec.asymmetric && !table.asymmetric && !table.embedded && table.primaryKey !== undefined
-      && declared === tableText(true, table.primaryKey.field, table.primaryKey.type, table.primaryKey.nullable);
-    return { breaking: `table "${instruction.table}" declared as ${declared}, the server's is ${server}`, ...(ingest ? { ingest } : {}) };
-  }
-  if (instruction.type === 'AddColumn') {
-    const table = schema.get(instruction.table);
-    if (!table) return { breaking: `column "${instruction.field}" added to table "${instruction.table}", which is not declared` };
-    if (table.primaryKey?.field === instruction.field) return { breaking: `column "${instruction.field}" of table "${instruction.table}" is its primary key` };
-    const column = table.columns.get(instruction.field);
-    const declared = columnText(instruction.valueType, instruction.collectionType, instruction.linkTargetTable);
-    if (!column) return { additive: `adding "${PLATFORM_TYPE_NAMES[instruction.valueType] ?? instruction.valueType}" column at field "${instruction.field}" in schema "${instruction.table}"` };
-    // Nullability aside, as realm-core's own applier compares an existing column: clients whose models
-    // differ from the collection schema only there sync as they are, and the server keeps its own.
-    const server = columnText(column.type, column.collection, column.linkTarget);
-    return declared === server ? undefined : { breaking: `column "${instruction.field}" of table "${instruction.table}" declared as ${declared}, the server's is ${server}` };
-  }
-  return undefined;
-}
-
-/** Value types as the platform's schema messages name them. */
-const PLATFORM_TYPE_NAMES: Partial<Record<string, string>> = {
-  int: 'Int', bool: 'Bool', string: 'String', binary: 'Binary', timestamp: 'Timestamp', float: 'Float', double: 'Double',
-  decimal: 'Decimal128', objectId: 'ObjectID', uuid: 'UUID', link: 'Link', null: 'Mixed', mixed: 'Mixed',
-};
-
-function tableText(asymmetric: boolean, pkField: string, pkType: string, pkNullable: boolean): string {
-  return `${asymmetric ? 'an asymmetric' : 'a top-level'} table with primary key "${pkField}" ${pkType}${pkNullable ? ' (nullable)' : ''}`;
-}
-
-function columnText(type: string, collection: string, linkTarget: string | undefined): string {
-  return `${collection === 'single' ? '' : `${collection} of `}${type === 'null' ? 'mixed' : type}${linkTarget ? ` -> ${linkTarget}` : ''}`;
 }
 
 /** Parsed history entries, kept while the entry lives (transforms meet the same entries again). */
@@ -1043,38 +902,3 @@ function cloneDocument<T>(value: T): T {
   }
   return value;
 }
-
-const BSON_TYPE_OF_PAYLOAD: Record<string, string> = {
-  int: 'long', bool: 'bool', string: 'string', binary: 'binData', timestamp: 'date', float: 'float', double: 'double',
-  decimal: 'decimal', objectId: 'objectId', uuid: 'uuid', null: 'mixed',
-};
-
-/** A client's table as development mode writes it: `{name, properties: {field: JSON Schema}, required}`. */
-function objectTypeOf(schema: RealmSchema, table: RealmTable): { name: string; properties: Record<string, unknown>; required: string[] } {
-  const properties: Record<string, unknown> = {};
-  const required: string[] = [];
-  if (table.primaryKey) {
-    properties[table.primaryKey.field] = { bsonType: table.primaryKey.type === 'int' ? 'long' : BSON_TYPE_OF_PAYLOAD[table.primaryKey.type] ?? 'objectId' };
-    required.push(table.primaryKey.field);
-  }
-  for (const column of table.columns.values()) {
-    const element = propertySchema(schema, column.type, column.linkTarget, 0);
-    if (!element) continue;
-    properties[column.name] = column.collection === 'list' ? { bsonType: 'array', items: element }
-      : column.collection === 'set' ? { bsonType: 'array', uniqueItems: true, items: element }
-        : column.collection === 'dictionary' ? { bsonType: 'object', additionalProperties: element }
-          : element;
-    if (column.collection === 'single' && !column.nullable && column.type !== 'null') required.push(column.name);
-  }
-  return { name: table.name, properties, required };
-}
-
-function propertySchema(schema: RealmSchema, type: string, linkTarget: string | undefined, depth: number): Record<string, unknown> | undefined {
-  if (type !== 'link') return BSON_TYPE_OF_PAYLOAD[type] ? { bsonType: BSON_TYPE_OF_PAYLOAD[type] } : undefined;
-  const target = linkTarget ? schema.get(linkTarget) : undefined;
-  if (!target || depth > 16) return undefined;
-  if (!target.embedded) return { bsonType: target.primaryKey?.type === 'int' ? 'long' : BSON_TYPE_OF_PAYLOAD[target.primaryKey?.type ?? 'objectId'] ?? 'objectId' };
-  const { properties, required } = objectTypeOf(schema, target);
-  return { bsonType: 'object', title: target.name, ...(required.length ? { required } : {}), properties };
-}
-

@@ -13,6 +13,7 @@ import { Binary, Long } from 'bson';
 import { SYNC_METADATA_DATABASE, type CommitWrite, type Document, type DocumentStore, type StoreCollection } from '../../store/types';
 import { toBigInt } from '../history/history';
 import type { TimedChangeset } from '../merge/transform';
+import type { ReciprocalFormStore } from '../merge/rebase';
 import { encodeChangeset, parseChangeset } from '../wire/changeset';
 
 const MAX_STORED_BYTES = 8 * 1024 * 1024;
@@ -34,7 +35,7 @@ interface FileForms {
   storedMissingThrough: number;
 }
 
-export class ReciprocalForms {
+export class ReciprocalForms implements ReciprocalFormStore {
   /** Files loaded in this process (their forms emptied once not needed, the rest of the record kept: a few numbers). */
   private readonly files = new Map<number, FileForms>();
 

@@ -7,6 +7,7 @@
 import { compileSubscription, type QueryableFieldSettings } from '../../../core/rql';
 import type { RuleCheckedCollection } from '../../data/access';
 import type { Document, StoreCollection } from '../../store/types';
+import type { ClientViews, ViewChange } from '../history/views';
 import type { SyncedCollection } from '../service';
 import { changeInstructions, documentInstructions } from '../translate/documents';
 import { reachableTables, schemaInstructions, type RealmSchema } from '../translate/schema';
@@ -177,8 +178,39 @@ export class FlexibleView {
     this.journal.set(key, { object, entered: false });
   }
 
+  /** Objects entered and left per server version, noted for the client file's record and not written yet. */
+  private unrecorded: ViewChange[] = [];
+
+  /** What entered and left the view since the last call is what a DOWNLOAD at `version` changes of what the client holds. */
+  noteChanges(version: number): void {
+    const journal = this.takeJournal();
+    if (journal) this.unrecorded.push({ version, ...journal });
+  }
+
+  /** Whether changes were noted that `record` has not written yet. */
+  get changesNoted(): boolean {
+    return this.unrecorded.length > 0;
+  }
+
+  /**
+   * The rule of every flexible DOWNLOAD: what it changes of what the client holds is recorded for the client
+   * file before it leaves, so the record is never behind what the client may have (its IDENT resumes from
+   * it). `snapshotAt`: a bootstrap at that version, recorded as the whole view (earlier notes are in it).
+   */
+  async record(views: ClientViews, ident: number, snapshotAt?: number): Promise<void> {
+    if (snapshotAt !== undefined) {
+      this.takeJournal();
+      this.unrecorded = [];
+      return views.saveSnapshot(ident, this.recordSequence++, this.queryVersion, snapshotAt, this.heldBytes());
+    }
+    if (this.unrecorded.length === 0) return;
+    const changes = this.unrecorded;
+    this.unrecorded = [];
+    await views.saveChanges(ident, this.recordSequence++, this.queryVersion, changes);
+  }
+
   /** The objects that entered and left the view since the last call (undefined: none), for the client file's record. */
-  takeJournal(): { entered: Uint8Array; left: Uint8Array } | undefined {
+  private takeJournal(): { entered: Uint8Array; left: Uint8Array } | undefined {
     if (this.journal.size === 0) return undefined;
     const changes = [...this.journal.values()];
     this.journal = new Map();

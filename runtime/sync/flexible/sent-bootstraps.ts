@@ -6,7 +6,7 @@
 // against the same bootstrap, or the two sides diverge (a local copy of an object the bootstrap brings keeps
 // the client's values on the server and the server's values on the client). Kept per client file until its
 // uploads show it integrated the bootstrap (an upload based on the bootstrap's version or later).
-import { changesByObject } from './flexible';
+import { changesByObject } from './view';
 import type { TimedChangeset } from '../merge/transform';
 import { parseChangeset } from '../wire/changeset';
 import { isSchemaInstruction, type Instruction } from '../wire/instructions';
