@@ -1,6 +1,6 @@
 // A session of a client built for an older schema version syncs through that version's schema: the
 // documents it downloads are translated with the version's tables and columns (what the version lacks is
-// left out, sessions/flexible.ts and translate/ do it given the version's schema), and its subscriptions and
+// left out, flexible/view.ts and translate/ do it given the version's schema), and its subscriptions and
 // uploads are taken into the newest schema here. The newest schema is what the server holds: a table or
 // field only the old version has selects nothing and is not written (a subscription on it syncs nothing,
 // as on the platform); a table or field the version does not have at all is the client's error.
