@@ -59,7 +59,7 @@ function oid(n: number): ObjectId {
 /**
  * The example app with one more collection, `benchdb.Item` (everyone reads and writes every item), synced
  * with partition sync (key `_partition`, everyone reads and writes every partition) or flexible sync
- * (`_partition` queryable).
+ * (`_partition` and `isComplete` queryable: the role change's read filter reads `isComplete`, and a role whose filter reads a field that is not queryable is one flexible sync cannot use, so every item would leave).
  */
 function writeApp(dir: string, mode: 'partition' | 'flexible'): void {
   fs.cpSync(path.join(REPO_ROOT, 'examples/todo-tracker'), dir, { recursive: true, filter: (src) => path.basename(src) !== '.asl' });
@@ -69,7 +69,7 @@ function writeApp(dir: string, mode: 'partition' | 'flexible'): void {
   };
   write('sync/config.json', mode === 'partition'
     ? { type: 'partition', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: DATABASE, partition: { key: '_partition', type: 'string', required: false, permissions: { read: true, write: true } }, is_recovery_mode_disabled: false }
-    : { type: 'flexible', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: DATABASE, is_recovery_mode_disabled: false, queryable_fields_names: ['_partition'] });
+    : { type: 'flexible', state: 'enabled', development_mode_enabled: false, service_name: 'mongodb-atlas', database_name: DATABASE, is_recovery_mode_disabled: false, queryable_fields_names: ['_partition', 'isComplete'] });
   write(`data_sources/mongodb-atlas/${DATABASE}/Item/schema.json`, {
     title: 'Item', bsonType: 'object', required: ['_id', 'name', 'status', 'isComplete'],
     properties: {

@@ -184,4 +184,26 @@ describe('flexible sync with field rules and changing rules against dist/cli.js 
       fs.writeFileSync(path.join(appDir, RULES_FILE), JSON.stringify(rules([TEAMMATE, OWNER]), null, 2));
     }
   });
+  test('a client that opens after a rules change gets what the new rules select, never a bootstrap shared under the old rules', async () => {
+    const query = `Item=owner_id != "nobody"`;
+    const count = async () => (await runProbe(script({ credentials: bob, subscriptions: [query], steps: [{ waitDownload: true }, { dump: true }] }))).objects('Item').length;
+    // The teammate role in force again (the last test put it back): a fresh client gets ada's item, and its
+    // bootstrap is the one later fresh clients with the same query and user would share.
+    const deadline = Date.now() + 10_000;
+    while ((await count()) !== 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(await count(), 1, 'bob reads ada\'s item under the teammate role');
+    const watcher = startProbe(script({
+      credentials: bob, subscriptions: [query],
+      steps: [{ waitDownload: true }, { expect: { type: 'Item', count: 1 } }, { expect: { type: 'Item', count: 0, withinMs: 10000 } }],
+    }));
+    await watcher.waitFor((l) => l.event === 'expect' && l.pass === true);
+    fs.writeFileSync(path.join(appDir, RULES_FILE), JSON.stringify(rules([OWNER]), null, 2));
+    try {
+      const watched = await watcher.done;
+      assertOk(watched, 'the connected client sees the item leave');
+      assert.equal(await count(), 0, 'a client opening under the owner-only rules got the bootstrap shared under the teammate role');
+    } finally {
+      fs.writeFileSync(path.join(appDir, RULES_FILE), JSON.stringify(rules([TEAMMATE, OWNER]), null, 2));
+    }
+  });
 });
