@@ -140,7 +140,7 @@ export class FlexibleFlow {
     }
     if (!compiled.ok && this.host.isLive(session)) {
       this.host.log.warn(`${this.host.describe(session)}: query version ${version} refused: ${compiled.message}`);
-      this.host.send({ type: 'query_error', errorCode: 226, session: session.ident, queryVersion: BigInt(version), message: compiled.message });
+      this.host.send({ type: 'query_error', errorCode: ErrorCode.bad_query, session: session.ident, queryVersion: BigInt(version), message: compiled.message });
     }
     if (compiled.ok && versioned) restrictMatchers(compiled.tables, versioned);
     return compiled;
@@ -357,7 +357,7 @@ export class FlexibleFlow {
       return this.host.sessionError(session, SYNC_ERRORS.writeNotAllowed(compensation.reasons.join('; ')), rejected);
     }
     this.host.send({
-      type: 'json_error', errorCode: 231, session: session.ident,
+      type: 'json_error', errorCode: ErrorCode.compensating_write, session: session.ident,
       body: {
         message: `Client attempted a write that is not allowed; it has been reverted: ${compensation.reasons.join('; ')}`,
         tryAgain: true, action: 'Warning', shouldClientReset: false, isRecoveryModeDisabled: engine.service.runtimeState.running?.settings.isRecoveryModeDisabled ?? false, logURL: '',

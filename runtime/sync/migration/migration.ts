@@ -18,6 +18,7 @@ import type { Logger } from '../../http/server';
 import { syncConfigPath, writeSyncConfigFile } from '../files';
 import type { SyncService } from '../service';
 import type { SyncSessionInfo as SessionInfo } from '../../../core/sync/messages';
+import { ErrorCode } from '../../../core/sync/errorCodes';
 import { migrateToFlexibleError, REVERT_TO_PARTITION_ERROR, SWITCH_TO_PARTITION_ERROR, type OtherKindPlan } from './answer';
 import { readMigrationRecord, writeMigrationRecord, type MigrationRecord } from './record';
 
@@ -47,7 +48,7 @@ export class MigrationError extends Error {
 }
 
 /** The partition feed's sessions end with this when the app leaves partition-based sync. */
-const FEED_MIGRATED: SyncError = { code: 232, name: 'ErrorMigrateToFlx', message: 'the app migrated to flexible sync: partitions are no longer served', action: 'fix-client', tryAgain: false };
+const FEED_MIGRATED: SyncError = { code: ErrorCode.migrate_to_flx, name: 'ErrorMigrateToFlx', message: 'the app migrated to flexible sync: partitions are no longer served', action: 'fix-client', tryAgain: false };
 
 export class SyncMigration {
   private record?: MigrationRecord;

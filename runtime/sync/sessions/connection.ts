@@ -159,7 +159,7 @@ export class RealmSyncConnection {
       onStalled: (bytes) => {
         // Queued behind what the client does not read, the ERROR reaches it only if it reads again.
         this.log.warn(`${this.describe()}: the client took in none of ${Math.round(bytes / 1024)} KiB for ${STALLED_READER_MS / 1000} s: disconnected`);
-        this.send({ type: 'error', errorCode: 101, message: `Other connection level error: the client read nothing for ${STALLED_READER_MS / 1000} s`, tryAgain: true, session: 0 });
+        this.send({ type: 'error', errorCode: ErrorCode.other_error, message: `Other connection level error: the client read nothing for ${STALLED_READER_MS / 1000} s`, tryAgain: true, session: 0 });
         this.ws.terminate();
         this.dispose();
       },
@@ -291,7 +291,7 @@ export class RealmSyncConnection {
   private handleFrame(data: Buffer, isBinary: boolean): void {
     let message: ClientMessage;
     try {
-      if (!isBinary) throw new WireError(102, 'Unknown type of input message: the protocol sends binary frames');
+      if (!isBinary) throw new WireError(ErrorCode.unknown_message, 'Unknown type of input message: the protocol sends binary frames');
       message = parseClientMessage(data, { protocolVersion: this.info.protocolVersion, flexible: this.info.flexible === true, limits: CLIENT_MESSAGE_LIMITS });
     } catch (e) {
       if (e instanceof WireError) {
@@ -718,7 +718,7 @@ export class RealmSyncConnection {
     if (this.closed) return;
     this.log.warn(`${this.describe()}: error ${code}: ${message}`);
     // realm-core 14 stops outright on an ERROR with limits_exceeded (104): it gets other_error (101), which it reports.
-    const sent = code === 104 ? { errorCode: 101, message: `Limits exceeded in input message: ${message}` } : { errorCode: code, message };
+    const sent = code === ErrorCode.limits_exceeded ? { errorCode: ErrorCode.other_error, message: `Limits exceeded in input message: ${message}` } : { errorCode: code, message };
     this.send({ type: 'error', ...sent, tryAgain: false, session: 0 });
     this.closeAfter(1000);
   }
