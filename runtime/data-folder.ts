@@ -9,6 +9,17 @@ export function preparePrivateFolder(dir: string): void {
   tighten(dir, 0);
 }
 
+/**
+ * Writes `text` to `file` in a data folder, readable by its owner only, whole through a temporary file (so a
+ * crash leaves the old file or the new one); the folder is made 0700 if it is missing.
+ */
+export function writePrivateFile(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, text, { mode: 0o600 });
+  fs.renameSync(temp, file);
+}
+
 /** Below this depth nothing is walked (the runtime's own folders are a few levels deep). */
 const MAX_DEPTH = 8;
 

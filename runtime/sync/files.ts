@@ -6,6 +6,7 @@ import path from 'node:path';
 import { applyEdits, modify, parse, type ParseError } from 'jsonc-parser';
 import { isPlainObject } from '../../core/rules/bsonValues';
 import { INITIAL_SYNC_STATE, syncSettingsToFile, type SyncRuntimeState, type SyncSettings } from '../../core/sync';
+import { writePrivateFile } from '../data-folder';
 
 export function syncStatePath(dataDir: string): string {
   return path.join(dataDir, 'sync', 'state.json');
@@ -30,11 +31,7 @@ export function readSyncState(dataDir: string): SyncRuntimeState {
 
 /** Written whole through a temporary file, so a crash leaves the old state or the new one. */
 export function writeSyncState(dataDir: string, state: SyncRuntimeState): void {
-  const file = syncStatePath(dataDir);
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-  fs.renameSync(temp, file);
+  writePrivateFile(syncStatePath(dataDir), `${JSON.stringify(state, null, 2)}\n`);
 }
 
 export function syncConfigPath(appDir: string): string {

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isObject } from '../../../core/json';
 import type { MigrationPhase, MigrationRuleProblem, PartitionSettings } from '../../../core/sync';
+import { writePrivateFile } from '../../data-folder';
 
 export interface MigrationRecord {
   phase: MigrationPhase;
@@ -36,9 +37,5 @@ export function readMigrationRecord(dataDir: string): MigrationRecord | undefine
 }
 
 export function writeMigrationRecord(dataDir: string, record: MigrationRecord): void {
-  const file = migrationRecordPath(dataDir);
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
-  fs.renameSync(temp, file);
+  writePrivateFile(migrationRecordPath(dataDir), `${JSON.stringify(record, null, 2)}\n`);
 }

@@ -14,6 +14,7 @@ import type { SyncError } from '../../../core/sync';
 import type { SyncSchemaVersionInfo } from '../../../core/sync/messages';
 import type { Logger } from '../../http/server';
 import { SYNC_METADATA_DATABASE, type DocumentStore } from '../../store/types';
+import { writePrivateFile } from '../../data-folder';
 import type { RealmSchema } from '../translate/schema';
 import { ErrorCode } from '../wire/errors';
 import { diffSchemas, loadSchema, storeSchema, type StoredTable } from './diff';
@@ -137,10 +138,7 @@ export class SyncSchemaVersions {
   }
 
   private save(): void {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify({ versions: this.versions }, null, 1) + '\n');
-    fs.renameSync(tmp, this.file);
+    writePrivateFile(this.file, JSON.stringify({ versions: this.versions }, null, 1) + '\n');
   }
 
   /** The version a client file last synced at. */
